@@ -1,0 +1,110 @@
+"""One exception hierarchy for everything mtpp rejects.
+
+Every error raised on bad input is a subclass of :class:`MtppError` and names the
+offending node, edge, block or parameter, so callers can catch one base class and
+users can read what went wrong without a traceback from deep inside a solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class MtppError(Exception):
+    """Base class of every error mtpp raises on purpose."""
+
+
+class GraphError(MtppError, ValueError):
+    """The computation graph is not a valid MTPP input."""
+
+
+class EmptyGraphError(GraphError):
+    """The graph has no nodes."""
+
+    def __init__(self) -> None:
+        super().__init__("the graph is empty: it needs at least one node")
+
+
+class DuplicateNodeError(GraphError):
+    """Two nodes share one id."""
+
+    def __init__(self, node_id: Any) -> None:
+        self.node_id = node_id
+        super().__init__(f"duplicate node id {node_id!r}")
+
+
+class InvalidNodeIdError(GraphError):
+    """A node id is neither a string nor an integer."""
+
+    def __init__(self, node_id: Any) -> None:
+        self.node_id = node_id
+        super().__init__(f"node id {node_id!r} has type {type(node_id).__name__}; ids must be str or int")
+
+
+class InvalidWeightError(GraphError):
+    """A node weight is negative, NaN or infinite."""
+
+    def __init__(self, node_id: Any, field: str, value: float) -> None:
+        self.node_id = node_id
+        self.field = field
+        self.value = value
+        super().__init__(f"node {node_id!r} has {field} = {value!r}; weights must be finite and >= 0")
+
+
+class UnknownNodeError(GraphError, KeyError):
+    """An edge or an assignment names a node id that is not in the graph."""
+
+    def __init__(self, node_id: Any, where: str = "") -> None:
+        self.node_id = node_id
+        suffix = f" ({where})" if where else ""
+        super().__init__(f"unknown node id {node_id!r}{suffix}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class SelfLoopError(GraphError):
+    """An edge goes from a node to itself."""
+
+    def __init__(self, node_id: Any) -> None:
+        self.node_id = node_id
+        super().__init__(f"self-loop on node {node_id!r}: an op cannot consume its own output")
+
+
+class CycleError(GraphError):
+    """The graph has a directed cycle; ``cycle`` lists its node ids in edge order."""
+
+    def __init__(self, cycle: Sequence[Any]) -> None:
+        self.cycle = list(cycle)
+        path = " -> ".join(repr(v) for v in [*self.cycle, self.cycle[0]])
+        super().__init__(f"the graph has a cycle: {path}")
+
+
+class GraphFormatError(MtppError, ValueError):
+    """A graph file cannot be read: bad JSON or a document that breaks the schema."""
+
+
+class InvalidParameterError(MtppError, ValueError):
+    """A problem parameter (k, bandwidth, memory, reserve, an option) is out of range."""
+
+
+class InvalidPartitionError(MtppError, ValueError):
+    """An assignment of nodes to blocks is not a valid partition."""
+
+
+class QuotientCycleError(InvalidPartitionError):
+    """The blocks of a partition form a cycle in the quotient graph.
+
+    ``cycle`` lists the blocks in edge order; ``witnesses`` gives, for each quotient
+    edge of the cycle, one graph edge (producer id, consumer id) that induces it.
+    """
+
+    def __init__(self, cycle: Sequence[int], witnesses: Sequence[tuple[Any, Any]]) -> None:
+        self.cycle = list(cycle)
+        self.witnesses = list(witnesses)
+        hops = ", ".join(
+            f"block {a} -> block {b} via edge {u!r} -> {v!r}"
+            for (a, b), (u, v) in zip(zip(self.cycle, [*self.cycle[1:], self.cycle[0]]), self.witnesses)
+        )
+        super().__init__(f"the quotient graph has a cycle: {hops}")

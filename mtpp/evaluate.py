@@ -1,0 +1,139 @@
+"""The independent evaluator: the single source of truth for a partition's cost.
+
+Every partition any mtpp method returns is passed through :func:`evaluate`, which
+checks it from scratch (every node assigned, blocks in ``0..k-1``, acyclic quotient
+graph) and recomputes the block costs of Eq. (3) with :mod:`mtpp.cost`, without
+reusing anything the method computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mtpp.cost import BlockCosts, block_costs
+from mtpp.errors import InvalidPartitionError, QuotientCycleError, UnknownNodeError
+from mtpp.graph import NodeId
+from mtpp.problem import Problem
+
+Assignment = Sequence[int] | np.ndarray | Mapping[NodeId, int]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A checked partition: ``assignment[i]`` is the block of node index ``i``."""
+
+    assignment: np.ndarray
+    costs: BlockCosts
+    bottleneck: float
+    bottleneck_block: int
+
+    @property
+    def block_costs(self) -> np.ndarray:
+        """``f(P_b)`` for each block ``b`` (Eq. 3)."""
+        return self.costs.total
+
+
+def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
+    """Normalise an assignment (array by node index, or mapping node id -> block) to
+    an int64 array, checking that it covers every node with a block in ``0..k-1``."""
+    g, k = problem.graph, problem.k
+    if isinstance(assignment, Mapping):
+        a = np.full(g.n, -1, dtype=np.int64)
+        for node_id, block in assignment.items():
+            a[g.index(node_id)] = _as_block(block, node_id)
+        missing = np.flatnonzero(a < 0)
+        if missing.size:
+            names = ", ".join(repr(g.ids[i]) for i in missing[:5])
+            more = f" and {missing.size - 5} more" if missing.size > 5 else ""
+            raise InvalidPartitionError(f"{missing.size} node(s) have no block: {names}{more}")
+    else:
+        raw = np.asarray(assignment)
+        if raw.ndim != 1 or raw.shape[0] != g.n:
+            raise InvalidPartitionError(
+                f"assignment has shape {raw.shape}; expected ({g.n},), one block per node"
+            )
+        if raw.dtype.kind not in "iu":
+            if raw.dtype.kind != "f" or not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
+                raise InvalidPartitionError("assignment must hold integer block numbers")
+        a = raw.astype(np.int64)
+    bad = np.flatnonzero((a < 0) | (a >= k))
+    if bad.size:
+        i = bad[0]
+        raise InvalidPartitionError(f"node {g.ids[i]!r} is in block {a[i]}; blocks are 0..{k - 1}")
+    return a
+
+
+def _as_block(block: object, node_id: NodeId) -> int:
+    if isinstance(block, bool) or not isinstance(block, (int, np.integer)):
+        raise InvalidPartitionError(f"node {node_id!r} has block {block!r}; blocks are integers")
+    return int(block)
+
+
+def quotient_cycle(problem: Problem, a: np.ndarray) -> QuotientCycleError | None:
+    """The error describing a cycle of the quotient graph, or None if it is acyclic."""
+    g, k = problem.graph, problem.k
+    bs, bd = a[g.edge_src], a[g.edge_dst]
+    cut = bs != bd
+    if not cut.any():
+        return None
+    keys, first = np.unique(bs[cut] * k + bd[cut], return_index=True)
+    qs, qd = (keys // k).tolist(), (keys % k).tolist()
+    succ: dict[int, list[int]] = {}
+    for u, v in zip(qs, qd):
+        succ.setdefault(u, []).append(v)
+    # iterative DFS with colours finds a back edge -> cycle
+    colour = [0] * k
+    parent = [-1] * k
+    for root in range(k):
+        if colour[root]:
+            continue
+        stack = [(root, iter(succ.get(root, ())))]
+        colour[root] = 1
+        while stack:
+            u, it = stack[-1]
+            v = next(it, None)
+            if v is None:
+                colour[u] = 2
+                stack.pop()
+            elif colour[v] == 0:
+                colour[v], parent[v] = 1, u
+                stack.append((v, iter(succ.get(v, ()))))
+            elif colour[v] == 1:
+                cycle = [u]
+                while cycle[-1] != v:
+                    cycle.append(parent[cycle[-1]])
+                cycle.reverse()
+                edge_of = dict(zip(zip(qs, qd), first.tolist()))
+                cut_idx = np.flatnonzero(cut)
+                witnesses = []
+                for x, y in zip(cycle, [*cycle[1:], cycle[0]]):
+                    e = cut_idx[edge_of[(x, y)]]
+                    witnesses.append((g.ids[g.edge_src[e]], g.ids[g.edge_dst[e]]))
+                return QuotientCycleError(cycle, witnesses)
+    return None
+
+
+def evaluate(problem: Problem, assignment: Assignment) -> Evaluation:
+    """Check a partition and recompute its cost from scratch.
+
+    ``assignment`` is either an array with the block of each node index or a mapping
+    from node id to block.  Raises :class:`InvalidPartitionError` if a node is missing
+    or in a block outside ``0..k-1``, :class:`QuotientCycleError` (naming the blocks
+    and one edge per hop) if the quotient graph has a cycle, and
+    :class:`UnknownNodeError` for an id not in the graph.
+    """
+    try:
+        a = as_assignment(problem, assignment)
+    except UnknownNodeError as exc:
+        raise UnknownNodeError(exc.node_id, "in the assignment") from None
+    err = quotient_cycle(problem, a)
+    if err is not None:
+        raise err
+    a.setflags(write=False)
+    costs = block_costs(problem, a)
+    total = costs.total
+    b = int(np.argmax(total))
+    return Evaluation(assignment=a, costs=costs, bottleneck=float(total[b]), bottleneck_block=b)

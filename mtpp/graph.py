@@ -1,0 +1,329 @@
+"""The computation graph: ops with three weights, edges that carry one tensor each.
+
+Section 2.1 of the MTPP paper: each op ``v`` has ``work(v)`` (run time),
+``size_param(v)`` (parameter memory) and ``size_out(v)`` (its single output tensor);
+an edge ``(u, v)`` means ``v`` consumes the output of ``u``.  A tensor with many
+consumers is still one tensor.
+
+Ids (``str`` or ``int``) are converted to contiguous indices ``0..n-1`` once, here,
+at the boundary; everything inside mtpp works on the index arrays and the CSR
+adjacency (``succ_ptr``/``succ_idx`` and ``pred_ptr``/``pred_idx``).  A ``Graph``
+is validated when built and immutable afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+
+from mtpp.errors import (
+    CycleError,
+    DuplicateNodeError,
+    EmptyGraphError,
+    InvalidNodeIdError,
+    InvalidWeightError,
+    SelfLoopError,
+    UnknownNodeError,
+)
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+NodeId = Union[str, int]
+WEIGHT_FIELDS = ("work", "size_param", "size_out")
+
+
+@dataclass(frozen=True)
+class Node:
+    """One op: its id, its three weights and optional descriptive labels."""
+
+    id: NodeId
+    work: float = 0.0
+    size_param: float = 0.0
+    size_out: float = 0.0
+    name: str | None = None
+    op: str | None = None
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def _csr(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR arrays grouping ``values`` by ``keys`` (stable, so sorted input stays sorted)."""
+    order = np.argsort(keys, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
+    return _readonly(ptr), _readonly(values[order].astype(np.int64))
+
+
+class Graph:
+    """An immutable, validated DAG of ops.
+
+    Build one with :meth:`from_nodes` (ids and :class:`Node` records),
+    :meth:`from_arrays` (weights as arrays, edges as index pairs) or
+    :meth:`from_networkx`; read one with :func:`mtpp.load_graph`.
+
+    Raises the typed errors of :mod:`mtpp.errors`: :class:`EmptyGraphError`,
+    :class:`DuplicateNodeError`, :class:`InvalidWeightError`,
+    :class:`UnknownNodeError`, :class:`SelfLoopError` and :class:`CycleError`
+    (which names the nodes on one cycle).  Parallel duplicate edges are merged.
+    """
+
+    __slots__ = (
+        "_index",
+        "edge_dst",
+        "edge_src",
+        "ids",
+        "name",
+        "names",
+        "ops",
+        "pred_idx",
+        "pred_ptr",
+        "size_out",
+        "size_param",
+        "succ_idx",
+        "succ_ptr",
+        "topological_order",
+        "work",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        ids: Sequence[NodeId],
+        work: np.ndarray,
+        size_param: np.ndarray,
+        size_out: np.ndarray,
+        edge_src: np.ndarray,
+        edge_dst: np.ndarray,
+        names: Sequence[str | None] | None = None,
+        ops: Sequence[str | None] | None = None,
+        name: str | None = None,
+    ) -> None:
+        n = len(ids)
+        if n == 0:
+            raise EmptyGraphError()
+        self.ids: tuple[NodeId, ...] = tuple(ids)
+        self._index: dict[NodeId, int] = {}
+        for i, node_id in enumerate(self.ids):
+            if isinstance(node_id, bool) or not isinstance(node_id, (str, int, np.integer)):
+                raise InvalidNodeIdError(node_id)
+            if node_id in self._index:
+                raise DuplicateNodeError(node_id)
+            self._index[node_id] = i
+        weights = {"work": work, "size_param": size_param, "size_out": size_out}
+        for field, values in weights.items():
+            arr = np.array(values, dtype=np.float64).reshape(-1)
+            if arr.shape != (n,):
+                raise ValueError(f"{field} has {arr.size} entries for {n} nodes")
+            bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
+            if bad.size:
+                raise InvalidWeightError(self.ids[bad[0]], field, float(arr[bad[0]]))
+            weights[field] = _readonly(arr)
+        self.work: np.ndarray = weights["work"]
+        self.size_param: np.ndarray = weights["size_param"]
+        self.size_out: np.ndarray = weights["size_out"]
+        self.names: tuple[str | None, ...] = tuple(names) if names is not None else (None,) * n
+        self.ops: tuple[str | None, ...] = tuple(ops) if ops is not None else (None,) * n
+        self.name = name
+
+        src = np.asarray(edge_src, dtype=np.int64).reshape(-1)
+        dst = np.asarray(edge_dst, dtype=np.int64).reshape(-1)
+        loops = np.flatnonzero(src == dst)
+        if loops.size:
+            raise SelfLoopError(self.ids[src[loops[0]]])
+        if src.size:
+            pairs = np.unique(src * n + dst)  # merges parallel edges, sorts by (src, dst)
+            src, dst = pairs // n, pairs % n
+        self.edge_src: np.ndarray = _readonly(src)
+        self.edge_dst: np.ndarray = _readonly(dst)
+        self.succ_ptr, self.succ_idx = _csr(src, dst, n)
+        self.pred_ptr, self.pred_idx = _csr(dst, src, n)
+        self.topological_order: np.ndarray = _readonly(self._topological_order())
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_arrays(
+        cls,
+        work: Sequence[float] | np.ndarray,
+        size_param: Sequence[float] | np.ndarray,
+        size_out: Sequence[float] | np.ndarray,
+        edges: Iterable[tuple[int, int]] | np.ndarray,
+        ids: Sequence[NodeId] | None = None,
+        names: Sequence[str | None] | None = None,
+        ops: Sequence[str | None] | None = None,
+        name: str | None = None,
+    ) -> Graph:
+        """Build a graph from weight arrays and edges given as index pairs ``(u, v)``."""
+        n = len(work)
+        e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
+        e = e.reshape(-1, 2)
+        ids = list(range(n)) if ids is None else list(ids)
+        bad = np.flatnonzero((e < 0) | (e >= n))
+        if bad.size:
+            raise UnknownNodeError(int(e.reshape(-1)[bad[0]]), "edge endpoint is not an index 0..n-1")
+        return cls(ids, work, size_param, size_out, e[:, 0], e[:, 1], names, ops, name)
+
+    @classmethod
+    def from_nodes(
+        cls,
+        nodes: Iterable[Node | Mapping[str, Any]],
+        edges: Iterable[tuple[NodeId, NodeId]],
+        name: str | None = None,
+    ) -> Graph:
+        """Build a graph from :class:`Node` records (or dicts of their fields) and id pairs."""
+        recs = [n if isinstance(n, Node) else Node(**n) for n in nodes]
+        index: dict[Any, int] = {}
+        for i, rec in enumerate(recs):
+            index.setdefault(rec.id, i)
+        src, dst = [], []
+        for u, v in edges:
+            for end in (u, v):
+                if end not in index:
+                    raise UnknownNodeError(end, f"in edge {u!r} -> {v!r}")
+            src.append(index[u])
+            dst.append(index[v])
+        return cls(
+            [r.id for r in recs],
+            [r.work for r in recs],
+            [r.size_param for r in recs],
+            [r.size_out for r in recs],
+            np.array(src, dtype=np.int64),
+            np.array(dst, dtype=np.int64),
+            [r.name for r in recs],
+            [r.op for r in recs],
+            name,
+        )
+
+    @classmethod
+    def from_networkx(cls, g: nx.DiGraph, name: str | None = None) -> Graph:
+        """Build from a ``networkx.DiGraph`` whose nodes carry ``work``, ``size_param``,
+        ``size_out`` (missing weights default to 0) and optional ``name`` / ``op``."""
+        nodes = [
+            Node(
+                id=v,
+                work=data.get("work", 0.0),
+                size_param=data.get("size_param", 0.0),
+                size_out=data.get("size_out", 0.0),
+                name=data.get("name"),
+                op=data.get("op"),
+            )
+            for v, data in g.nodes(data=True)
+        ]
+        return cls.from_nodes(nodes, g.edges(), name=name or g.graph.get("name"))
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return len(self.ids)
+
+    @property
+    def m(self) -> int:
+        """Number of (deduplicated) edges."""
+        return int(self.edge_src.size)
+
+    def index(self, node_id: NodeId) -> int:
+        """Contiguous index of ``node_id``; :class:`UnknownNodeError` if absent."""
+        try:
+            return self._index[node_id]
+        except (KeyError, TypeError):
+            raise UnknownNodeError(node_id) from None
+
+    def successors(self, i: int) -> np.ndarray:
+        """Indices of the consumers of node ``i``'s output tensor."""
+        return self.succ_idx[self.succ_ptr[i] : self.succ_ptr[i + 1]]
+
+    def predecessors(self, i: int) -> np.ndarray:
+        """Indices of the producers whose tensors node ``i`` consumes."""
+        return self.pred_idx[self.pred_ptr[i] : self.pred_ptr[i + 1]]
+
+    def nodes(self) -> list[Node]:
+        """The nodes as :class:`Node` records, in index order."""
+        return [
+            Node(self.ids[i], float(self.work[i]), float(self.size_param[i]),
+                 float(self.size_out[i]), self.names[i], self.ops[i])
+            for i in range(self.n)
+        ]  # fmt: skip
+
+    def edges(self) -> list[tuple[NodeId, NodeId]]:
+        """The edges as (producer id, consumer id) pairs."""
+        return [(self.ids[u], self.ids[v]) for u, v in zip(self.edge_src.tolist(), self.edge_dst.tolist())]
+
+    def to_networkx(self) -> nx.DiGraph:
+        """A ``networkx.DiGraph`` with the weights and labels as node attributes."""
+        import networkx as nx
+
+        g = nx.DiGraph(name=self.name) if self.name else nx.DiGraph()
+        for node in self.nodes():
+            attrs = {f: getattr(node, f) for f in WEIGHT_FIELDS}
+            attrs.update({f: getattr(node, f) for f in ("name", "op") if getattr(node, f) is not None})
+            g.add_node(node.id, **attrs)
+        g.add_edges_from(self.edges())
+        return g
+
+    def to_json(self, path: str | None = None, indent: int | None = None) -> str:
+        """Serialise to the versioned mtpp JSON format (:mod:`mtpp.schema`); write to
+        ``path`` if given.  :func:`mtpp.load_graph` reads it back."""
+        from mtpp.schema import graph_to_model
+
+        text = graph_to_model(self).model_dump_json(indent=indent, exclude_none=True)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        return text
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"<Graph{label} n={self.n} m={self.m}>"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Graph):
+            return NotImplemented
+        return (
+            self.ids == other.ids
+            and all(np.array_equal(getattr(self, f), getattr(other, f)) for f in WEIGHT_FIELDS)
+            and np.array_equal(self.edge_src, other.edge_src)
+            and np.array_equal(self.edge_dst, other.edge_dst)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays: no hashing
+
+    # ------------------------------------------------------------------ checks
+    def _topological_order(self) -> np.ndarray:
+        """Kahn's algorithm by index; raises :class:`CycleError` naming one cycle."""
+        n = self.n
+        indeg = np.diff(self.pred_ptr).tolist()
+        succ_ptr, succ_idx = self.succ_ptr.tolist(), self.succ_idx.tolist()
+        stack = [i for i in range(n - 1, -1, -1) if indeg[i] == 0]
+        order: list[int] = []
+        while stack:
+            u = stack.pop()
+            order.append(u)
+            for v in succ_idx[succ_ptr[u] : succ_ptr[u + 1]]:
+                indeg[v] -= 1
+                if indeg[v] == 0:
+                    stack.append(v)
+        if len(order) < n:
+            raise CycleError([self.ids[i] for i in self._find_cycle(indeg)])
+        return np.array(order, dtype=np.int64)
+
+    def _find_cycle(self, indeg: list[int]) -> list[int]:
+        """One cycle among nodes Kahn could not remove: each has a remaining predecessor,
+        so walking backwards must repeat a node."""
+        remaining = [d > 0 for d in indeg]
+        start = next(i for i, r in enumerate(remaining) if r)
+        seen: dict[int, int] = {}
+        walk: list[int] = []
+        v = start
+        while v not in seen:
+            seen[v] = len(walk)
+            walk.append(v)
+            v = next(int(u) for u in self.predecessors(v) if remaining[u])
+        cycle = walk[seen[v] :]
+        cycle.reverse()  # backwards walk -> forward edge order
+        return cycle

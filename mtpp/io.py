@@ -1,0 +1,104 @@
+"""Reading graph files: the mtpp JSON format and networkx node-link JSON.
+
+:func:`load_graph` accepts
+
+* mtpp's own format (:mod:`mtpp.schema`, ``"format": "mtpp-graph"``), and
+* networkx node-link JSON as written by the Moccasin / Topoformer layered-graph
+  data sets, where each node has ``out_cost``, ``param_cost`` and ``duration``
+  (mapped to ``size_out``, ``size_param`` and ``work``) and each link names its
+  ends as ``source``/``target`` or ``"0"``/``"1"``.
+
+Anything else raises :class:`mtpp.errors.GraphFormatError` naming the file and
+the problem; a malformed graph inside a well-formed file raises the graph's own
+typed error (cycle, weight, unknown node...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from pydantic import ValidationError
+
+from mtpp.errors import GraphFormatError
+from mtpp.graph import Graph, Node
+from mtpp.schema import FORMAT, GraphDocument
+
+
+def load_graph(path: str | os.PathLike[str]) -> Graph:
+    """Read a graph file (mtpp JSON or node-link JSON) and validate it."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise GraphFormatError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise GraphFormatError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GraphFormatError(f"{path}: cannot be read ({exc})") from None
+    return graph_from_dict(data, source=path)
+
+
+def graph_from_dict(data: Any, source: str = "<document>") -> Graph:
+    """Build a graph from a parsed JSON document in either supported format."""
+    if not isinstance(data, dict):
+        raise GraphFormatError(f"{source}: the top level must be a JSON object")
+    if "links" in data and "format" not in data:
+        return _from_node_link(data, source)
+    if data.get("format") not in (None, FORMAT):
+        raise GraphFormatError(f"{source}: unknown format {data.get('format')!r}; expected {FORMAT!r}")
+    try:
+        doc = GraphDocument.model_validate(data)
+    except ValidationError as exc:
+        raise GraphFormatError(f"{source}: {_summarise(exc)}") from None
+    return doc.to_graph()
+
+
+def _summarise(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err["loc"]) or "document"
+        parts.append(f"{where}: {err['msg']}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _from_node_link(data: dict[str, Any], source: str) -> Graph:
+    nodes_raw = data.get("nodes")
+    links = data.get("links")
+    if not isinstance(nodes_raw, list) or not isinstance(links, list):
+        raise GraphFormatError(f"{source}: node-link JSON needs 'nodes' and 'links' lists")
+    nodes = []
+    for pos, rec in enumerate(nodes_raw):
+        if not isinstance(rec, dict):
+            raise GraphFormatError(f"{source}: nodes[{pos}] is not an object")
+        node_id = rec.get("id", rec.get("name", pos))
+        try:
+            nodes.append(
+                Node(
+                    id=node_id,
+                    work=float(rec.get("duration", rec.get("work", 0.0))),
+                    size_param=float(rec.get("param_cost", rec.get("size_param", 0.0))),
+                    size_out=float(rec.get("out_cost", rec.get("size_out", 0.0))),
+                    name=str(rec["name"]) if "name" in rec else None,
+                    op=rec.get("op"),
+                )
+            )
+        except (TypeError, ValueError) as exc:
+            raise GraphFormatError(f"{source}: nodes[{pos}] has a non-numeric weight ({exc})") from None
+    edges = []
+    for pos, link in enumerate(links):
+        if not isinstance(link, dict):
+            raise GraphFormatError(f"{source}: links[{pos}] is not an object")
+        for a, b in (("source", "target"), ("0", "1")):
+            if a in link and b in link:
+                edges.append((link[a], link[b]))
+                break
+        else:
+            raise GraphFormatError(f"{source}: links[{pos}] has no source/target")
+    name = data.get("graph", {}).get("name") if isinstance(data.get("graph"), dict) else None
+    return Graph.from_nodes(nodes, edges, name=name)

@@ -1,0 +1,65 @@
+"""The versioned JSON file format for graphs, as pydantic models.
+
+A document looks like::
+
+    {"format": "mtpp-graph", "version": 1, "name": "toy",
+     "nodes": [{"id": "a", "work": 1.0, "size_param": 0.0, "size_out": 4.0,
+                "name": "matmul_1", "op": "MatMul"}, ...],
+     "edges": [["a", "b"], ...]}
+
+Weights default to 0; ``name`` and ``op`` are optional.  The schema checks the
+shape of the document; :class:`mtpp.Graph` then checks the graph itself (cycles,
+weights, unknown ids) and raises the typed errors of :mod:`mtpp.errors`.
+``GraphDocument.model_json_schema()`` gives the JSON Schema.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
+
+from mtpp.graph import Graph, Node
+
+FORMAT = "mtpp-graph"
+VERSION = 1
+
+JsonNodeId = Union[StrictStr, StrictInt]
+
+
+class NodeRecord(BaseModel):
+    """One node of a graph document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: JsonNodeId
+    work: float = 0.0
+    size_param: float = 0.0
+    size_out: float = 0.0
+    name: str | None = None
+    op: str | None = None
+
+
+class GraphDocument(BaseModel):
+    """A whole graph file, version 1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["mtpp-graph"] = FORMAT
+    version: Literal[1] = VERSION
+    name: str | None = None
+    nodes: list[NodeRecord]
+    edges: list[tuple[JsonNodeId, JsonNodeId]] = []
+
+    def to_graph(self) -> Graph:
+        """Validate the graph itself and build it."""
+        return Graph.from_nodes((Node(**rec.model_dump()) for rec in self.nodes), self.edges, name=self.name)
+
+
+def graph_to_model(graph: Graph) -> GraphDocument:
+    """The document that :meth:`GraphDocument.to_graph` turns back into ``graph``."""
+    return GraphDocument(
+        name=graph.name,
+        nodes=[NodeRecord(**vars(node)) for node in graph.nodes()],
+        edges=[(u, v) for u, v in graph.edges()],
+    )
