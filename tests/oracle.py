@@ -1,0 +1,82 @@
+"""The brute-force oracle: the truth every test compares against.
+
+Written straight from the definitions (Eq. 1-4 of the MTPP paper) with Python sets,
+sharing no code with mtpp's vectorised cost model, DP or solvers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from mtpp import Graph, Problem
+
+
+def naive_block_cost(problem: Problem, block: set[int]) -> float:
+    """f(S) of Eq. (3), counting each tensor once per block."""
+    g = problem.graph
+    succ = {u: set(g.successors(u).tolist()) for u in range(g.n)}
+    inputs = {u for u in range(g.n) if u not in block and succ[u] & block}
+    outputs = {u for u in block if succ[u] - block}
+    io_in = sum(float(g.size_out[u]) for u in inputs) / problem.bandwidth
+    io_out = sum(float(g.size_out[u]) for u in outputs) / problem.bandwidth
+    work = sum(float(g.work[v]) for v in block)
+    params = sum(float(g.size_param[v]) for v in block)
+    overflow = max(params - (problem.memory - problem.reserve), 0.0) / problem.bandwidth
+    return io_in + work + overflow + io_out
+
+
+def quotient_is_acyclic(graph: Graph, assignment: Sequence[int], k: int) -> bool:
+    """Whether the blocks form a DAG (checked by repeatedly removing source blocks)."""
+    edges = {
+        (assignment[u], assignment[v])
+        for u, v in zip(graph.edge_src.tolist(), graph.edge_dst.tolist())
+        if assignment[u] != assignment[v]
+    }
+    alive = set(range(k))
+    while alive:
+        sources = [b for b in alive if not any(e[1] == b and e[0] in alive for e in edges)]
+        if not sources:
+            return False
+        alive -= set(sources)
+    return True
+
+
+def brute_force_optimum(problem: Problem) -> tuple[float, tuple[int, ...]]:
+    """OPT of Eq. (4) by enumerating all k^n assignments (use n <= 7, k <= 3)."""
+    g, k = problem.graph, problem.k
+    best, best_a = math.inf, ()
+    for a in itertools.product(range(k), repeat=g.n):
+        if not quotient_is_acyclic(g, a, k):
+            continue
+        value = max(naive_block_cost(problem, {v for v in range(g.n) if a[v] == b}) for b in range(k))
+        if value < best:
+            best, best_a = value, a
+    return best, best_a
+
+
+def brute_force_segmentation(problem: Problem, order: Sequence[int]) -> float:
+    """Best split of ``order`` into at most k contiguous (possibly empty) segments."""
+    n, k = problem.graph.n, problem.k
+    best = math.inf
+    for cuts in itertools.combinations_with_replacement(range(n + 1), k - 1):
+        bounds = [0, *cuts, n]
+        value = max(
+            naive_block_cost(problem, set(order[bounds[i] : bounds[i + 1]])) for i in range(k)
+        )
+        best = min(best, value)
+    return best
+
+
+def random_dag(rng: np.random.Generator, n: int, p: float = 0.4, integral: bool = True) -> Graph:
+    """A random DAG on n nodes (edges i -> j, i < j, in a shuffled labelling)."""
+    perm = rng.permutation(n)
+    edges = [(int(perm[i]), int(perm[j])) for i in range(n) for j in range(i + 1, n) if rng.random() < p]
+    if integral:
+        work, param, out = (rng.integers(0, 10, n).astype(float) for _ in range(3))
+    else:
+        work, param, out = (rng.random(n) * 10 for _ in range(3))
+    return Graph.from_arrays(work, param, out, edges)
