@@ -47,7 +47,7 @@ class PreparedOrder(NamedTuple):
 
 
 @njit(cache=True)
-def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, inv_b):  # noqa: PLR0913
+def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, inv_b):
     """Build the :class:`PreparedOrder` arrays in ``O(n + m log deg)``."""
     n = order.shape[0]
     pos = np.empty(n, dtype=np.int64)
@@ -96,7 +96,7 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
 
 
 @njit(cache=True, inline="always")
-def extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next):  # noqa: PLR0913
+def extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next):
     """Change of input IO + work + output IO when position ``l`` joins ``[l+1, r]``."""
     d = w[l]
     if last[l] > r:
@@ -117,7 +117,7 @@ def overflow(param, budget, inv_b):
 
 
 @njit(cache=True)
-def table_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, budget, inv_b):  # noqa: PLR0913
+def table_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, budget, inv_b):
     n = w.shape[0]
     table = np.full((n, n), np.inf)
     for r in range(n):

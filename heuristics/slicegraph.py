@@ -36,7 +36,7 @@ from mtpp.problem import Problem
 
 
 @njit(cache=True)
-def dp_kernel(w, work_prefix, param_prefix, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, ub):  # noqa: PLR0913
+def dp_kernel(w, work_prefix, param_prefix, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, ub):
     """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty)."""
     n = w.shape[0]
     dp = np.full((k + 1, n), np.inf)
@@ -136,7 +136,7 @@ def slice_order(problem: Problem, order: np.ndarray, upper_bound: float = math.i
 
 
 @njit(cache=True)
-def decode_batch_kernel(keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, work, size_param, size_out,  # noqa: PLR0913
+def decode_batch_kernel(keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, work, size_param, size_out,
                         inv_b, k, budget, ub):  # fmt: skip
     """Algorithm 2 for every row of ``keys``: Kahn order, then the sliced bottleneck
     (``inf`` where it is not below ``ub``)."""

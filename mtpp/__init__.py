@@ -28,6 +28,26 @@ from mtpp.problem import Problem
 
 __version__ = "0.1.0"
 
+# The API modules compose heuristics/ (and later formulations/ and solvers/), which
+# import mtpp's core modules: load them on first use so either side can be
+# imported first without a cycle.
+_LAZY = {
+    "partition": "mtpp.partitioner",
+    "Solution": "mtpp.solution",
+    "regal_graph": "mtpp.generators",
+    "layered_graph": "mtpp.generators",
+    "load_example": "mtpp.examples",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mtpp' has no attribute {name!r}")
+
+
 __all__ = [
     "CycleError",
     "DuplicateNodeError",
@@ -46,9 +66,14 @@ __all__ = [
     "Problem",
     "QuotientCycleError",
     "SelfLoopError",
+    "Solution",
     "UnknownNodeError",
     "__version__",
     "evaluate",
+    "layered_graph",
+    "load_example",
     "load_graph",
+    "partition",
+    "regal_graph",
     "simple_lower_bound",
 ]

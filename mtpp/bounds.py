@@ -6,6 +6,8 @@ closed-form bound every run reports.
 
 from __future__ import annotations
 
+import math
+
 from mtpp.cost import overflow_cost
 from mtpp.problem import Problem
 
@@ -22,8 +24,8 @@ def simple_lower_bound(problem: Problem) -> float:
     """
     g, k = problem.graph, problem.k
     per_node = float((g.work + overflow_cost(problem, g.size_param)).max())
-    total_param = float(g.size_param.sum())
-    spread = (
-        float(g.work.sum()) + float(overflow_cost(problem, total_param - (k - 1) * problem.param_budget))
-    ) / k
-    return max(per_node, spread)
+    spread_overflow = 0.0
+    if math.isfinite(problem.param_budget):
+        excess = float(g.size_param.sum()) - k * problem.param_budget
+        spread_overflow = max(excess, 0.0) / problem.bandwidth
+    return max(per_node, (float(g.work.sum()) + spread_overflow) / k)

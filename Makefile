@@ -1,0 +1,27 @@
+# Two entry points for a fresh machine (see README.md):
+#   make demo   create .venv, install mtpp, partition the bundled example graph
+#   make test   create .venv if needed, then ruff + the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/mtpp solve mtpp/examples/transformer_block.json -k 4
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -m pytest -q -n 2
+
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/slicegraph_speed.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

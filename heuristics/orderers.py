@@ -1,0 +1,161 @@
+"""Orderers: the ways SliceGraph searches over topological orders (Section 4.2, App. C.1).
+
+Every orderer works in priority space: it produces node priorities, Kahn's
+algorithm (Algorithm 3) turns them into an order, and SliceGraph slices the order.
+One interface, :class:`Orderer`: ``orderer(problem, seed=..., time_limit=...,
+progress=...) -> OrderSearch``.  Names accepted by :func:`get_orderer`:
+
+``kahn``
+    all priorities equal: Kahn by node index.
+``dfs`` / ``bfs``
+    depth-first / breadth-first Kahn (:mod:`heuristics.traversal`).
+``random-T``
+    T i.i.d. uniform priority vectors, the best sliced order kept (``random`` = random-100).
+``brkga-N``
+    BRKGA on the sliced bottleneck (Algorithm 2) with about N evaluations,
+    population = generations = sqrt(N) (``brkga`` = brkga-10000 = 100 x 100).  The
+    first population is seeded with the kahn, dfs and bfs priorities, so it never
+    does worse than those.
+``mla`` / ``mla-weighted`` (optionally ``-N``)
+    BRKGA on the linear-arrangement objective (:mod:`heuristics.mla`), 10000
+    evaluations by default; the best arrangement is then sliced.
+
+All are seeded and reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from heuristics.brkga import BrkgaParams, Progress, brkga
+from heuristics.kahn import kahn_order, priorities_for
+from heuristics.mla import mla_fitness
+from heuristics.slicegraph import sort_and_slice_fitness
+from heuristics.traversal import bfs_order, dfs_order
+from mtpp.errors import InvalidParameterError
+from mtpp.problem import Problem
+
+RANDOM_BATCH = 64
+
+
+@dataclass(frozen=True)
+class OrderSearch:
+    """What an orderer found: its best priorities, the Kahn order they give, the
+    number of orders it decoded, and the objective it minimised with its history."""
+
+    priorities: np.ndarray
+    order: np.ndarray
+    evaluations: int
+    objective: str
+    history: tuple[float, ...] = ()
+    stopped_by_time: bool = False
+
+
+class Orderer(Protocol):
+    def __call__(
+        self, problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None
+    ) -> OrderSearch: ...
+
+
+def _fixed(make_order: Callable[[Problem], np.ndarray]) -> Orderer:
+    def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
+        order = make_order(problem)
+        return OrderSearch(priorities_for(order), order, evaluations=1, objective="none")
+
+    return run
+
+
+def _classic_priorities(problem: Problem) -> np.ndarray:
+    """Priorities of the kahn, dfs and bfs orders, to seed a search."""
+    g = problem.graph
+    return np.vstack([priorities_for(o) for o in (kahn_order(g), dfs_order(g), bfs_order(g))])
+
+
+def random_orderer(samples: int) -> Orderer:
+    """random-T: best of ``samples`` uniform priority vectors (App. C.1)."""
+
+    def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
+        rng = np.random.default_rng(seed)
+        start = time.perf_counter()
+        best_keys, best, done = None, math.inf, 0
+        history = []
+        while done < samples:
+            keys = rng.random((min(RANDOM_BATCH, samples - done), problem.graph.n))
+            fit = sort_and_slice_fitness(problem, keys, upper_bound=best)
+            done += len(keys)
+            i = int(np.argmin(fit))
+            if fit[i] < best or best_keys is None:
+                best, best_keys = float(fit[i]), keys[i]
+            history.append(best)
+            if progress is not None:
+                progress(done, samples, best)
+            if time_limit is not None and time.perf_counter() - start >= time_limit:
+                break
+        assert best_keys is not None
+        return OrderSearch(
+            best_keys, kahn_order(problem.graph, best_keys), done, "bottleneck", tuple(history), done < samples
+        )
+
+    return run
+
+
+def brkga_orderer(evaluations: int, objective: str = "bottleneck") -> Orderer:
+    """BRKGA with about ``evaluations`` decodes on the sliced bottleneck (Algorithm 2)
+    or on the ``mla`` / ``mla-weighted`` objective."""
+    params = BrkgaParams.for_budget(evaluations)
+
+    def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
+        if objective == "bottleneck":
+
+            def decode(keys: np.ndarray, ub: float) -> np.ndarray:
+                return sort_and_slice_fitness(problem, keys, upper_bound=ub)
+
+            initial = _classic_priorities(problem)
+        else:
+            weighted = objective == "mla-weighted"
+
+            def decode(keys: np.ndarray, ub: float) -> np.ndarray:
+                return mla_fitness(problem, keys, weighted)
+
+            initial = None
+        res = brkga(
+            decode, problem.graph.n, params, seed=seed, initial=initial, time_limit=time_limit, progress=progress
+        )
+        return OrderSearch(
+            res.keys, kahn_order(problem.graph, res.keys), res.evaluations, objective, res.history,
+            res.stopped_by_time,
+        )  # fmt: skip
+
+    return run
+
+
+FIXED: dict[str, Callable[[Problem], np.ndarray]] = {
+    "kahn": lambda p: kahn_order(p.graph),
+    "dfs": lambda p: dfs_order(p.graph),
+    "bfs": lambda p: bfs_order(p.graph),
+}
+_PATTERN = re.compile(r"^(random|brkga|mla|mla-weighted)(?:-(\d+))?$")
+DEFAULT_BUDGET = {"random": 100, "brkga": 10000, "mla": 10000, "mla-weighted": 10000}
+ORDERER_NAMES = ("kahn", "dfs", "bfs", "random-T", "brkga-N", "mla[-N]", "mla-weighted[-N]")
+
+
+def get_orderer(name: str) -> Orderer:
+    """The orderer called ``name`` (see the module docstring for the names)."""
+    if name in FIXED:
+        return _fixed(FIXED[name])
+    match = _PATTERN.match(name)
+    if match is None:
+        raise InvalidParameterError(f"unknown orderer {name!r}; choose from {', '.join(ORDERER_NAMES)}")
+    family, budget = match.group(1), int(match.group(2) or DEFAULT_BUDGET[match.group(1)])
+    if budget < 1:
+        raise InvalidParameterError(f"orderer {name!r} needs a budget >= 1")
+    if family == "random":
+        return random_orderer(budget)
+    return brkga_orderer(budget, "bottleneck" if family == "brkga" else family)

@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+
+from heuristics.kahn import kahn_order
+from heuristics.mla import mla_fitness
+from heuristics.orderers import get_orderer
+from mtpp import InvalidParameterError, Problem
+from tests.heuristics.test_kahn import is_topological
+from tests.oracle import random_dag
+
+NAMES = ["kahn", "dfs", "bfs", "random", "random-50", "brkga-100", "mla-100", "mla-weighted-100"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_orderer_gives_a_reproducible_topological_order(name):
+    rng = np.random.default_rng(20)
+    problem = Problem(random_dag(rng, 25, p=0.15), 3)
+    a = get_orderer(name)(problem, seed=3, time_limit=None, progress=None)
+    b = get_orderer(name)(problem, seed=3, time_limit=None, progress=None)
+    assert is_topological(problem.graph, a.order)
+    np.testing.assert_array_equal(a.order, b.order)
+    np.testing.assert_array_equal(kahn_order(problem.graph, a.priorities), a.order)
+
+
+def test_search_orderers_beat_or_match_their_seeds():
+    rng = np.random.default_rng(21)
+    from heuristics.slicegraph import slice_order
+
+    problem = Problem(random_dag(rng, 40, p=0.1), 4)
+    value = {n: slice_order(problem, get_orderer(n)(problem, seed=0, time_limit=None, progress=None).order).bottleneck
+             for n in ["kahn", "dfs", "bfs", "brkga-400"]}  # fmt: skip
+    assert value["brkga-400"] <= min(value["kahn"], value["dfs"], value["bfs"]) + 1e-9
+
+
+def test_mla_objective_by_hand():
+    from mtpp import Graph
+
+    g = Graph.from_arrays([1] * 3, [0] * 3, [2, 3, 0], [(0, 1), (0, 2), (1, 2)])
+    problem = Problem(g, 2, bandwidth=2.0)
+    keys = np.array([[3.0, 2.0, 1.0]])  # order 0, 1, 2
+    assert mla_fitness(problem, keys, weighted=False)[0] == 1 + 2 + 1
+    assert mla_fitness(problem, keys, weighted=True)[0] == (2 * 1 + 2 * 2 + 3 * 1) / 2
+
+
+def test_mla_search_reduces_its_objective():
+    rng = np.random.default_rng(22)
+    problem = Problem(random_dag(rng, 30, p=0.15), 3)
+    found = get_orderer("mla-400")(problem, seed=0, time_limit=None, progress=None)
+    random_keys = rng.random((50, 30))
+    assert found.history[-1] <= mla_fitness(problem, random_keys, weighted=False).min()
+
+
+@pytest.mark.parametrize("name", ["nope", "brkga-", "random-0", "brkga-x", ""])
+def test_unknown_orderers(name):
+    with pytest.raises(InvalidParameterError):
+        get_orderer(name)

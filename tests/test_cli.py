@@ -1,0 +1,63 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from mtpp import Graph
+from mtpp.cli import main
+from tests.oracle import random_dag
+
+
+def write_graph(tmp_path, g: Graph):
+    path = tmp_path / "g.json"
+    g.to_json(str(path))
+    return str(path)
+
+
+def test_solve_prints_table_and_bounds(tmp_path, capsys):
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(40), 20, p=0.2))
+    assert main(["solve", path, "-k", "3", "--orderer", "random-10"]) == 0
+    out = capsys.readouterr().out
+    assert "bottleneck (upper bound)" in out and "simple lower bound" in out and "LB / UB" in out
+
+
+def test_solve_json_then_evaluate(tmp_path, capsys):
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(41), 15, p=0.3))
+    sol_path = tmp_path / "sol.json"
+    assert main(["solve", path, "-k", "3", "--orderer", "dfs", "--json", "-o", str(sol_path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads(sol_path.read_text())
+    assert printed["bottleneck"] == saved["bottleneck"]
+    assert main(["evaluate", path, str(sol_path), "-k", "3", "--json"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["bottleneck"] == saved["bottleneck"]
+
+
+def test_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    bad = tmp_path / "cyc.json"
+    bad.write_text('{"nodes": [{"id": "a"}, {"id": "b"}], "edges": [["a", "b"], ["b", "a"]]}')
+    assert main(["solve", str(bad), "-k", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "CycleError" in err and "'a'" in err and "Traceback" not in err
+    good = write_graph(tmp_path, random_dag(np.random.default_rng(42), 5, p=0.5))
+    assert main(["solve", good, "-k", "0"]) == 2
+    assert "k must be >= 1" in capsys.readouterr().err
+    part = tmp_path / "part.json"
+    part.write_text('{"0": 0, "1": 1}')
+    assert main(["evaluate", good, str(part), "-k", "2"]) == 2
+    assert "no block" in capsys.readouterr().err
+
+
+def test_info(tmp_path, capsys):
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(43), 12, p=0.3))
+    assert main(["info", path]) == 0
+    assert "nodes" in capsys.readouterr().out
+
+
+def test_console_script_entry_point(tmp_path):
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(44), 8, p=0.3))
+    res = subprocess.run([sys.executable, "-m", "mtpp.cli", "solve", path, "-k", "2", "--orderer", "kahn"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "bottleneck" in res.stdout
