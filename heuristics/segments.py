@@ -36,7 +36,6 @@ class PreparedOrder(NamedTuple):
     """Per-position arrays of one order that make a left-extension step ``O(deg)``."""
 
     work: np.ndarray  # work of the node at each position
-    work_prefix: np.ndarray  # length n + 1
     param_prefix: np.ndarray  # length n + 1
     out: np.ndarray  # size_out / B of the node at each position
     first_consumer: np.ndarray  # smallest consumer position, n if none
@@ -55,7 +54,6 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
         pos[order[i]] = i
     w = np.empty(n)
     out = np.empty(n)
-    work_prefix = np.zeros(n + 1)
     param_prefix = np.zeros(n + 1)
     first = np.full(n, n, dtype=np.int64)
     last = np.full(n, -1, dtype=np.int64)
@@ -64,7 +62,6 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
         v = order[i]
         w[i] = work[v]
         out[i] = size_out[v] * inv_b
-        work_prefix[i + 1] = work_prefix[i] + work[v]
         param_prefix[i + 1] = param_prefix[i] + size_param[v]
         cons_ptr[i + 1] = cons_ptr[i] + succ_ptr[v + 1] - succ_ptr[v]
     cons_pos = np.empty(cons_ptr[n], dtype=np.int64)
@@ -92,7 +89,7 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
             in_size[e] = size_out[pred_idx[t]] * inv_b
             in_next[e] = seg[j] if j < seg.shape[0] else n
             e += 1
-    return w, work_prefix, param_prefix, out, first, last, in_ptr, in_size, in_next
+    return w, param_prefix, out, first, last, in_ptr, in_size, in_next
 
 
 @njit(cache=True, inline="always")

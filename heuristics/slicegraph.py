@@ -12,11 +12,15 @@ Segment costs come column by column from :mod:`heuristics.segments`, so nothing 
 size ``n^2`` is stored: memory is ``O(n k)``.  Two prunings keep it far below the
 ``O(n^2 k)`` worst case without changing the answer:
 
-* for a fixed ``r`` the sweep over ``l`` moves left and stops once
-  ``work([l, r]) + overflow([l, r])`` (a lower bound on ``f([l, r])`` that only grows
-  as ``l`` decreases) reaches the best value found for this ``r``;
+* for a fixed ``r`` the sweep over ``l`` moves left and stops once a lower bound on
+  ``f([l, r])`` that only grows as ``l`` decreases reaches the best value found for
+  this ``r``: work + overflow + the output tensors of ``[l, r]`` that have a consumer
+  after ``r`` (those leave the block whatever ``l`` is; input IO is left out because
+  it can shrink when a producer joins the block);
 * candidates are never worse for more blocks (``dp[j-1, .] >= dp[j, .]``), so the
   still-improvable ``j`` form a prefix ``2..J`` and the inner loop stops at ``J``;
+* the value of the equal-work split of the same order is feasible, so it caps the
+  search from the start (sweeps stop once the lower bound reaches it);
 * an optional ``upper_bound`` caps everything: values ``< upper_bound`` are exact,
   and if the optimum is ``>= upper_bound`` the DP reports ``inf`` (BRKGA uses this to
   skip work on chromosomes that cannot enter the elite).
@@ -36,7 +40,7 @@ from mtpp.problem import Problem
 
 
 @njit(cache=True)
-def dp_kernel(w, work_prefix, param_prefix, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, ub):
+def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, ub):
     """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty)."""
     n = w.shape[0]
     dp = np.full((k + 1, n), np.inf)
@@ -60,10 +64,14 @@ def dp_kernel(w, work_prefix, param_prefix, out, first, last, in_ptr, in_size, i
             best[j] = ub
             arg[j] = -1
         base = 0.0
+        mono = 0.0  # work + outputs leaving past r: both only grow as l moves left
         for l in range(r, 0, -1):
             base += extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next)
+            mono += w[l]
+            if last[l] > r:
+                mono += out[l]
             ovf = overflow(param_prefix[r + 1] - param_prefix[l], budget, inv_b)
-            lower = work_prefix[r + 1] - work_prefix[l] + ovf
+            lower = mono + ovf
             if lower >= best[2]:
                 break
             cost = base + ovf
@@ -82,6 +90,41 @@ def dp_kernel(w, work_prefix, param_prefix, out, first, last, in_ptr, in_size, i
                 dp[j, r] = best[j]
                 choice[j, r] = arg[j]
     return dp, choice
+
+
+@njit(cache=True)
+def equal_work_split_value(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b):
+    """Bottleneck of cutting the order into k pieces of about equal work: a feasible
+    split, so its value caps the DP without changing the optimum.  ``O(n + m)``."""
+    n = w.shape[0]
+    total = 0.0
+    for i in range(n):
+        total += w[i]
+    worst = 0.0
+    l = 0
+    acc = 0.0
+    for b in range(1, k + 1):
+        if l >= n:
+            break
+        # last position of piece b: where the running work reaches b / k of the total
+        r = l
+        acc += w[l]
+        while r + 1 < n and (b == k or acc + w[r + 1] <= total * b / k):
+            r += 1
+            acc += w[r]
+        base = 0.0
+        for i in range(r, l - 1, -1):
+            base += extend_left(i, r, w, out, first, last, in_ptr, in_size, in_next)
+        cost = base + overflow(param_prefix[r + 1] - param_prefix[l], budget, inv_b)
+        if cost > worst:
+            worst = cost
+        l = r + 1
+    return worst
+
+
+def _cap(value: float) -> float:
+    """A cap strictly above a feasible value, robust to summation-order rounding."""
+    return value + 1e-9 * abs(value) + 1e-12
 
 
 @njit(cache=True)
@@ -120,10 +163,10 @@ def slice_order(problem: Problem, order: np.ndarray, upper_bound: float = math.i
     prunings above; memory ``O(n k)``."""
     order = np.asarray(order, dtype=np.int64)
     p = prepare(problem, order)
-    dp, choice = dp_kernel(
-        p.work, p.work_prefix, p.param_prefix, p.out, p.first_consumer, p.last_consumer,
-        p.in_ptr, p.in_size, p.in_next, problem.k, problem.param_budget, 1.0 / problem.bandwidth, upper_bound,
-    )  # fmt: skip
+    arrays = (p.work, p.param_prefix, p.out, p.first_consumer, p.last_consumer, p.in_ptr, p.in_size, p.in_next)
+    params = (problem.k, problem.param_budget, 1.0 / problem.bandwidth)
+    cap = min(upper_bound, _cap(equal_work_split_value(*arrays, *params)))
+    dp, choice = dp_kernel(*arrays, *params, cap)
     value = float(dp[problem.k, -1])
     if not value < upper_bound:
         return None
@@ -143,10 +186,12 @@ def decode_batch_kernel(keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, wor
     fitness = np.empty(keys.shape[0])
     for c in range(keys.shape[0]):
         order = kahn_kernel(succ_ptr, succ_idx, indeg, keys[c])
-        w, wp, pp, out, first, last, in_ptr, in_size, in_next = prepare_kernel(
+        w, pp, out, first, last, in_ptr, in_size, in_next = prepare_kernel(
             order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, inv_b
         )
-        dp, _ = dp_kernel(w, wp, pp, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, ub)
+        cap = equal_work_split_value(w, pp, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b)
+        cap += 1e-9 * abs(cap) + 1e-12  # as _cap: strictly above a feasible value
+        dp, _ = dp_kernel(w, pp, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, min(cap, ub))
         v = dp[k, order.shape[0] - 1]
         fitness[c] = v if v < ub else np.inf
     return fitness

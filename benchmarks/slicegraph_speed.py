@@ -1,0 +1,100 @@
+"""SliceGraph speed and memory, measured and printed (run by hand: ``make bench``).
+
+1. One SliceGraph evaluation (order given) at n = 2000, k = 64, against the
+   straightforward reference of :mod:`benchmarks.reference` in the same process;
+   target <= 0.5 s on a 2-core machine.
+2. brkga-10000 at n = 200, k = 16 on one core; target <= 10 s.
+3. n = 10,000, k = 16: completes; peak resident memory of the process; target <= 2 GiB.
+
+Graphs are seeded layered graphs (Topoformer App. A), the same on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+from benchmarks.reference import reference_slice_value  # noqa: E402
+from heuristics.kahn import kahn_order  # noqa: E402
+from heuristics.slicegraph import slice_order  # noqa: E402
+from mtpp import Problem, partition  # noqa: E402
+from mtpp.generators import layered_graph  # noqa: E402
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    print(f"mtpp SliceGraph benchmark at commit {commit.stdout.strip() or '?'}; {os.cpu_count()} cores")
+    rows = []
+
+    g = layered_graph(2000, seed=0)
+    problem = Problem(g, 64)
+    order = kahn_order(g, np.random.default_rng(0).random(g.n))
+    slice_order(problem, order)  # JIT warm-up (cached on disk after the first run)
+    ours = best_of(lambda: slice_order(problem, order))
+    t = time.perf_counter()
+    ref_value = reference_slice_value(problem, order)
+    ref = time.perf_counter() - t
+    value = slice_order(problem, order).bottleneck
+    assert abs(value - ref_value) <= 1e-9 * max(1.0, ref_value), (value, ref_value)
+    note = f"reference {ref:.2f} s, x{ref / ours:.0f}"
+    rows.append((f"SliceGraph, order given, n=2000 m={g.m} k=64", ours, 0.5, note))
+
+    g200 = layered_graph(200, seed=1)
+    partition(g200, 16, orderer="brkga-100")  # warm-up
+    t = time.perf_counter()
+    sol = partition(g200, 16, orderer="brkga-10000", seed=0)
+    brkga_time = time.perf_counter() - t
+    rows.append((f"brkga-10000, n=200 m={g200.m} k=16", brkga_time, 10.0,
+                 f"{sol.evaluations} decodes, UB {sol.bottleneck:.6g}, LB/UB {sol.ratio:.3f}"))  # fmt: skip
+
+    for orderer in ("bfs", "random-10"):
+        # a fresh process, so its peak resident memory is this run's alone
+        child = subprocess.run([sys.executable, __file__, "--big", orderer], capture_output=True, text=True, check=True)
+        secs, rss, m, ub, ratio = child.stdout.split()
+        rows.append((f"{orderer}, n=10000 m={m} k=16", float(secs), None,
+                     f"peak RSS of the process {float(rss):.0f} MiB (target 2048), UB {float(ub):.6g}, "
+                     f"LB/UB {float(ratio):.3f}"))  # fmt: skip
+
+    width = max(len(r[0]) for r in rows)
+    print(f"{'case':<{width}}  {'seconds':>8}  {'target':>7}  notes")
+    for name, secs, target, note in rows:
+        tgt = f"{target:.1f}" if target else "-"
+        print(f"{name:<{width}}  {secs:8.3f}  {tgt:>7}  {note}")
+
+
+def big(orderer: str) -> None:
+    g = layered_graph(10_000, seed=2)
+    partition(layered_graph(50, seed=0), 2, orderer=orderer)  # JIT warm-up
+    t = time.perf_counter()
+    sol = partition(g, 16, orderer=orderer, seed=0)
+    print(time.perf_counter() - t, peak_rss_mib(), g.m, sol.bottleneck, sol.ratio)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--big"]:
+        big(sys.argv[2])
+    else:
+        main()

@@ -1,0 +1,44 @@
+"""Example graphs bundled with mtpp, in mtpp's JSON format (:mod:`mtpp.schema`).
+
+``transformer_block``
+    Two BERT-large-style transformer encoder blocks with their embeddings and a small
+    classifier head: 35 ops (embedding gathers, layernorms, Q/K/V projections,
+    attention scores, softmax, attention-weighted values, output projection, residual
+    adds, MLP up / GELU / down), batch 8, sequence 512, ``d_model`` 1024, 16 heads, fp16.
+    Units: ``work`` in microseconds (A100-class estimates: matmuls from their FLOPs,
+    element-wise ops from their memory traffic), ``size_param`` and ``size_out`` in MiB,
+    so a bandwidth of 1 means 1 MiB per microsecond and every bottleneck is in
+    microseconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+from mtpp.io import load_graph
+
+_HERE = Path(__file__).resolve().parent
+
+
+def available_examples() -> list[str]:
+    """Names accepted by :func:`load_example`, sorted."""
+    return sorted(p.stem for p in _HERE.glob("*.json"))
+
+
+def example_path(name: str = "transformer_block") -> Path:
+    """Path of the bundled example ``name``; :class:`InvalidParameterError` listing the
+    available names if there is none."""
+    names = available_examples()
+    if not isinstance(name, str) or name not in names:
+        raise InvalidParameterError(f"unknown example {name!r}; available examples: {', '.join(names)}")
+    return _HERE / f"{name}.json"
+
+
+def load_example(name: str = "transformer_block") -> Graph:
+    """The bundled example graph ``name`` (see the module docstring for each one's units)."""
+    return load_graph(example_path(name))
+
+
+__all__ = ["available_examples", "example_path", "load_example"]
