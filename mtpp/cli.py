@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from heuristics.brkga import Progress as ProgressCallback
 from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
@@ -70,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def _progress_bar(enabled: bool, label: str) -> Iterator[object]:
+def _progress_bar(enabled: bool, label: str) -> Iterator[ProgressCallback | None]:
     if not enabled:
         yield None
         return

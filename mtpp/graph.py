@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mtpp.errors import (
     CycleError,
@@ -95,11 +96,11 @@ class Graph:
     def __init__(
         self,
         ids: Sequence[NodeId],
-        work: np.ndarray,
-        size_param: np.ndarray,
-        size_out: np.ndarray,
-        edge_src: np.ndarray,
-        edge_dst: np.ndarray,
+        work: ArrayLike,
+        size_param: ArrayLike,
+        size_out: ArrayLike,
+        edge_src: ArrayLike,
+        edge_dst: ArrayLike,
         names: Sequence[str | None] | None = None,
         ops: Sequence[str | None] | None = None,
         name: str | None = None,
@@ -115,8 +116,9 @@ class Graph:
             if node_id in self._index:
                 raise DuplicateNodeError(node_id)
             self._index[node_id] = i
-        weights = {"work": work, "size_param": size_param, "size_out": size_out}
-        for field, values in weights.items():
+        raw = {"work": work, "size_param": size_param, "size_out": size_out}
+        weights: dict[str, np.ndarray] = {}
+        for field, values in raw.items():
             arr = np.array(values, dtype=np.float64).reshape(-1)
             if arr.shape != (n,):
                 raise ValueError(f"{field} has {arr.size} entries for {n} nodes")
@@ -149,9 +151,9 @@ class Graph:
     @classmethod
     def from_arrays(
         cls,
-        work: Sequence[float] | np.ndarray,
-        size_param: Sequence[float] | np.ndarray,
-        size_out: Sequence[float] | np.ndarray,
+        work: ArrayLike,
+        size_param: ArrayLike,
+        size_out: ArrayLike,
         edges: Iterable[tuple[int, int]] | np.ndarray,
         ids: Sequence[NodeId] | None = None,
         names: Sequence[str | None] | None = None,
@@ -159,7 +161,7 @@ class Graph:
         name: str | None = None,
     ) -> Graph:
         """Build a graph from weight arrays and edges given as index pairs ``(u, v)``."""
-        n = len(work)
+        n = len(np.asarray(work))
         e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
         e = e.reshape(-1, 2)
         ids = list(range(n)) if ids is None else list(ids)

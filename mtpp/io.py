@@ -25,6 +25,9 @@ from mtpp.errors import GraphFormatError
 from mtpp.graph import Graph, Node
 from mtpp.schema import FORMAT, GraphDocument
 
+# mtpp weight -> its name in node-link files of the layered-graph data sets
+NODE_LINK_WEIGHTS = {"work": "duration", "size_param": "param_cost", "size_out": "out_cost"}
+
 
 def load_graph(path: str | os.PathLike[str]) -> Graph:
     """Read a graph file (mtpp JSON or node-link JSON) and validate it."""
@@ -76,14 +79,15 @@ def _from_node_link(data: dict[str, Any], source: str) -> Graph:
     for pos, rec in enumerate(nodes_raw):
         if not isinstance(rec, dict):
             raise GraphFormatError(f"{source}: nodes[{pos}] is not an object")
-        node_id = rec.get("id", rec.get("name", pos))
+        node_id: Any = rec.get("id", rec.get("name", pos))
+        weight: dict[str, Any] = {key: rec.get(alias, rec.get(key, 0.0)) for key, alias in NODE_LINK_WEIGHTS.items()}
         try:
             nodes.append(
                 Node(
                     id=node_id,
-                    work=float(rec.get("duration", rec.get("work", 0.0))),
-                    size_param=float(rec.get("param_cost", rec.get("size_param", 0.0))),
-                    size_out=float(rec.get("out_cost", rec.get("size_out", 0.0))),
+                    work=float(weight["work"]),
+                    size_param=float(weight["size_param"]),
+                    size_out=float(weight["size_out"]),
                     name=str(rec["name"]) if "name" in rec else None,
                     op=rec.get("op"),
                 )

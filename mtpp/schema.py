@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
 from mtpp.graph import Graph, Node
 
-FORMAT = "mtpp-graph"
-VERSION = 1
+FORMAT: Literal["mtpp-graph"] = "mtpp-graph"
+VERSION: Literal[1] = 1
 
 JsonNodeId = Union[StrictStr, StrictInt]
 
