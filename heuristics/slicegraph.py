@@ -164,13 +164,14 @@ def slice_order(problem: Problem, order: np.ndarray, upper_bound: float = math.i
     order = np.asarray(order, dtype=np.int64)
     p = prepare(problem, order)
     arrays = (p.work, p.param_prefix, p.out, p.first_consumer, p.last_consumer, p.in_ptr, p.in_size, p.in_next)
-    params = (problem.k, problem.param_budget, 1.0 / problem.bandwidth)
+    k = min(problem.k, order.size)  # more blocks than nodes would only be empty
+    params = (k, problem.param_budget, 1.0 / problem.bandwidth)
     cap = min(upper_bound, _cap(equal_work_split_value(*arrays, *params)))
     dp, choice = dp_kernel(*arrays, *params, cap)
-    value = float(dp[problem.k, -1])
+    value = float(dp[k, -1])
     if not value < upper_bound:
         return None
-    starts = segment_starts(choice, problem.k)
+    starts = segment_starts(choice, k)
     blocks = np.zeros(order.size, dtype=np.int64)
     blocks[starts[1:]] = 1
     assignment = np.empty(order.size, dtype=np.int64)
@@ -203,6 +204,6 @@ def sort_and_slice_fitness(problem: Problem, keys: np.ndarray, upper_bound: floa
     g = problem.graph
     return decode_batch_kernel(
         np.ascontiguousarray(keys, dtype=np.float64), g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-        in_degrees(g), g.work, g.size_param, g.size_out, 1.0 / problem.bandwidth, problem.k,
+        in_degrees(g), g.work, g.size_param, g.size_out, 1.0 / problem.bandwidth, min(problem.k, g.n),
         problem.param_budget, upper_bound,
     )  # fmt: skip

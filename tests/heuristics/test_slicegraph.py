@@ -77,3 +77,12 @@ def test_k_larger_than_n_and_single_node():
     assert seg.assignment.max() <= 2
     single = Problem(random_dag(rng, 1), 3)
     assert slice_order(single, np.array([0])).bottleneck == pytest.approx(single.graph.work[0])
+
+
+def test_huge_k_costs_no_memory():
+    rng = np.random.default_rng(15)
+    problem = Problem(random_dag(rng, 30, p=0.2), 10**9)
+    seg = slice_order(problem, kahn_order(problem.graph))
+    # one node per block is a feasible split of any order when k >= n
+    assert seg.bottleneck <= max(naive_block_cost(problem, {v}) for v in range(30)) + 1e-9
+    assert np.isfinite(sort_and_slice_fitness(problem, rng.random((2, 30)))).all()
