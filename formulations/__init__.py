@@ -1,0 +1,17 @@
+"""The MIPs of Section 3 of the MTPP paper, emitted as solver-neutral models."""
+
+from formulations.bounds import METHODS, BoundResult, solve_bound, solve_guess
+from formulations.exact import ExactMip, build_exact
+from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
+
+__all__ = [
+    "METHODS",
+    "BoundResult",
+    "ExactMip",
+    "SuperblockMip",
+    "build_bottleneck",
+    "build_exact",
+    "build_guess",
+    "solve_bound",
+    "solve_guess",
+]

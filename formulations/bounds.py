@@ -1,0 +1,167 @@
+"""Certified lower bounds from the MIPs of Section 3: one entry point, any backend.
+
+``solve_bound(problem, method="exact" | "bottleneck" | "guess", solver="highs")``
+builds the neutral model, hands it to the backend by name and turns the answer into
+a :class:`BoundResult` whose ``bound`` is always a valid lower bound on OPT:
+
+* only the solver's proven dual bound is used, never an incumbent; a timed-out
+  solve still contributes the bound it proved;
+* every model's optimum is at least the simple bound ``L`` (Lemma 3.3; by (14) for
+  the superblock models, by Lemma 3.3 itself for the exact one), so the bound is
+  ``max(L, dual)``; a solver error leaves ``L`` standing;
+* with a known ``upper_bound`` (the value of a partition) the exact model fixes
+  ``y`` variables and the solves stop once their dual bound reaches it; the bound
+  is then ``min(UB, ...)``, valid for any ``UB`` (:mod:`formulations.fixing`);
+* guess-the-bottleneck takes the minimum over ``j`` of its sub-MIPs (Section 3.3).
+
+For ``exact`` the decoded assignment is returned too; callers re-check it with
+:func:`mtpp.evaluate` (the tests do).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from formulations.exact import build_exact
+from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
+from mtpp.bounds import simple_lower_bound
+from mtpp.errors import InvalidParameterError
+from mtpp.problem import Problem
+from solvers.registry import get_backend
+from solvers.result import SolveResult, Status
+
+METHODS = ("exact", "bottleneck", "guess")
+
+
+@dataclass(frozen=True)
+class BoundResult:
+    """A lower bound on OPT and how it was obtained.
+
+    ``bound``: valid lower bound.  ``proven_optimal``: the method's MIP(s) were solved
+    to optimality, so no more time would raise this bound (for ``exact``: ``bound ==
+    OPT``).  ``objective``: the MIP's primal value (``exact``: an upper bound on OPT,
+    attained by ``assignment``).  ``parts``: the sub-MIP results of ``guess`` (by ``j``)."""
+
+    method: str
+    bound: float
+    status: Status
+    proven_optimal: bool
+    solver: str
+    solver_version: str
+    wall_time: float
+    objective: float | None = None
+    assignment: np.ndarray | None = field(default=None, repr=False)
+    parts: tuple[SolveResult, ...] = field(default=(), repr=False)
+    message: str = ""
+
+
+def _capped(dual: float, floor: float, upper_bound: float | None) -> float:
+    """``min(UB, max(L, dual))`` (``dual`` may be +inf for an infeasible model)."""
+    b = max(floor, dual) if not math.isnan(dual) else floor
+    return min(b, upper_bound) if upper_bound is not None else b
+
+
+def _solve_kwargs(time_limit: float | None, threads: int, seed: int, target: float | None) -> dict:
+    return {"time_limit": time_limit, "threads": threads, "seed": seed, "dual_bound_target": target}
+
+
+def solve_bound(
+    problem: Problem,
+    method: str = "exact",
+    solver: str = "highs",
+    time_limit: float | None = None,
+    upper_bound: float | None = None,
+    warm_start: np.ndarray | None = None,
+    threads: int = 1,
+    seed: int = 0,
+    n_jobs: int = 1,
+    fix: bool = True,
+) -> BoundResult:
+    """Lower bound on OPT by ``method`` with backend ``solver`` (see the module docstring).
+
+    ``time_limit`` is the wall-clock budget of the whole method in seconds (for
+    ``guess`` it is shared out over the rounds of ``n_jobs`` parallel sub-MIPs).
+    ``warm_start`` (an assignment, ``exact`` only) becomes a MIP start.  ``fix``
+    enables the ``y``-fixing of :mod:`formulations.fixing` when ``upper_bound`` is given."""
+    if method not in METHODS:
+        raise InvalidParameterError(f"unknown bound method {method!r}; choose one of {', '.join(METHODS)}")
+    if method == "guess":
+        return solve_guess(problem, solver, time_limit, upper_bound, threads, seed, n_jobs)
+    t0 = time.perf_counter()
+    backend = get_backend(solver)
+    binary = bool(getattr(backend, "integral_data", False))
+    L = simple_lower_bound(problem)
+    target = upper_bound
+    if method == "exact":
+        mip = build_exact(problem, upper_bound=upper_bound, fix=fix, binary_cuts=binary)
+        start = mip.start(warm_start) if warm_start is not None else None
+        res = backend.solve(mip.model, mip_start=start, **_solve_kwargs(time_limit, threads, seed, target))
+        assignment = mip.decode(res.solution) if res.solution is not None else None
+    else:
+        sb = build_bottleneck(problem, binary_cuts=binary)
+        res = backend.solve(sb.model, **_solve_kwargs(time_limit, threads, seed, target))
+        assignment = None
+    bound = _capped(res.dual_bound, L, upper_bound)
+    if res.status is Status.INFEASIBLE and upper_bound is None:
+        raise RuntimeError(f"the {method} MIP is infeasible, which is impossible for a valid problem")
+    return BoundResult(
+        method=method, bound=bound, status=res.status,
+        proven_optimal=res.status in (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED, Status.INFEASIBLE),
+        solver=res.solver, solver_version=res.version, wall_time=time.perf_counter() - t0,
+        objective=res.objective, assignment=assignment, parts=(res,), message=res.message,
+    )  # fmt: skip
+
+
+def _solve_guess_one(
+    problem: Problem, j: int, solver: str, time_limit: float | None, threads: int, seed: int,
+    target: float | None,
+) -> SolveResult:  # fmt: skip
+    """One sub-MIP ``LB_j`` (module-level so joblib can ship it to a worker)."""
+    backend = get_backend(solver)
+    sb: SuperblockMip = build_guess(problem, j, binary_cuts=bool(getattr(backend, "integral_data", False)))
+    return backend.solve(sb.model, **_solve_kwargs(time_limit, threads, seed, target))
+
+
+def solve_guess(
+    problem: Problem,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    upper_bound: float | None = None,
+    threads: int = 1,
+    seed: int = 0,
+    n_jobs: int = 1,
+) -> BoundResult:
+    """Guess-the-bottleneck (Section 3.3): ``min_j LB_j`` over ``j = 1..k``, the
+    sub-MIPs run in parallel with joblib (``n_jobs`` processes).  With
+    ``upper_bound`` each sub-MIP stops once its dual bound reaches it, since it can
+    then no longer lower the minimum; each ``LB_j`` is reported as
+    ``min(UB, max(L, dual_j))``, so the minimum stays a valid bound."""
+    from joblib import Parallel, delayed
+
+    t0 = time.perf_counter()
+    k = problem.k
+    L = simple_lower_bound(problem)
+    per_sub = None
+    if time_limit is not None:
+        rounds = math.ceil(k / max(1, n_jobs))
+        per_sub = max(time_limit / rounds, 0.01)
+    jobs = [delayed(_solve_guess_one)(problem, j, solver, per_sub, threads, seed, upper_bound) for j in range(1, k + 1)]
+    if n_jobs == 1 or k == 1:
+        parts = [job[0](*job[1], **job[2]) for job in jobs]
+    else:
+        parts = Parallel(n_jobs=min(n_jobs, k))(jobs)
+    lbs = [_capped(r.dual_bound, L, upper_bound) for r in parts]
+    bound = min(lbs)
+    done = (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED, Status.INFEASIBLE)
+    all_done = all(r.status in done for r in parts)
+    worst = next((r.status for r in parts if r.status not in done), Status.OPTIMAL)
+    first = parts[0]
+    return BoundResult(
+        method="guess", bound=bound, status=Status.OPTIMAL if all_done else worst, proven_optimal=all_done,
+        solver=first.solver, solver_version=first.version, wall_time=time.perf_counter() - t0,
+        parts=tuple(parts), message="; ".join(f"j={j}: {r.message}" for j, r in enumerate(parts, 1) if r.message),
+    )  # fmt: skip

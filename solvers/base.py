@@ -1,0 +1,187 @@
+"""The one backend interface every solver adapter implements.
+
+An adapter (cvxpy / MathOpt style) knows three things: how to import its solver
+lazily (:meth:`Backend.import_solver`), how to hand a neutral
+:class:`~solvers.model.Model` to it in bulk, and how to translate the answer back
+into a neutral :class:`~solvers.result.SolveResult`.  Everything that is the same
+for all solvers (argument checks, timing, the post-checks that keep a result
+honest) lives here, once.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from types import ModuleType
+from typing import ClassVar
+
+import numpy as np
+
+from solvers.errors import SolverError, SolverNotInstalledError
+from solvers.model import Model, ObjSense
+from solvers.result import SolveResult, Status
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Options common to all backends.
+
+    ``mip_start`` is a full-length vector of values (``NaN`` = no value for that
+    variable).  ``dual_bound_target``: stop as soon as the proven dual bound reaches
+    this value (``>=`` when minimising, ``<=`` when maximising); useful when a bound
+    is only needed up to a known upper bound, since ``min(UB, dual)`` cannot improve
+    beyond it.  ``rel_gap`` is the relative optimality gap at which to stop (``0``
+    proves optimality up to the solver's absolute tolerance)."""
+
+    time_limit: float | None = None
+    threads: int = 1
+    seed: int = 0
+    mip_start: np.ndarray | None = None
+    dual_bound_target: float | None = None
+    rel_gap: float = 0.0
+    verbose: bool = False
+
+    def target_reached(self, bound: float, sense: ObjSense) -> bool:
+        """Whether the proven ``bound`` has reached ``dual_bound_target``."""
+        t = self.dual_bound_target
+        if t is None or not math.isfinite(bound):
+            return False
+        return bound >= t if sense is ObjSense.MINIMIZE else bound <= t
+
+
+@dataclass
+class RawResult:
+    """What an adapter's :meth:`Backend._solve` hands back, before the common post-checks."""
+
+    status: Status
+    dual_bound: float
+    objective: float | None = None
+    solution: np.ndarray | None = None
+    node_count: int | None = None
+    message: str = ""
+
+
+class Backend(ABC):
+    """A MILP solver behind the neutral interface.
+
+    Subclasses set :attr:`name` and :attr:`package` and implement
+    :meth:`_import`, :meth:`version` and :meth:`_solve`.  Instantiating a backend
+    imports its package (raising :class:`SolverNotInstalledError` if that fails)."""
+
+    name: ClassVar[str]
+    package: ClassVar[str]
+    integral_data: ClassVar[bool] = False
+    """Capability flag: the solver works on an integer rounding of the model (CP-SAT),
+    so builders should prefer integer variables where the formulation allows them."""
+
+    def __init__(self) -> None:
+        self.module = self.import_solver()
+
+    # ------------------------------------------------------------------ import
+    @classmethod
+    def import_solver(cls) -> ModuleType:
+        """Import the solver package, or raise :class:`SolverNotInstalledError` naming it."""
+        try:
+            return cls._import()
+        except ImportError as exc:
+            raise SolverNotInstalledError(cls.name, cls.package, str(exc)) from exc
+
+    @classmethod
+    def available(cls) -> bool:
+        """Whether the package imports (does not check a licence)."""
+        try:
+            cls.import_solver()
+        except SolverNotInstalledError:
+            return False
+        return True
+
+    @classmethod
+    @abstractmethod
+    def _import(cls) -> ModuleType:
+        """Import and return the solver module (lazily: only ever called from here)."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """Solver version string."""
+
+    # ------------------------------------------------------------------ solve
+    def solve(
+        self,
+        model: Model,
+        *,
+        time_limit: float | None = None,
+        threads: int = 1,
+        seed: int = 0,
+        mip_start: np.ndarray | None = None,
+        dual_bound_target: float | None = None,
+        rel_gap: float = 0.0,
+        verbose: bool = False,
+    ) -> SolveResult:
+        """Solve ``model`` and return a :class:`SolveResult`.
+
+        The dual bound is always the solver's proven bound, never an incumbent.  A
+        solver failure gives status ``ERROR`` (with the message); a licence that
+        forbids the model raises :class:`~solvers.errors.SolverLicenseError` so that
+        a caller (the ``"auto"`` backend) can fall back to another solver."""
+        if time_limit is not None and not (time_limit > 0):
+            raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads!r}")
+        start = None
+        if mip_start is not None:
+            start = np.asarray(mip_start, dtype=np.float64).reshape(-1)
+            if start.shape != (model.num_vars,):
+                raise ValueError(f"mip_start has {start.size} values for {model.num_vars} variables")
+        opts = SolveOptions(time_limit, int(threads), int(seed), start, dual_bound_target, float(rel_gap), verbose)
+        t0 = time.perf_counter()
+        try:
+            raw = self._solve(model, opts)
+        except SolverError:
+            raise
+        except Exception as exc:  # a solver crash must not look like a bound
+            raw = RawResult(Status.ERROR, _no_bound(model.sense), message=f"{type(exc).__name__}: {exc}")
+        wall = time.perf_counter() - t0
+        return self._finish(model, opts, raw, wall)
+
+    @abstractmethod
+    def _solve(self, model: Model, opts: SolveOptions) -> RawResult:
+        """Run the solver on ``model``."""
+
+    # ------------------------------------------------------------------ common post-checks
+    def _finish(self, model: Model, opts: SolveOptions, raw: RawResult, wall: float) -> SolveResult:
+        status, dual, message = raw.status, float(raw.dual_bound), raw.message
+        objective, solution = raw.objective, raw.solution
+        if status is Status.ERROR:
+            dual, objective, solution = _no_bound(model.sense), None, None
+        elif status is Status.INFEASIBLE:
+            dual = -_no_bound(model.sense)
+            objective, solution = None, None
+        if solution is not None:
+            solution = np.asarray(solution, dtype=np.float64)
+            if not model.is_feasible(solution, tol=1e-5):
+                message = (message + "; " if message else "") + "solver solution violates the model; dropped"
+                objective, solution = None, None
+            else:
+                objective = model.objective_value(solution)
+        if status in (Status.TIME_LIMIT, Status.INTERRUPTED) and opts.target_reached(dual, model.sense):
+            status = Status.BOUND_REACHED
+        if status is Status.OPTIMAL and solution is None:
+            status = Status.RELAXED_OPTIMAL if math.isfinite(dual) else Status.ERROR
+        return SolveResult(
+            status=status,
+            objective=objective,
+            dual_bound=dual,
+            solution=solution,
+            wall_time=wall,
+            node_count=raw.node_count,
+            solver=self.name,
+            version=self.version(),
+            message=message,
+        )
+
+
+def _no_bound(sense: ObjSense) -> float:
+    """The trivial dual bound: ``-inf`` when minimising, ``+inf`` when maximising."""
+    return -math.inf if sense is ObjSense.MINIMIZE else math.inf

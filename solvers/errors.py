@@ -1,0 +1,41 @@
+"""Errors of the solver layer (all are :class:`mtpp.errors.MtppError`)."""
+
+from __future__ import annotations
+
+from mtpp.errors import MtppError
+
+
+class SolverError(MtppError, RuntimeError):
+    """A solver could not be used for a model."""
+
+
+class UnknownSolverError(SolverError, ValueError):
+    """No backend has this name."""
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        self.name = name
+        super().__init__(f"unknown solver {name!r}; choose one of {', '.join(known)} or 'auto'")
+
+
+class SolverNotInstalledError(SolverError, ImportError):
+    """The Python package of a backend cannot be imported."""
+
+    def __init__(self, solver: str, package: str, reason: str = "") -> None:
+        self.solver = solver
+        self.package = package
+        detail = f": {reason}" if reason else ""
+        super().__init__(f"solver {solver!r} needs the Python package {package!r}, which cannot be imported{detail}")
+
+
+class SolverLicenseError(SolverError):
+    """The solver is installed but its licence does not allow this model (e.g. the
+    size-limited pip licence of Gurobi: at most 2000 variables and 2000 constraints)."""
+
+    def __init__(self, solver: str, message: str) -> None:
+        self.solver = solver
+        super().__init__(f"{solver}: {message}")
+
+
+class UnsupportedModelError(SolverError, ValueError):
+    """The backend cannot represent this model soundly (e.g. an unbounded variable
+    for CP-SAT, which needs finite integer domains)."""

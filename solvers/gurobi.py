@@ -1,0 +1,151 @@
+"""Gurobi adapter (``gurobipy``): variables with ``addMVar``, all rows at once with
+``addMConstr`` from the scipy sparse matrix; the dual bound is ``ObjBound`` and
+``BestBdStop`` stops at a target bound.
+
+The pip wheel carries a size-limited licence (at most 2000 variables and 2000
+linear constraints; larger models fail at ``optimize`` with errno 10010).  The
+adapter detects it once per process with a tiny probe and raises
+:class:`~solvers.errors.SolverLicenseError` before building a model that is too
+large, so that ``solver="auto"`` can fall back to the next backend.
+"""
+
+from __future__ import annotations
+
+import math
+from types import ModuleType
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from solvers.base import Backend, RawResult, SolveOptions
+from solvers.errors import SolverLicenseError
+from solvers.model import Model, ObjSense
+from solvers.result import Status
+
+SIZE_LIMIT = 2000
+ERR_SIZE_LIMIT = 10010
+ERR_NO_LICENSE = 10009
+
+
+class GurobiBackend(Backend):
+    """Gurobi through ``gurobipy``."""
+
+    name = "gurobi"
+    package = "gurobipy"
+    _size_limited: ClassVar[bool | None] = None
+
+    @classmethod
+    def _import(cls) -> ModuleType:
+        import gurobipy
+
+        return gurobipy
+
+    def version(self) -> str:
+        return ".".join(str(v) for v in self.module.gurobi.version())
+
+    def _env(self) -> object:
+        gp = self.module
+        try:
+            env = gp.Env(empty=True)
+            env.setParam("OutputFlag", 0)
+            env.start()
+        except gp.GurobiError as exc:
+            raise SolverLicenseError(self.name, f"no usable licence ({exc})") from exc
+        return env
+
+    def size_limited(self) -> bool:
+        """Whether the licence is the size-limited one (probed once per process)."""
+        cls = type(self)
+        if cls._size_limited is None:
+            gp = self.module
+            with self._env() as env, gp.Model(env=env) as m:  # type: ignore[attr-defined]
+                m.addMVar(SIZE_LIMIT + 1, ub=1.0)
+                try:
+                    m.optimize()
+                    cls._size_limited = False
+                except gp.GurobiError as exc:
+                    if exc.errno != ERR_SIZE_LIMIT:
+                        raise SolverLicenseError(self.name, str(exc)) from exc
+                    cls._size_limited = True
+        return bool(cls._size_limited)
+
+    def _check_size(self, nvars: int, nrows: int) -> None:
+        if (nvars > SIZE_LIMIT or nrows > SIZE_LIMIT) and self.size_limited():
+            raise SolverLicenseError(
+                self.name,
+                f"model has {nvars} variables and {nrows} constraints; the size-limited licence "
+                f"(pip gurobipy) allows at most {SIZE_LIMIT} of each",
+            )
+
+    def _solve(self, model: Model, opts: SolveOptions) -> RawResult:
+        gp = self.module
+        grb = gp.GRB
+        a = model.matrix("csr")
+        lo, hi = model.row_lower, model.row_upper
+        eq = lo == hi
+        ge = np.isfinite(lo) & ~eq
+        le = np.isfinite(hi) & ~eq
+        nrows = int(eq.sum() + ge.sum() + le.sum())
+        self._check_size(model.num_vars, nrows)
+
+        env = self._env()
+        try:
+            m = gp.Model(model.name, env=env)
+            p = m.Params
+            p.Threads = int(opts.threads)
+            p.Seed = int(opts.seed)
+            p.MIPGap = float(opts.rel_gap)
+            if opts.time_limit is not None:
+                p.TimeLimit = float(opts.time_limit)
+            if opts.dual_bound_target is not None:
+                p.BestBdStop = float(opts.dual_bound_target)
+            is_int = model.is_integer
+            vtype = np.where(is_int, grb.INTEGER, grb.CONTINUOUS)
+            x = m.addMVar(model.num_vars, lb=model.lower, ub=model.upper, obj=model.objective, vtype=vtype)
+            m.ObjCon = model.obj_offset
+            m.ModelSense = grb.MINIMIZE if model.sense is ObjSense.MINIMIZE else grb.MAXIMIZE
+            stacked = sp.vstack([a[eq], a[ge], a[le]]).tocsr()
+            senses = np.array(["="] * int(eq.sum()) + [">"] * int(ge.sum()) + ["<"] * int(le.sum()))
+            rhs = np.r_[lo[eq], lo[ge], hi[le]]
+            if nrows:
+                m.addMConstr(stacked, x, senses, rhs)
+            if opts.mip_start is not None:
+                x.Start = np.where(np.isnan(opts.mip_start), grb.UNDEFINED, opts.mip_start)
+            try:
+                m.optimize()
+            except gp.GurobiError as exc:
+                if exc.errno == ERR_SIZE_LIMIT:
+                    msg = f"model too large for the size-limited licence ({exc})"
+                    raise SolverLicenseError(self.name, msg) from exc
+                raise
+            return self._read(m, model, is_int.any())
+        finally:
+            env.dispose()
+
+    def _read(self, m: object, model: Model, is_mip: bool) -> RawResult:
+        grb = self.module.GRB
+        status_map = {
+            grb.OPTIMAL: Status.OPTIMAL,
+            grb.INFEASIBLE: Status.INFEASIBLE,
+            grb.INF_OR_UNBD: Status.INFEASIBLE,
+            grb.UNBOUNDED: Status.UNBOUNDED,
+            grb.TIME_LIMIT: Status.TIME_LIMIT,
+            grb.INTERRUPTED: Status.INTERRUPTED,
+            grb.USER_OBJ_LIMIT: Status.INTERRUPTED,
+            grb.NODE_LIMIT: Status.INTERRUPTED,
+            grb.SOLUTION_LIMIT: Status.INTERRUPTED,
+        }
+        code = m.Status  # type: ignore[attr-defined]
+        st = status_map.get(code, Status.ERROR)
+        nosol = -math.inf if model.sense is ObjSense.MINIMIZE else math.inf
+        solution = None
+        if m.SolCount > 0 and st not in (Status.INFEASIBLE, Status.ERROR):  # type: ignore[attr-defined]
+            solution = np.array(m.getAttr("X", m.getVars()), dtype=np.float64)  # type: ignore[attr-defined]
+        if is_mip:
+            dual = float(m.ObjBound) if st not in (Status.INFEASIBLE, Status.ERROR) else nosol  # type: ignore[attr-defined]
+            nodes = int(m.NodeCount)  # type: ignore[attr-defined]
+        else:
+            dual = float(m.ObjVal) if st is Status.OPTIMAL else nosol  # type: ignore[attr-defined]
+            nodes = 0
+        return RawResult(st, dual, None, solution, nodes, "" if st is not Status.ERROR else f"Gurobi status {code}")

@@ -1,0 +1,94 @@
+"""HiGHS adapter (the default backend): the whole model goes in at once as CSC
+arrays through ``passModel``; the dual bound is ``info.mip_dual_bound``."""
+
+from __future__ import annotations
+
+import math
+from types import ModuleType
+
+import numpy as np
+
+from solvers.base import Backend, RawResult, SolveOptions
+from solvers.model import Model, ObjSense
+from solvers.result import Status
+
+
+class HighsBackend(Backend):
+    """HiGHS through ``highspy`` (embedded, open source, no licence)."""
+
+    name = "highs"
+    package = "highspy"
+
+    @classmethod
+    def _import(cls) -> ModuleType:
+        import highspy
+
+        return highspy
+
+    def version(self) -> str:
+        h = self.module.Highs()
+        return f"{h.version()}"
+
+    def _status_map(self) -> dict[object, Status]:
+        ms = self.module.HighsModelStatus
+        return {
+            ms.kOptimal: Status.OPTIMAL,
+            ms.kInfeasible: Status.INFEASIBLE,
+            ms.kUnbounded: Status.UNBOUNDED,
+            ms.kUnboundedOrInfeasible: Status.INFEASIBLE,
+            ms.kTimeLimit: Status.TIME_LIMIT,
+            ms.kInterrupt: Status.INTERRUPTED,
+            ms.kIterationLimit: Status.INTERRUPTED,
+            ms.kSolutionLimit: Status.INTERRUPTED,
+            ms.kObjectiveBound: Status.INTERRUPTED,
+            ms.kObjectiveTarget: Status.INTERRUPTED,
+        }
+
+    def _solve(self, model: Model, opts: SolveOptions) -> RawResult:
+        hs = self.module
+        h = hs.Highs()
+        h.setOptionValue("output_flag", bool(opts.verbose))
+        h.setOptionValue("random_seed", int(opts.seed))
+        h.setOptionValue("mip_rel_gap", float(opts.rel_gap))
+        if opts.time_limit is not None:
+            h.setOptionValue("time_limit", float(opts.time_limit))
+        if opts.threads > 1:
+            h.setOptionValue("threads", int(opts.threads))
+
+        a = model.matrix("csc")
+        integrality = model.is_integer.astype(np.int32)
+        is_mip = bool(integrality.any())
+        status = h.passModel(
+            model.num_vars, model.num_rows, int(a.nnz), 1, 1 if model.sense is ObjSense.MINIMIZE else -1,
+            model.obj_offset, model.objective, model.lower, model.upper, model.row_lower, model.row_upper,
+            a.indptr.astype(np.int32), a.indices.astype(np.int32), a.data.astype(np.float64), integrality,
+        )  # fmt: skip
+        if status == hs.HighsStatus.kError:
+            return RawResult(Status.ERROR, math.nan, message="HiGHS rejected the model (passModel)")
+        if opts.mip_start is not None and is_mip:
+            given = np.flatnonzero(~np.isnan(opts.mip_start))
+            h.setSolution(int(given.size), given.astype(np.int32), opts.mip_start[given])
+        if opts.dual_bound_target is not None and is_mip:
+
+            def stop_at_target(event: object) -> None:
+                if opts.target_reached(event.data_out.mip_dual_bound, model.sense):  # type: ignore[attr-defined]
+                    event.interrupt()  # type: ignore[attr-defined]
+
+            h.cbMipInterrupt.subscribe(stop_at_target)
+        h.run()
+
+        ms = h.getModelStatus()
+        st = self._status_map().get(ms, Status.ERROR)
+        info = h.getInfo()
+        has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
+        solution = np.array(h.getSolution().col_value, dtype=np.float64) if has_sol else None
+        if is_mip:
+            dual = float(info.mip_dual_bound)
+            nodes = int(info.mip_node_count)
+        else:  # an LP solved to optimality: its optimum is its own proven bound
+            dual = float(info.objective_function_value) if st is Status.OPTIMAL else math.nan
+            nodes = 0
+        if math.isnan(dual):
+            dual = -math.inf if model.sense is ObjSense.MINIMIZE else math.inf
+        message = "" if st is not Status.ERROR else f"HiGHS model status {h.modelStatusToString(ms)}"
+        return RawResult(st, dual, None, solution, nodes, message)
