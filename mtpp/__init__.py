@@ -34,6 +34,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "partition": "mtpp.partitioner",
     "Solution": "mtpp.solution",
+    "certify": "mtpp.certificate",
+    "Certificate": "mtpp.certificate",
     "regal_graph": "mtpp.generators",
     "layered_graph": "mtpp.generators",
     "load_example": "mtpp.examples",
@@ -49,7 +51,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "CycleError",
+    "Certificate",    "CycleError",
     "DuplicateNodeError",
     "EmptyGraphError",
     "Evaluation",
@@ -69,6 +71,7 @@ __all__ = [
     "Solution",
     "UnknownNodeError",
     "__version__",
+    "certify",
     "evaluate",
     "layered_graph",
     "load_example",

@@ -1,6 +1,7 @@
 """The ``mtpp`` command line.
 
 ``mtpp solve FILE -k K``      partition a graph, print blocks, costs and bounds
+``mtpp certify FILE -k K``    partition and prove lower bounds with the MIP hierarchy
 ``mtpp evaluate FILE PART``   re-check a partition file and print its costs
 ``mtpp generate KIND``        write a seeded synthetic graph (regal | layered)
 ``mtpp info FILE``            sizes and totals of a graph
@@ -52,6 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("-o", "--output", help="also write the solution JSON to this file")
     solve.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar (default: when stderr is a terminal)")  # fmt: skip
+
+    cert = sub.add_parser("certify", help="partition a graph and prove lower bounds with MIPs")
+    cert.add_argument("file", help="graph file")
+    _machine_args(cert)
+    cert.add_argument("--bounds", default="all", help="all, or a comma list of simple,bottleneck,guess,exact")
+    cert.add_argument("--solver", default="auto", help="auto, highs, scip, gurobi or cpsat")
+    cert.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method (default 60)")
+    cert.add_argument("--threads", type=int, default=1, help="solver threads")
+    cert.add_argument("--jobs", type=int, default=1, help="parallel sub-MIPs for guess-the-bottleneck")
+    cert.add_argument("--orderer", default="brkga", help="orderer for the partition (see 'solve')")
+    cert.add_argument("--seed", type=int, default=0)
+    cert.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    cert.add_argument("-o", "--output", help="also write the certificate JSON to this file")
+    cert.add_argument("--export-dir", help="write every MIP of the requested methods here as MPS")
 
     ev = sub.add_parser("evaluate", help="check a partition and print its costs")
     ev.add_argument("file", help="graph file")
@@ -130,6 +145,40 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+def cmd_certify(args: argparse.Namespace, out: Console) -> int:
+    from mtpp.certificate import certify, export_models
+
+    problem = _problem(load_graph(args.file), args)
+    err = Console(stderr=True, highlight=False)
+    if args.export_dir:
+        for path in export_models(problem, args.bounds, args.export_dir):
+            err.print(f"wrote {path}")
+    cert = certify(
+        problem, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
+        n_jobs=args.jobs, orderer=args.orderer, seed=args.seed, report=None if args.json else err.print,
+    )  # fmt: skip
+    text = cert.model_dump_json(indent=2)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    if args.json:
+        out.print_json(text)
+        return 0
+    table = Table(title=f"bounds for {problem.graph.name or args.file}, k={problem.k}")
+    for col in ("method", "solver", "status", "lower bound", "LB / UB", "seconds"):
+        table.add_column(col, justify="right")
+    for r in cert.bounds:
+        bound = "-" if r.bound is None else f"{r.bound:.6g}"
+        ratio = "-" if r.bound is None or cert.upper_bound == 0 else f"{r.bound / cert.upper_bound:.4f}"
+        table.add_row(r.method, r.solver or "-", r.status, bound, ratio, f"{r.wall_time:.2f}")
+    out.print(table)
+    out.print(f"upper bound  {cert.upper_bound:.6g}   from {cert.partition_source}")
+    out.print(f"lower bound  {cert.lower_bound:.6g}   from {cert.lower_bound_method}")
+    verdict = "proven optimal" if cert.optimal else f"gap {cert.gap_percent:.2f}%"
+    out.print(f"LB / UB      {cert.ratio:.4f}   ({verdict}; {cert.wall_time:.1f} s)")
+    return 0
+
+
 def _read_assignment(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -196,7 +245,13 @@ def cmd_info(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-COMMANDS = {"solve": cmd_solve, "evaluate": cmd_evaluate, "generate": cmd_generate, "info": cmd_info}
+COMMANDS = {
+    "solve": cmd_solve,
+    "certify": cmd_certify,
+    "evaluate": cmd_evaluate,
+    "generate": cmd_generate,
+    "info": cmd_info,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

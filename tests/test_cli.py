@@ -61,3 +61,23 @@ def test_console_script_entry_point(tmp_path):
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "bottleneck" in res.stdout
+
+
+def test_certify_json_and_output(tmp_path, capsys):
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(45), 10, p=0.3))
+    out = tmp_path / "cert.json"
+    assert main(["certify", path, "-k", "3", "--solver", "highs", "--time-limit", "10", "--orderer", "kahn",
+                 "--json", "-o", str(out)]) == 0  # fmt: skip
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert printed["lower_bound"] <= printed["upper_bound"]
+    assert printed["bounds"][0]["method"] == "simple"
+
+
+def test_certify_table_and_bad_solver(tmp_path, capsys):
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(46), 8, p=0.3))
+    assert main(["certify", path, "-k", "2", "--solver", "highs", "--bounds", "simple,bottleneck",
+                 "--orderer", "kahn"]) == 0  # fmt: skip
+    assert "LB / UB" in capsys.readouterr().out
+    assert main(["certify", path, "-k", "2", "--solver", "nosuch"]) == 2
+    assert "nosuch" in capsys.readouterr().err

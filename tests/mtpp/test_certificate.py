@@ -1,0 +1,98 @@
+import math
+
+import numpy as np
+import pytest
+
+import mtpp
+from mtpp import Certificate, InvalidParameterError, Problem, certify, evaluate
+from mtpp.certificate import MIP_TOLERANCE, parse_bounds
+from solvers.errors import UnknownSolverError
+from tests.oracle import brute_force_optimum, random_dag
+
+
+def test_bounds_sandwich_the_brute_force_optimum():
+    rng = np.random.default_rng(50)
+    for trial in range(25):
+        n, k = int(rng.integers(2, 7)), int(rng.integers(2, 4))
+        g = random_dag(rng, n, p=float(rng.random()))
+        memory = math.inf if trial % 3 else float(rng.integers(3, 15))
+        problem = Problem(g, k, memory=memory)
+        opt, _ = brute_force_optimum(problem)
+        cert = certify(problem, solver="highs", time_limit=20, orderer="random-5", seed=trial)
+        assert cert.upper_bound >= opt - 1e-9
+        for record in cert.bounds:
+            if record.bound is not None:
+                assert record.bound <= opt + 1e-9, record
+        # exact solved to optimality pins OPT down (up to the safety margin)
+        exact = cert.bound("exact")
+        if exact is not None and exact.status == "optimal":
+            assert exact.bound == pytest.approx(opt, rel=2 * MIP_TOLERANCE, abs=2 * MIP_TOLERANCE)
+        assert cert.upper_bound == pytest.approx(opt) and cert.optimal
+        ev = evaluate(problem, {int(v): b for v, b in cert.assignment.items()})
+        assert ev.bottleneck == pytest.approx(cert.upper_bound)
+
+
+def test_json_round_trip_and_fields():
+    g = random_dag(np.random.default_rng(51), 12, p=0.3)
+    cert = certify(g, 3, bounds="simple,bottleneck", solver="highs", time_limit=10, orderer="dfs")
+    back = Certificate.model_validate_json(cert.model_dump_json())
+    assert back == cert
+    assert [b.method for b in cert.bounds] == ["simple", "bottleneck"]
+    assert cert.bound("bottleneck").solver_version
+    assert cert.ratio == pytest.approx(cert.lower_bound / cert.upper_bound)
+    assert cert.gap_percent == pytest.approx(100 * (1 - cert.ratio))
+
+
+def test_a_failing_solver_leaves_the_simple_bound(monkeypatch):
+    import formulations.bounds
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(formulations.bounds, "solve_bound", boom)
+    g = random_dag(np.random.default_rng(52), 10, p=0.3)
+    cert = certify(g, 3, solver="highs", orderer="kahn")
+    assert cert.lower_bound_method == "simple"
+    assert cert.lower_bound == mtpp.simple_lower_bound(Problem(g, 3))
+    errors = [b for b in cert.bounds if b.status == "error"]
+    assert errors and all("solver exploded" in b.message for b in errors)
+
+
+def test_interrupt_keeps_what_finished(monkeypatch):
+    import formulations.bounds
+
+    real = formulations.bounds.solve_bound
+
+    def interrupt_on_guess(problem, method, **kwargs):
+        if method == "guess":
+            raise KeyboardInterrupt
+        return real(problem, method, **kwargs)
+
+    monkeypatch.setattr(formulations.bounds, "solve_bound", interrupt_on_guess)
+    g = random_dag(np.random.default_rng(53), 10, p=0.3)
+    cert = certify(g, 3, solver="highs", orderer="kahn", time_limit=10)
+    statuses = {b.method: b.status for b in cert.bounds}
+    assert statuses["guess"] == "interrupted" and "exact" not in statuses
+    assert statuses["bottleneck"] in ("optimal", "bound_reached", "skipped")
+
+
+def test_time_limit_is_reported_and_bound_is_sound():
+    g = mtpp.layered_graph(120, seed=3)
+    cert = certify(g, 8, bounds="exact", solver="highs", time_limit=1.0, orderer="brkga-100")
+    exact = cert.bound("exact")
+    assert exact.status in ("time_limit", "optimal", "bound_reached")
+    assert cert.lower_bound <= cert.upper_bound
+
+
+def test_bad_arguments():
+    g = random_dag(np.random.default_rng(54), 5, p=0.3)
+    with pytest.raises(UnknownSolverError):
+        certify(g, 2, solver="cplex")
+    with pytest.raises(InvalidParameterError):
+        certify(g, 2, bounds="simple,magic")
+    with pytest.raises(InvalidParameterError):
+        certify(g, 2, time_limit=0)
+    assert parse_bounds("all") == ("simple", "bottleneck", "guess", "exact")
+    # k larger than n is fine: every node may have its own block
+    cert = certify(g, 9, solver="highs", time_limit=10, orderer="kahn")
+    assert cert.lower_bound <= cert.upper_bound
