@@ -81,3 +81,14 @@ def test_certify_table_and_bad_solver(tmp_path, capsys):
     assert "LB / UB" in capsys.readouterr().out
     assert main(["certify", path, "-k", "2", "--solver", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
+
+
+def test_generate_is_seeded(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["generate", "layered", "-n", "60", "--seed", "4", "-o", str(a)]) == 0
+    assert main(["generate", "layered", "-n", "60", "--seed", "4", "-o", str(b)]) == 0
+    assert a.read_text() == b.read_text()
+    assert main(["generate", "regal", "--seed", "2"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert 50 <= len(doc["nodes"]) <= 200
+    assert main(["generate", "layered"]) == 2
