@@ -150,13 +150,13 @@ def build_blocks(
     if kk > 1 and es.size:
         cu = c[pos[es]]  # (E, kk)
         # (9) input cut into block b >= 1: c_ub - y_u(b-1) - y_vb + y_v(b-1) >= -1
-        b = np.arange(1, kk)
-        idx = np.stack([cu[:, b], y[es][:, b - 1], y[ed][:, b], y[ed][:, b - 1]], axis=-1).reshape(-1, 4)
+        blk = np.arange(1, kk)
+        idx = np.stack([cu[:, blk], y[es][:, blk - 1], y[ed][:, blk], y[ed][:, blk - 1]], axis=-1).reshape(-1, 4)
         m.add_rows(idx, np.array([1.0, -1.0, -1.0, 1.0]), lower=-1.0)
         # (10) output cut from block b <= kk-2: c_ub - y_ub + y_u(b-1) + y_vb >= 0
-        b = np.arange(0, kk - 1)
-        prev_u = np.where(b[None, :] > 0, y[es][:, np.maximum(b - 1, 0)], -1)
-        idx = np.stack([cu[:, b], y[es][:, b], prev_u, y[ed][:, b]], axis=-1).reshape(-1, 4)
+        blk = np.arange(0, kk - 1)
+        prev_u = np.where(blk[None, :] > 0, y[es][:, np.maximum(blk - 1, 0)], -1)
+        idx = np.stack([cu[:, blk], y[es][:, blk], prev_u, y[ed][:, blk]], axis=-1).reshape(-1, 4)
         m.add_rows(idx, np.array([1.0, -1.0, 1.0, 1.0]), lower=0.0)
 
     o = None

@@ -16,6 +16,12 @@ a :class:`BoundResult` whose ``bound`` is always a valid lower bound on OPT:
 
 For ``exact`` the decoded assignment is returned too; callers re-check it with
 :func:`mtpp.evaluate` (the tests do).
+
+:func:`build_models` returns the named model(s) a method solves, built by the same
+code as :func:`solve_bound`, e.g. to write them out with
+:meth:`solvers.model.Model.write_mps`.  A MIP proven infeasible without an upper
+bound raises :class:`~formulations.errors.InfeasibleFormulationError`; an unknown,
+missing or licence-limited solver raises the typed errors of :mod:`solvers.errors`.
 """
 
 from __future__ import annotations
@@ -23,18 +29,23 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from formulations.exact import build_exact
+from formulations.errors import InfeasibleFormulationError
+from formulations.exact import ExactMip, build_exact
 from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
 from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError
 from mtpp.problem import Problem
+from solvers.model import Model
 from solvers.registry import get_backend
 from solvers.result import SolveResult, Status
 
 METHODS = ("exact", "bottleneck", "guess")
+DONE = (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED, Status.INFEASIBLE)
+"""Statuses after which more time would not raise a bound."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +76,59 @@ def _capped(dual: float, floor: float, upper_bound: float | None) -> float:
     return min(b, upper_bound) if upper_bound is not None else b
 
 
-def _solve_kwargs(time_limit: float | None, threads: int, seed: int, target: float | None) -> dict:
+def _solve_kwargs(time_limit: float | None, threads: int, seed: int, target: float | None) -> dict[str, Any]:
     return {"time_limit": time_limit, "threads": threads, "seed": seed, "dual_bound_target": target}
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise InvalidParameterError(f"unknown bound method {method!r}; choose one of {', '.join(METHODS)}")
+
+
+def _part_names(problem: Problem, method: str) -> list[str]:
+    """Names of the models ``method`` solves: ``exact``, ``bottleneck`` or
+    ``guess_j01 .. guess_jk`` (zero-padded to at least two digits)."""
+    if method != "guess":
+        return [method]
+    width = max(2, len(str(problem.k)))
+    return [f"guess_j{j:0{width}d}" for j in range(1, problem.k + 1)]
+
+
+def _build(
+    problem: Problem, method: str, j: int | None = None, upper_bound: float | None = None, fix: bool = True,
+    binary_cuts: bool = False,
+) -> ExactMip | SuperblockMip:  # fmt: skip
+    """The one place that maps a method (and guess ``j``) to its builder."""
+    if method == "exact":
+        return build_exact(problem, upper_bound=upper_bound, fix=fix, binary_cuts=binary_cuts)
+    if method == "bottleneck":
+        return build_bottleneck(problem, binary_cuts=binary_cuts)
+    if method == "guess" and j is not None:
+        return build_guess(problem, j, binary_cuts=binary_cuts)
+    raise InvalidParameterError(f"cannot build method {method!r} with guess j={j!r}")
+
+
+def build_models(
+    problem: Problem,
+    method: str = "exact",
+    upper_bound: float | None = None,
+    fix: bool = True,
+    binary_cuts: bool = False,
+) -> list[tuple[str, Model]]:
+    """The neutral model(s) that :func:`solve_bound` solves for ``method``, named:
+    ``[("exact", m)]``, ``[("bottleneck", m)]`` or ``[("guess_j01", m_1), ...,
+    ("guess_jk", m_k)]`` (Section 3.3, one sub-MIP per ``j``).
+
+    ``upper_bound`` and ``fix`` shape the exact model only (``y``-fixing and the cap
+    ``bottleneck <= UB`` of :mod:`formulations.fixing`); for the other methods an
+    upper bound only stops the solve early, so it does not change their models.
+    ``binary_cuts`` declares the cut variables binary, as :func:`solve_bound` does for
+    integer-only backends (CP-SAT).  Write a model out with ``m.write_mps(path)``."""
+    _check_method(method)
+    names = _part_names(problem, method)
+    if method == "guess":
+        return [(name, _build(problem, method, j, binary_cuts=binary_cuts).model) for j, name in enumerate(names, 1)]
+    return [(names[0], _build(problem, method, None, upper_bound, fix, binary_cuts).model)]
 
 
 def solve_bound(
@@ -86,33 +148,32 @@ def solve_bound(
     ``time_limit`` is the wall-clock budget of the whole method in seconds (for
     ``guess`` it is shared out over the rounds of ``n_jobs`` parallel sub-MIPs).
     ``warm_start`` (an assignment, ``exact`` only) becomes a MIP start.  ``fix``
-    enables the ``y``-fixing of :mod:`formulations.fixing` when ``upper_bound`` is given."""
-    if method not in METHODS:
-        raise InvalidParameterError(f"unknown bound method {method!r}; choose one of {', '.join(METHODS)}")
+    enables the ``y``-fixing of :mod:`formulations.fixing` when ``upper_bound`` is given.
+
+    Raises :class:`~solvers.errors.UnknownSolverError`,
+    :class:`~solvers.errors.SolverNotInstalledError` or
+    :class:`~solvers.errors.SolverLicenseError` (a model too large for Gurobi's
+    size-limited licence; ``solver="auto"`` falls back instead), and
+    :class:`~formulations.errors.InfeasibleFormulationError` if a MIP is proven
+    infeasible although no ``upper_bound`` was given."""
+    _check_method(method)
     if method == "guess":
         return solve_guess(problem, solver, time_limit, upper_bound, threads, seed, n_jobs)
     t0 = time.perf_counter()
     backend = get_backend(solver)
     binary = bool(getattr(backend, "integral_data", False))
     L = simple_lower_bound(problem)
-    target = upper_bound
-    if method == "exact":
-        mip = build_exact(problem, upper_bound=upper_bound, fix=fix, binary_cuts=binary)
-        start = mip.start(warm_start) if warm_start is not None else None
-        res = backend.solve(mip.model, mip_start=start, **_solve_kwargs(time_limit, threads, seed, target))
-        assignment = mip.decode(res.solution) if res.solution is not None else None
-    else:
-        sb = build_bottleneck(problem, binary_cuts=binary)
-        res = backend.solve(sb.model, **_solve_kwargs(time_limit, threads, seed, target))
-        assignment = None
-    bound = _capped(res.dual_bound, L, upper_bound)
+    mip = _build(problem, method, None, upper_bound, fix, binary)
+    start = mip.start(warm_start) if warm_start is not None and isinstance(mip, ExactMip) else None
+    res = backend.solve(mip.model, mip_start=start, **_solve_kwargs(time_limit, threads, seed, upper_bound))
     if res.status is Status.INFEASIBLE and upper_bound is None:
-        raise RuntimeError(f"the {method} MIP is infeasible, which is impossible for a valid problem")
+        raise InfeasibleFormulationError(method, res.solver, res.message)
+    assignment = mip.decode(res.solution) if isinstance(mip, ExactMip) and res.solution is not None else None
     return BoundResult(
-        method=method, bound=bound, status=res.status,
-        proven_optimal=res.status in (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED, Status.INFEASIBLE),
-        solver=res.solver, solver_version=res.version, wall_time=time.perf_counter() - t0,
-        objective=res.objective, assignment=assignment, parts=(res,), message=res.message,
+        method=method, bound=_capped(res.dual_bound, L, upper_bound), status=res.status,
+        proven_optimal=res.status in DONE, solver=res.solver, solver_version=res.version,
+        wall_time=time.perf_counter() - t0, objective=res.objective, assignment=assignment, parts=(res,),
+        message=res.message,
     )  # fmt: skip
 
 
@@ -122,7 +183,7 @@ def _solve_guess_one(
 ) -> SolveResult:  # fmt: skip
     """One sub-MIP ``LB_j`` (module-level so joblib can ship it to a worker)."""
     backend = get_backend(solver)
-    sb: SuperblockMip = build_guess(problem, j, binary_cuts=bool(getattr(backend, "integral_data", False)))
+    sb = _build(problem, "guess", j, binary_cuts=bool(getattr(backend, "integral_data", False)))
     return backend.solve(sb.model, **_solve_kwargs(time_limit, threads, seed, target))
 
 
@@ -139,10 +200,12 @@ def solve_guess(
     sub-MIPs run in parallel with joblib (``n_jobs`` processes).  With
     ``upper_bound`` each sub-MIP stops once its dual bound reaches it, since it can
     then no longer lower the minimum; each ``LB_j`` is reported as
-    ``min(UB, max(L, dual_j))``, so the minimum stays a valid bound."""
+    ``min(UB, max(L, dual_j))``, so the minimum stays a valid bound.  Raises the
+    errors of :func:`solve_bound` (a sub-MIP may be infeasible, but not all of them)."""
     from joblib import Parallel, delayed
 
     t0 = time.perf_counter()
+    get_backend(solver)  # an unknown or missing solver fails here, before any worker starts
     k = problem.k
     L = simple_lower_bound(problem)
     per_sub = None
@@ -154,14 +217,14 @@ def solve_guess(
         parts = [job[0](*job[1], **job[2]) for job in jobs]
     else:
         parts = Parallel(n_jobs=min(n_jobs, k))(jobs)
+    if upper_bound is None and all(r.status is Status.INFEASIBLE for r in parts):
+        raise InfeasibleFormulationError("guess", parts[0].solver, "every sub-MIP LB_j")
     lbs = [_capped(r.dual_bound, L, upper_bound) for r in parts]
-    bound = min(lbs)
-    done = (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED, Status.INFEASIBLE)
-    all_done = all(r.status in done for r in parts)
-    worst = next((r.status for r in parts if r.status not in done), Status.OPTIMAL)
+    all_done = all(r.status in DONE for r in parts)
+    worst = next((r.status for r in parts if r.status not in DONE), Status.OPTIMAL)
     first = parts[0]
     return BoundResult(
-        method="guess", bound=bound, status=Status.OPTIMAL if all_done else worst, proven_optimal=all_done,
+        method="guess", bound=min(lbs), status=Status.OPTIMAL if all_done else worst, proven_optimal=all_done,
         solver=first.solver, solver_version=first.version, wall_time=time.perf_counter() - t0,
         parts=tuple(parts), message="; ".join(f"j={j}: {r.message}" for j, r in enumerate(parts, 1) if r.message),
     )  # fmt: skip

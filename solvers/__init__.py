@@ -12,6 +12,7 @@ from solvers.errors import (
     UnsupportedModelError,
 )
 from solvers.model import Model, ObjSense, VarType
+from solvers.mps import write_mps
 from solvers.registry import AUTO_ORDER, BACKENDS, AutoBackend, available_backends, get_backend
 from solvers.result import SolveResult, Status
 
@@ -33,4 +34,5 @@ __all__ = [
     "VarType",
     "available_backends",
     "get_backend",
+    "write_mps",
 ]

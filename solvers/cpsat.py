@@ -34,9 +34,9 @@ class CpSatBackend(Backend):
         return cp_model
 
     def version(self) -> str:
-        import ortools
+        from importlib.metadata import version
 
-        return str(ortools.__version__)
+        return version("ortools")
 
     def _solve(self, model: Model, opts: SolveOptions) -> RawResult:
         cp = self.module

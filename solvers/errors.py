@@ -14,7 +14,11 @@ class UnknownSolverError(SolverError, ValueError):
 
     def __init__(self, name: str, known: tuple[str, ...]) -> None:
         self.name = name
+        self.known = tuple(known)
         super().__init__(f"unknown solver {name!r}; choose one of {', '.join(known)} or 'auto'")
+
+    def __reduce__(self) -> tuple[type, tuple[str, tuple[str, ...]]]:  # picklable (joblib workers)
+        return (type(self), (self.name, self.known))
 
 
 class SolverNotInstalledError(SolverError, ImportError):
@@ -23,8 +27,12 @@ class SolverNotInstalledError(SolverError, ImportError):
     def __init__(self, solver: str, package: str, reason: str = "") -> None:
         self.solver = solver
         self.package = package
+        self.reason = reason
         detail = f": {reason}" if reason else ""
         super().__init__(f"solver {solver!r} needs the Python package {package!r}, which cannot be imported{detail}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:  # picklable (joblib workers)
+        return (type(self), (self.solver, self.package, self.reason))
 
 
 class SolverLicenseError(SolverError):
@@ -33,7 +41,11 @@ class SolverLicenseError(SolverError):
 
     def __init__(self, solver: str, message: str) -> None:
         self.solver = solver
+        self.detail = message
         super().__init__(f"{solver}: {message}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # picklable (joblib workers)
+        return (type(self), (self.solver, self.detail))
 
 
 class UnsupportedModelError(SolverError, ValueError):

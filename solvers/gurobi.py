@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +22,9 @@ from solvers.base import Backend, RawResult, SolveOptions
 from solvers.errors import SolverLicenseError
 from solvers.model import Model, ObjSense
 from solvers.result import Status
+
+if TYPE_CHECKING:  # gurobipy ships type stubs; at run time it is imported lazily
+    import gurobipy
 
 SIZE_LIMIT = 2000
 ERR_SIZE_LIMIT = 10010
@@ -44,7 +47,7 @@ class GurobiBackend(Backend):
     def version(self) -> str:
         return ".".join(str(v) for v in self.module.gurobi.version())
 
-    def _env(self) -> object:
+    def _env(self) -> gurobipy.Env:
         gp = self.module
         try:
             env = gp.Env(empty=True)
@@ -59,7 +62,7 @@ class GurobiBackend(Backend):
         cls = type(self)
         if cls._size_limited is None:
             gp = self.module
-            with self._env() as env, gp.Model(env=env) as m:  # type: ignore[attr-defined]
+            with self._env() as env, gp.Model(env=env) as m:
                 m.addMVar(SIZE_LIMIT + 1, ub=1.0)
                 try:
                     m.optimize()
@@ -119,11 +122,11 @@ class GurobiBackend(Backend):
                     msg = f"model too large for the size-limited licence ({exc})"
                     raise SolverLicenseError(self.name, msg) from exc
                 raise
-            return self._read(m, model, is_int.any())
+            return self._read(m, model, bool(is_int.any()))
         finally:
             env.dispose()
 
-    def _read(self, m: object, model: Model, is_mip: bool) -> RawResult:
+    def _read(self, m: gurobipy.Model, model: Model, is_mip: bool) -> RawResult:
         grb = self.module.GRB
         status_map = {
             grb.OPTIMAL: Status.OPTIMAL,
@@ -136,16 +139,16 @@ class GurobiBackend(Backend):
             grb.NODE_LIMIT: Status.INTERRUPTED,
             grb.SOLUTION_LIMIT: Status.INTERRUPTED,
         }
-        code = m.Status  # type: ignore[attr-defined]
+        code = m.Status
         st = status_map.get(code, Status.ERROR)
         nosol = -math.inf if model.sense is ObjSense.MINIMIZE else math.inf
         solution = None
-        if m.SolCount > 0 and st not in (Status.INFEASIBLE, Status.ERROR):  # type: ignore[attr-defined]
-            solution = np.array(m.getAttr("X", m.getVars()), dtype=np.float64)  # type: ignore[attr-defined]
+        if m.SolCount > 0 and st not in (Status.INFEASIBLE, Status.ERROR):
+            solution = np.array(m.getAttr("X", m.getVars()), dtype=np.float64)
         if is_mip:
-            dual = float(m.ObjBound) if st not in (Status.INFEASIBLE, Status.ERROR) else nosol  # type: ignore[attr-defined]
-            nodes = int(m.NodeCount)  # type: ignore[attr-defined]
+            dual = float(m.ObjBound) if st not in (Status.INFEASIBLE, Status.ERROR) else nosol
+            nodes = int(m.NodeCount)
         else:
-            dual = float(m.ObjVal) if st is Status.OPTIMAL else nosol  # type: ignore[attr-defined]
+            dual = float(m.ObjVal) if st is Status.OPTIMAL else nosol
             nodes = 0
         return RawResult(st, dual, None, solution, nodes, "" if st is not Status.ERROR else f"Gurobi status {code}")

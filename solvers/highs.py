@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from solvers.base import Backend, RawResult, SolveOptions
 from solvers.model import Model, ObjSense
 from solvers.result import Status
+
+if TYPE_CHECKING:  # imported lazily at run time
+    import highspy
 
 
 class HighsBackend(Backend):
@@ -70,9 +74,9 @@ class HighsBackend(Backend):
             h.setSolution(int(given.size), given.astype(np.int32), opts.mip_start[given])
         if opts.dual_bound_target is not None and is_mip:
 
-            def stop_at_target(event: object) -> None:
-                if opts.target_reached(event.data_out.mip_dual_bound, model.sense):  # type: ignore[attr-defined]
-                    event.interrupt()  # type: ignore[attr-defined]
+            def stop_at_target(event: highspy.HighsCallbackEvent) -> None:
+                if opts.target_reached(event.data_out.mip_dual_bound, model.sense):
+                    event.interrupt()
 
             h.cbMipInterrupt.subscribe(stop_at_target)
         h.run()

@@ -295,9 +295,8 @@ def integer_relaxation(model: Model) -> IntegerRelaxation:
 
     # objective
     ec = c / grid
-    s0 = rational_scale(ec)
-    if s0 is None:
-        s0 = approx_scale(ec, zmag)
+    exact_s0 = rational_scale(ec)
+    s0 = float(exact_s0) if exact_s0 is not None else approx_scale(ec, zmag)
     c_int = np.round(ec * s0)
     dc = c_int - ec * s0
     r0 = np.minimum(-dc * z_lo, -dc * z_hi) + np.where(cont, np.minimum(s0 * c / grid, 0.0), 0.0)

@@ -17,9 +17,11 @@ Nothing here knows which solver will run the model, nor what it means.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -86,7 +88,8 @@ class Model:
         self._obj_val: np.ndarray = np.zeros(0)
         self.obj_offset = 0.0
         self.sense = ObjSense.MINIMIZE
-        self._cache: dict[str, object] = {}
+        self._vec_cache: dict[str, np.ndarray] = {}  # objective and row bounds, assembled on first use
+        self._mat_cache: dict[str, sp.spmatrix] = {}  # the constraint matrix in COO / CSR / CSC
 
     # ------------------------------------------------------------------ variables
     def add_variables(
@@ -101,7 +104,7 @@ class Model:
 
         Binary variables get bounds ``[0, 1]`` intersected with ``lower``/``upper``
         (so a binary can be fixed by its bounds)."""
-        shape_t = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)  # type: ignore[arg-type]
+        shape_t = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         size = int(np.prod(shape_t, dtype=np.int64))
         vt = VarType(vtype)
         lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), shape_t).reshape(-1).copy()
@@ -120,7 +123,7 @@ class Model:
         if key in self.blocks:
             raise ValueError(f"variable block {key!r} exists already")
         self.blocks[key] = VarBlock(key, start, shape_t)
-        self._cache.clear()
+        self._invalidate()
         return np.arange(start, start + size, dtype=np.int64).reshape(shape_t)
 
     def set_bounds(self, idx: np.ndarray, lower: float | np.ndarray | None = None,
@@ -132,7 +135,7 @@ class Model:
             self._lower[0][idx] = np.broadcast_to(np.asarray(lower, dtype=np.float64).reshape(-1), idx.shape)
         if upper is not None:
             self._upper[0][idx] = np.broadcast_to(np.asarray(upper, dtype=np.float64).reshape(-1), idx.shape)
-        self._cache.clear()
+        self._invalidate()
 
     # ------------------------------------------------------------------ constraints
     def add_rows(
@@ -184,7 +187,7 @@ class Model:
         self._rlo.append(lo)
         self._rhi.append(hi)
         self.num_rows += num_rows
-        self._cache.clear()
+        self._invalidate()
         return np.arange(start, start + num_rows, dtype=np.int64)
 
     # ------------------------------------------------------------------ objective
@@ -201,9 +204,13 @@ class Model:
         self._obj_val = np.broadcast_to(np.asarray(coef, dtype=np.float64).reshape(-1), idx.shape).copy()
         self.sense = ObjSense(sense)
         self.obj_offset = float(offset)
-        self._cache.clear()
+        self._invalidate()
 
     # ------------------------------------------------------------------ frozen views
+    def _invalidate(self) -> None:
+        self._vec_cache.clear()
+        self._mat_cache.clear()
+
     def _flatten_vars(self) -> None:
         if len(self._lower) != 1:
             for lst in (self._lower, self._upper, self._vtype):
@@ -232,40 +239,40 @@ class Model:
     @property
     def objective(self) -> np.ndarray:
         """Dense objective vector ``c`` (length ``num_vars``)."""
-        if "obj" not in self._cache:
+        if "obj" not in self._vec_cache:
             c = np.zeros(self.num_vars)
             np.add.at(c, self._obj_idx, self._obj_val)
-            self._cache["obj"] = c
-        return self._cache["obj"]  # type: ignore[return-value]
+            self._vec_cache["obj"] = c
+        return self._vec_cache["obj"]
 
     @property
     def row_lower(self) -> np.ndarray:
-        if "rlo" not in self._cache:
-            self._cache["rlo"] = np.concatenate(self._rlo) if self._rlo else np.zeros(0)
-        return self._cache["rlo"]  # type: ignore[return-value]
+        if "rlo" not in self._vec_cache:
+            self._vec_cache["rlo"] = np.concatenate(self._rlo) if self._rlo else np.zeros(0)
+        return self._vec_cache["rlo"]
 
     @property
     def row_upper(self) -> np.ndarray:
-        if "rhi" not in self._cache:
-            self._cache["rhi"] = np.concatenate(self._rhi) if self._rhi else np.zeros(0)
-        return self._cache["rhi"]  # type: ignore[return-value]
+        if "rhi" not in self._vec_cache:
+            self._vec_cache["rhi"] = np.concatenate(self._rhi) if self._rhi else np.zeros(0)
+        return self._vec_cache["rhi"]
 
     def matrix(self, fmt: str = "csr") -> sp.csr_matrix | sp.csc_matrix:
         """The constraint matrix ``A`` (``num_rows x num_vars``) in ``csr`` or ``csc``."""
-        key = f"A_{fmt}"
-        if key not in self._cache:
-            if "A_coo" not in self._cache:
+        if fmt not in ("csr", "csc"):
+            raise ValueError(f"matrix format must be 'csr' or 'csc', got {fmt!r}")
+        if fmt not in self._mat_cache:
+            if "coo" not in self._mat_cache:
                 rows = np.concatenate(self._rows) if self._rows else np.zeros(0, dtype=np.int64)
                 cols = np.concatenate(self._cols) if self._cols else np.zeros(0, dtype=np.int64)
                 vals = np.concatenate(self._vals) if self._vals else np.zeros(0)
-                a = sp.coo_matrix((vals, (rows, cols)), shape=(self.num_rows, self.num_vars))
-                self._cache["A_coo"] = a
-            coo = self._cache["A_coo"]
-            mat = coo.tocsr() if fmt == "csr" else coo.tocsc()  # type: ignore[union-attr]
+                self._mat_cache["coo"] = sp.coo_matrix((vals, (rows, cols)), shape=(self.num_rows, self.num_vars))
+            coo = self._mat_cache["coo"]
+            mat = coo.tocsr() if fmt == "csr" else coo.tocsc()
             mat.sum_duplicates()
             mat.eliminate_zeros()
-            self._cache[key] = mat
-        return self._cache[key]  # type: ignore[return-value]
+            self._mat_cache[fmt] = mat
+        return self._mat_cache[fmt]
 
     # ------------------------------------------------------------------ checks
     def objective_value(self, x: np.ndarray) -> float:
@@ -297,6 +304,13 @@ class Model:
         ok_bounds = np.all(x >= self.lower - tol * scale_v) and np.all(x <= self.upper + tol * scale_v)
         ok_int = np.all(np.abs(x - np.round(x))[self.is_integer] <= tol)
         return bool(ok_rows and ok_bounds and ok_int)
+
+    # ------------------------------------------------------------------ export
+    def write_mps(self, path: str | os.PathLike[str]) -> Path:
+        """Write the model as a free-format MPS file (see :mod:`solvers.mps`)."""
+        from solvers.mps import write_mps
+
+        return write_mps(self, path)
 
     def __repr__(self) -> str:
         nint = int(self.is_integer.sum())

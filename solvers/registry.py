@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 from solvers.base import Backend
 from solvers.errors import SolverError, SolverLicenseError, SolverNotInstalledError, UnknownSolverError
 from solvers.model import Model
@@ -28,9 +30,9 @@ AUTO_ORDER: tuple[str, ...] = ("gurobi", "highs", "scip", "cpsat")
 
 def backend_class(name: str) -> type[Backend]:
     """The adapter class for ``name`` (imports the adapter module, not the solver)."""
-    key = name.lower()
+    key = name.lower() if isinstance(name, str) else ""
     if key not in BACKENDS:
-        raise UnknownSolverError(name, (*BACKENDS, "auto"))
+        raise UnknownSolverError(str(name), tuple(BACKENDS))
     module, cls = BACKENDS[key].split(":")
     return getattr(importlib.import_module(module), cls)
 
@@ -38,7 +40,7 @@ def backend_class(name: str) -> type[Backend]:
 def get_backend(name: str = "auto") -> Backend | AutoBackend:
     """A ready backend for ``name``; raises :class:`UnknownSolverError` or
     :class:`SolverNotInstalledError`."""
-    if name.lower() == "auto":
+    if isinstance(name, str) and name.lower() == "auto":
         return AutoBackend()
     return backend_class(name)()
 
@@ -57,13 +59,27 @@ class AutoBackend:
     def __init__(self, order: tuple[str, ...] = AUTO_ORDER) -> None:
         self.order = order
 
-    def solve(self, model: Model, **kwargs: object) -> SolveResult:
+    def solve(
+        self,
+        model: Model,
+        *,
+        time_limit: float | None = None,
+        threads: int = 1,
+        seed: int = 0,
+        mip_start: np.ndarray | None = None,
+        dual_bound_target: float | None = None,
+        rel_gap: float = 0.0,
+        verbose: bool = False,
+    ) -> SolveResult:
         """Like :meth:`Backend.solve`; the result names the backend that ran."""
         reasons = []
         for name in self.order:
             try:
-                backend = get_backend(name)
-                return backend.solve(model, **kwargs)  # type: ignore[arg-type]
+                backend = backend_class(name)()
+                return backend.solve(
+                    model, time_limit=time_limit, threads=threads, seed=seed, mip_start=mip_start,
+                    dual_bound_target=dual_bound_target, rel_gap=rel_gap, verbose=verbose,
+                )  # fmt: skip
             except (SolverNotInstalledError, SolverLicenseError) as exc:
                 reasons.append(str(exc))
         raise SolverError("no solver could take the model: " + "; ".join(reasons))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import mtpp
 from formulations.bounds import solve_bound
 from formulations.exact import build_exact
 from mtpp.bounds import simple_lower_bound
@@ -82,3 +83,12 @@ def test_time_limit_returns_a_proven_bound() -> None:
     assert res.bound >= simple_lower_bound(p) - 1e-9
     if res.assignment is not None:
         assert at_most(res.bound, evaluate(p, res.assignment).bottleneck)
+
+
+def test_tiny_time_limit_on_a_hard_instance_gives_a_bound_between_l_and_a_partition() -> None:
+    p = Problem(random_dag(np.random.default_rng(1), 60, 0.1), 6)
+    res = solve_bound(p, "exact", solver="highs", time_limit=0.5)
+    assert res.status is Status.TIME_LIMIT and not res.proven_optimal
+    assert res.wall_time < 5.0
+    upper = mtpp.partition(p, orderer="brkga-400").bottleneck  # value of a known feasible partition
+    assert simple_lower_bound(p) - 1e-9 <= res.bound <= upper + 1e-9
