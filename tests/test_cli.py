@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from mtpp import Graph
 from mtpp.cli import main
@@ -92,3 +93,20 @@ def test_generate_is_seeded(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert 50 <= len(doc["nodes"]) <= 200
     assert main(["generate", "layered"]) == 2
+
+
+def test_certify_export_dir_models_resolve_to_the_optimum(tmp_path, capsys):
+    import highspy
+
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(47), 7, p=0.4))
+    out = tmp_path / "models"
+    assert main(["certify", path, "-k", "3", "--solver", "highs", "--export-dir", str(out), "--json"]) == 0
+    cert = json.loads(capsys.readouterr().out)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["bottleneck.mps", "exact.mps", "guess_j01.mps", "guess_j02.mps", "guess_j03.mps"]
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(out / "exact.mps"))
+    h.run()
+    assert cert["optimal"]
+    assert h.getInfo().objective_function_value == pytest.approx(cert["upper_bound"], rel=1e-6)
