@@ -5,6 +5,9 @@
 ``mtpp evaluate FILE PART``   re-check a partition file and print its costs
 ``mtpp generate KIND``        write a seeded synthetic graph (regal | layered)
 ``mtpp info FILE``            sizes and totals of a graph
+``mtpp batch TESTBED -k ...``  run the bound hierarchy over a testbed into a results store
+``mtpp table results.db``     Table 1/2/3-style summaries of a store
+``mtpp plot results.db``      running-time and LB/UB figures of a store
 
 Errors on bad input print one line naming the problem and exit with status 2.
 """
@@ -16,7 +19,7 @@ import contextlib
 import json
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -82,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     info = sub.add_parser("info", help="print sizes and totals of a graph")
     info.add_argument("file")
+
+    from mtpp.cli_batch import add_commands
+
+    add_commands(sub)
     return parser
 
 
@@ -254,15 +261,24 @@ COMMANDS = {
 }
 
 
+def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
+    if name in COMMANDS:
+        return COMMANDS[name]
+    from mtpp.cli_batch import COMMANDS as BATCH_COMMANDS
+
+    return BATCH_COMMANDS[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = Console(soft_wrap=True)
     try:
-        return COMMANDS[args.command](args, out)
+        return _command(args.command)(args, out)
     except MtppError as exc:
         print(f"mtpp: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        print("mtpp: interrupted; finished results are kept (rerun a batch to go on)", file=sys.stderr)
         return 130
 
 

@@ -1,0 +1,488 @@
+"""``mtpp.batch.run``: the tasks of a testbed on joblib, one machine or a Dask cluster.
+
+Each task runs in a **sandbox**: a plain Python process (``subprocess``, so it works
+inside daemonic Dask workers too) that each joblib worker keeps for its tasks, fed
+one JSON request at a time (:func:`mtpp.batch.tasks.serve`).  The worker waits at
+most ``time_limit + grace`` seconds (the hard wall-clock guard); past that it kills
+the sandbox and the task is recorded as ``timeout``.  A sandbox that dies (a segfault
+in a solver, the OOM killer, ``os._exit``) gives ``crashed`` with its exit code and
+the tail of its stderr; the next task starts a fresh one.  If a joblib worker itself
+dies (loky ``TerminatedWorkerError``, Dask ``KilledWorker``), the tasks it may have
+been running are retried, and a task lost that way twice is recorded as
+``crashed``.  In every case the batch goes on.
+
+The parent process writes every result to the store the moment it arrives
+(``return_as="generator_unordered"``), so a killed batch loses only the tasks in
+flight, and a rerun skips every task already stored (``retry_failed=True`` reruns
+those that ended in ``error``, ``crashed`` or ``timeout``).
+
+Backends: ``"loky"`` (default; joblib's process pool) or ``"dask"``: joblib's Dask
+backend on an existing ``distributed`` scheduler (``scheduler="tcp://host:8786"`` or a
+``distributed.Client``), started by the user with ``dask scheduler`` /
+``dask worker`` or any Dask deployment; mtpp runs no scheduler of its own.  The
+workers need mtpp installed; graphs travel inside the tasks, so no shared file system
+is needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mtpp.batch.store import ResultStore
+from mtpp.batch.tasks import (
+    BOUND_METHODS,
+    CRASHED,
+    FAILED,
+    MIP_METHODS,
+    OK,
+    TIME_LIMIT,
+    TIMEOUT,
+    GraphSource,
+    Settings,
+    Task,
+    canonical_json,
+    load_sources,
+    make_tasks,
+    parse_methods,
+)
+from mtpp.errors import InvalidParameterError
+
+BACKENDS = ("loky", "dask")
+DEFAULT_GRACE = 60.0
+START_TIMEOUT = 180.0  # seconds for a sandbox to import mtpp and say it is ready
+IDLE_RESTART = 60.0  # a sandbox idle this long is replaced (it exits by itself after 120 s)
+LOG_TAIL = 1500
+_WORKER_DEATHS = ("TerminatedWorkerError", "BrokenProcessPool", "KilledWorker")
+
+
+class SandboxError(RuntimeError):
+    """A sandbox process cannot be started: the environment is broken, not a task."""
+
+
+# --------------------------------------------------------------------------- sandbox (worker side)
+
+
+class Sandbox:
+    """A long-lived task process owned by one worker thread."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path: str | None = None
+        self.buffer = b""
+        self.last_used = 0.0
+        self.parent = os.getppid()
+        self.watch_parent = False
+
+    def _start(self) -> None:
+        env = dict(os.environ)
+        # the sandbox sees the modules its worker sees (a worker's sys.path may differ from the default)
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in sys.path if p and os.path.isdir(p)))
+        env.setdefault("NUMBA_NUM_THREADS", "1")
+        env.setdefault("OMP_NUM_THREADS", "1")
+        tmp, self.log_path = tempfile.mkstemp(prefix="mtpp-batch-", suffix=".log")
+        os.close(tmp)
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)  # appends stay at the end after a truncate
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", "from mtpp.batch.tasks import serve; serve()"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=fd, env=env,
+            )  # fmt: skip
+        finally:
+            os.close(fd)
+        self.buffer = b""
+        line = self._read_line(time.monotonic() + START_TIMEOUT)
+        if not isinstance(line, dict) or not line.get("ready"):
+            tail = self._log_tail()
+            self.close()
+            raise SandboxError(f"the task process did not start ({line!r}); its stderr ends with:\n{tail}")
+        self.last_used = time.monotonic()
+
+    def _read_line(self, deadline: float) -> dict[str, Any] | str | None:
+        """The next JSON line; ``None`` at end of file; ``"timeout"`` past ``deadline``."""
+        import json
+
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout"
+            if self.watch_parent and os.getppid() != self.parent:
+                # this worker is an orphan of a killed batch: nobody will read the answer
+                self.close()
+                os._exit(1)
+            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return None
+                self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def _log_tail(self) -> str:
+        if not self.log_path:
+            return ""
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - LOG_TAIL))
+                return fh.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+            self.proc = None
+        if self.log_path:
+            with contextlib.suppress(OSError):
+                os.unlink(self.log_path)
+            self.log_path = None
+
+    def ensure_started(self) -> None:
+        stale = time.monotonic() - self.last_used > IDLE_RESTART
+        if self.proc is None or self.proc.poll() is not None or stale:
+            self.close()
+            self._start()
+
+    def run(self, request: dict[str, Any], hard_limit: float) -> dict[str, Any]:
+        """Send one task; its answer, or a ``crashed`` / ``timeout`` record."""
+        self.ensure_started()
+        assert self.proc is not None and self.proc.stdin is not None and self.log_path is not None
+        os.truncate(self.log_path, 0)
+        request = {**request, "deadline": hard_limit + 5.0}
+        t0 = time.monotonic()
+        try:
+            self.proc.stdin.write((canonical_json(request) + "\n").encode("utf-8"))
+            self.proc.stdin.flush()
+            answer = self._read_line(t0 + hard_limit)
+        except (BrokenPipeError, ConnectionResetError):
+            answer = None
+        finally:
+            self.last_used = time.monotonic()
+        if isinstance(answer, dict):
+            return answer
+        if answer == "timeout":
+            self.close()
+            message = f"no answer within the hard limit of {hard_limit:g} s (time limit + grace); killed"
+            return {"status": TIMEOUT, "method_status": "killed", "message": message}
+        code = self.proc.wait()
+        how = f"exit code {code}"
+        if code < 0:
+            how = f"signal {signal.Signals(-code).name}" if -code in signal.valid_signals() else f"signal {-code}"
+        tail = self._log_tail()
+        self.close()
+        message = f"the task process died ({how})" + (f"; stderr ends with: {tail}" if tail else "")
+        return {"status": CRASHED, "method_status": "crashed", "message": message}
+
+
+_local = threading.local()
+
+
+def _sandbox() -> Sandbox:
+    box = getattr(_local, "sandbox", None)
+    if box is None:
+        box = _local.sandbox = Sandbox()
+    return box
+
+
+def close_sandbox() -> None:
+    """Stop this thread's sandbox process, if any (the workers' ones end by themselves)."""
+    box = getattr(_local, "sandbox", None)
+    if box is not None:
+        box.close()
+        _local.sandbox = None
+
+
+def run_task(
+    task: dict[str, Any], graph_json: str, fn: str | None, hard_limit: float, batch_pid: int = -1
+) -> dict[str, Any]:
+    """What a joblib worker runs: one task in this thread's sandbox.  Never raises for a
+    task's own failure; returns the result fields plus ``task_key`` and ``wall_time``.
+    In a worker process (not the batch's own, ``batch_pid``), a worker whose parent
+    dies while it waits for a task ends itself and the task's process."""
+    box = _sandbox()
+    box.watch_parent = os.getpid() != batch_pid
+    box.ensure_started()
+    t0 = time.perf_counter()
+    result = box.run({"task": task, "graph": graph_json, "fn": fn}, hard_limit)
+    result["wall_time"] = time.perf_counter() - t0
+    result["task_key"] = Task.model_validate(task).key
+    return result
+
+
+# --------------------------------------------------------------------------- batch (parent side)
+
+
+@dataclass
+class BatchSummary:
+    """What one :func:`run` did: ``counts`` of the statuses of the tasks it ran."""
+
+    store: str
+    tasks: int
+    skipped: int
+    counts: Counter[str] = field(default_factory=Counter)
+    wall_time: float = 0.0
+
+    @property
+    def ran(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(self.counts[s] for s in FAILED)
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{self.counts[s]} {s}" for s in (OK, TIME_LIMIT, *FAILED) if self.counts[s])
+        return (f"{self.tasks} tasks: {self.skipped} already in {self.store}, ran {self.ran}"
+                + (f" ({parts})" if parts else "") + f" in {self.wall_time:.1f} s")  # fmt: skip
+
+
+class _Progress:
+    """A rich progress bar with counts, failures and ETA on stderr (or nothing)."""
+
+    def __init__(self, enabled: bool, total: int, skipped: int) -> None:
+        self.bar: Any = None
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("[bold]batch"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True),
+        )  # fmt: skip
+        self.bar.start()
+        self.id = self.bar.add_task("batch", total=total, stats="")
+        if skipped:
+            self.bar.console.print(f"{skipped} of {total + skipped} tasks are already in the store; skipped")
+
+    def update(self, counts: Counter[str], line: str | None = None) -> None:
+        if self.bar is None:
+            return
+        if line:
+            self.bar.console.print(line, highlight=False, markup=False)
+        fails = sum(counts[s] for s in FAILED)
+        stats = f"ok {counts[OK]}  time-limit {counts[TIME_LIMIT]}  failed {fails}"
+        self.bar.update(self.id, completed=sum(counts.values()), stats=stats)
+
+    def note(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(line, highlight=False, markup=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@contextlib.contextmanager
+def _backend(backend: str, scheduler: Any) -> Iterator[None]:
+    if backend == "loky":
+        if scheduler is not None:
+            raise InvalidParameterError("a scheduler is only used with backend 'dask'")
+        yield
+        return
+    from joblib import parallel_config
+
+    try:
+        from distributed import Client, get_client
+    except ImportError:
+        raise InvalidParameterError("backend 'dask' needs dask.distributed: pip install 'mtpp[dask]'") from None
+    own = False
+    if scheduler is None:
+        try:
+            client = get_client()
+        except ValueError:
+            message = "backend 'dask' needs a scheduler address (--scheduler tcp://HOST:8786)"
+            raise InvalidParameterError(message) from None
+    elif isinstance(scheduler, str):
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise InvalidParameterError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+        own = True
+    else:
+        client = scheduler
+    try:
+        with parallel_config(backend="dask", client=client):
+            yield
+    finally:
+        if own:
+            client.close()
+
+
+def _check_solver(solver: str, methods: Sequence[str]) -> None:
+    if any(m in MIP_METHODS for m in methods) and solver != "auto":
+        from solvers.registry import backend_class
+
+        backend_class(solver)
+
+
+def run(
+    graphs: Any,
+    ks: Iterable[int],
+    methods: str | Iterable[str] = "all",
+    *,
+    solver: str = "auto",
+    time_limit: float = 60.0,
+    n_jobs: int = 1,
+    store: str | os.PathLike[str] | ResultStore = "results.db",
+    backend: str = "loky",
+    scheduler: Any = None,
+    progress: bool | None = None,
+    orderer: str = "brkga",
+    seed: int = 0,
+    threads: int = 1,
+    bandwidth: float = 1.0,
+    memory: float | None = None,
+    reserve: float = 0.0,
+    grace: float = DEFAULT_GRACE,
+    retry_failed: bool = False,
+    task_fn: str | None = None,
+) -> BatchSummary:
+    """Run every ``(graph, k, method)`` task not yet in ``store`` and record each result.
+
+    ``graphs``: graph files, directories (their ``*.json``), globs, :class:`mtpp.Graph`
+    objects, or a list of those.  ``methods``: ``"all"`` (``slicegraph:brkga`` and the
+    four bounds), ``"bounds"``, ``"orderers"`` (the orderers of the paper's Table 2), or
+    names (:func:`mtpp.batch.tasks.parse_methods`).  ``time_limit`` caps each MIP
+    method and each orderer search; a task with no answer after ``time_limit + grace``
+    seconds is killed and recorded as ``timeout``.  ``orderer`` and ``seed`` make the
+    partition (upper bound) of the bound tasks.  ``n_jobs`` tasks run at once (``-1``:
+    one per core, or every Dask worker thread).  ``backend="dask"`` runs on the Dask
+    scheduler ``scheduler`` (an address or a ``distributed.Client``; ``None``: the
+    current client).  ``progress``: a progress bar on stderr (``None``: if a terminal).
+    ``task_fn`` (``"module:function"``) replaces :func:`mtpp.batch.tasks.execute` inside
+    the sandbox: a hook for tests and custom methods.
+
+    Returns a :class:`BatchSummary`; the results are in the store
+    (:class:`mtpp.batch.store.ResultStore`).  Ctrl-C stops the batch and keeps every
+    finished task."""
+    t_start = time.perf_counter()
+    if backend not in BACKENDS:
+        raise InvalidParameterError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
+        raise InvalidParameterError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
+    if not grace >= 0:
+        raise InvalidParameterError(f"grace must be >= 0 seconds, got {grace!r}")
+    names = parse_methods(methods)
+    _check_solver(solver, names)
+    settings = Settings(time_limit=time_limit, orderer=orderer, seed=seed, threads=threads, bandwidth=bandwidth,
+                        memory=memory, reserve=reserve)  # fmt: skip
+    if any(m in BOUND_METHODS for m in names):
+        from heuristics.orderers import get_orderer
+
+        get_orderer(orderer)  # the upper bound's orderer: fail before any work
+    sources: list[GraphSource] = load_sources(graphs)
+    tasks = make_tasks(sources, ks, names, solver, settings)
+    texts = {s.graph_hash: s.text for s in sources}
+    hard_limit = time_limit + grace
+
+    own_store = not isinstance(store, ResultStore)
+    db = ResultStore(store) if not isinstance(store, ResultStore) else store
+    try:
+        done = db.keys() if not retry_failed else db.keys(statuses=(OK, TIME_LIMIT))
+        pending = {t.key: t for t in tasks if t.key not in done}
+        summary = BatchSummary(store=str(db.path), tasks=len(tasks), skipped=len(tasks) - len(pending))
+        bar = _Progress(sys.stderr.isatty() if progress is None else progress, len(pending), summary.skipped)
+        batch = _Batch(db, pending, texts, summary, bar, n_jobs, task_fn, hard_limit)
+        try:
+            with _backend(backend, scheduler):
+                batch.run()
+        finally:
+            bar.close()
+            close_sandbox()
+    finally:
+        if own_store:
+            db.close()
+    summary.wall_time = time.perf_counter() - t_start
+    return summary
+
+
+class _Batch:
+    """The dispatch loop of :func:`run`.
+
+    Tasks go to joblib in one stream; each result is stored as it arrives.  When a
+    worker dies, every task dispatched but unanswered is a suspect; suspects then run
+    alone, one joblib call each, so a second death is that task's own and it is
+    recorded as ``crashed`` (the others are simply rerun)."""
+
+    def __init__(
+        self, db: ResultStore, pending: dict[str, Task], texts: dict[str, str], summary: BatchSummary,
+        bar: _Progress, n_jobs: int, task_fn: str | None, hard_limit: float,
+    ) -> None:  # fmt: skip
+        self.db, self.pending, self.texts, self.summary, self.bar = db, pending, texts, summary, bar
+        self.n_jobs, self.task_fn, self.hard_limit = n_jobs, task_fn, hard_limit
+        self.suspects: list[str] = []
+
+    def record(self, task: Task, result: dict[str, Any]) -> None:
+        self.db.put(task, result)
+        self.summary.counts[result["status"]] += 1
+        line = None
+        if result["status"] in FAILED:
+            line = f"{result['status']}: {task.label()}: {str(result.get('message', ''))[:300]}"
+        self.bar.update(self.summary.counts, line)
+
+    def _stream(self, todo: list[Task], dispatched: list[str]) -> None:
+        from joblib import Parallel, delayed
+
+        def calls() -> Iterator[Any]:
+            for t in todo:
+                dispatched.append(t.key)
+                yield delayed(run_task)(t.model_dump(), self.texts[t.graph_hash], self.task_fn, self.hard_limit,
+                                       os.getpid())
+
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)
+        for result in parallel(calls()):
+            self.record(self.pending.pop(result.pop("task_key")), result)
+
+    def run(self) -> None:
+        while self.pending:
+            if self.suspects:
+                key = self.suspects.pop(0)
+                if key not in self.pending:
+                    continue
+                try:
+                    self._stream([self.pending[key]], [])
+                except Exception as exc:
+                    if type(exc).__name__ not in _WORKER_DEATHS:
+                        raise
+                    why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+                    message = f"the worker died running this task ({why})"
+                    self.record(self.pending.pop(key), {"status": CRASHED, "method_status": "worker died",
+                                                        "message": message})  # fmt: skip
+                continue
+            dispatched: list[str] = []
+            try:
+                self._stream(list(self.pending.values()), dispatched)
+            except Exception as exc:
+                if type(exc).__name__ not in _WORKER_DEATHS:
+                    raise
+                self.suspects = [key for key in dispatched if key in self.pending]
+                self.bar.note(f"a worker died ({type(exc).__name__}); rerunning the {len(self.suspects)} task(s) "
+                              "in flight one at a time")  # fmt: skip

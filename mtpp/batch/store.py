@@ -1,0 +1,191 @@
+"""The results store: one SQLite row per task, committed the moment it finishes.
+
+SQLite in WAL mode with ``synchronous=FULL``: a row is on disk once :meth:`put`
+returns, so killing the batch (Ctrl-C or ``kill -9``) loses only the tasks in
+flight.  Rows are keyed by the task key (:attr:`mtpp.batch.tasks.Task.key`, the
+primary key), so a rerun cannot duplicate a task: it skips what is done, and a retry
+of a failed task replaces its row.  Everything is plain columns and JSON text (the
+task's settings, the certificate or solution); nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from mtpp.batch.tasks import STATUSES, Task
+from mtpp.errors import InvalidParameterError
+
+SCHEMA_VERSION = "1"
+
+_COLUMNS = """
+    task_key       TEXT PRIMARY KEY NOT NULL,
+    graph_hash     TEXT NOT NULL,
+    graph          TEXT NOT NULL,
+    path           TEXT,
+    n              INTEGER NOT NULL,
+    m              INTEGER NOT NULL,
+    k              INTEGER NOT NULL,
+    method         TEXT NOT NULL,
+    solver         TEXT NOT NULL,
+    settings       TEXT NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ({statuses})),
+    method_status  TEXT,
+    bound          REAL,
+    ub             REAL,
+    method_time    REAL,
+    wall_time      REAL,
+    solver_used    TEXT,
+    solver_version TEXT,
+    message        TEXT,
+    result         TEXT,
+    host           TEXT,
+    started_at     TEXT,
+    finished_at    TEXT,
+    mtpp_version   TEXT,
+    attempts       INTEGER NOT NULL DEFAULT 1
+"""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One stored row.  ``bound`` is the proven lower bound of the task (for a bound
+    method: the certificate's, i.e. the best of ``simple`` and the method; for
+    ``slicegraph:*``: the simple bound), ``ub`` the re-checked partition value;
+    ``method_time`` is the method's own time, ``wall_time`` the whole task's."""
+
+    task_key: str
+    graph_hash: str
+    graph: str
+    path: str | None
+    n: int
+    m: int
+    k: int
+    method: str
+    solver: str
+    settings: str
+    status: str
+    method_status: str | None
+    bound: float | None
+    ub: float | None
+    method_time: float | None
+    wall_time: float | None
+    solver_used: str | None
+    solver_version: str | None
+    message: str | None
+    result: str | None
+    host: str | None
+    started_at: str | None
+    finished_at: str | None
+    mtpp_version: str | None
+    attempts: int
+
+    @property
+    def settings_dict(self) -> dict[str, Any]:
+        return json.loads(self.settings)  # type: ignore[no-any-return]
+
+    @property
+    def result_dict(self) -> dict[str, Any] | None:
+        """The certificate or solution as parsed JSON."""
+        return None if self.result is None else json.loads(self.result)
+
+
+FIELDS = tuple(f.name for f in fields(Record))
+
+
+class ResultStore:
+    """A results database; ``ResultStore(path)`` creates it if missing.
+
+    Use as a context manager or call :meth:`close`.  Only the process running the
+    batch writes; readers (``mtpp table``) may open it at the same time."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise InvalidParameterError(f"store {self.path} is a directory; give a file such as results.db")
+        if self.path.parent and not self.path.parent.exists():
+            raise InvalidParameterError(f"store {self.path}: directory {self.path.parent} does not exist")
+        try:
+            self.db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self._create()
+        except sqlite3.DatabaseError as exc:
+            raise InvalidParameterError(f"store {self.path} is not an mtpp results database ({exc})") from None
+
+    def _create(self) -> None:
+        statuses = ", ".join(f"'{s}'" for s in STATUSES)
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(f"CREATE TABLE IF NOT EXISTS results ({_COLUMNS.format(statuses=statuses)})")
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT)")
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        cols = [row[1] for row in self.db.execute("PRAGMA table_info(results)")]
+        if tuple(cols) != FIELDS:
+            raise InvalidParameterError(f"store {self.path} has another schema (columns {cols})")
+
+    # ------------------------------------------------------------------ writing
+    def put(self, task: Task, result: dict[str, Any]) -> None:
+        """Insert the finished ``task`` with its ``result`` fields and commit; a row of
+        the same task (a retried failure) is replaced and its ``attempts`` counted."""
+        import mtpp
+
+        row: dict[str, Any] = {f: None for f in FIELDS}
+        row.update(task_key=task.key, graph_hash=task.graph_hash, graph=task.graph, path=task.path, n=task.n,
+                   m=task.m, k=task.k, method=task.method, solver=task.solver, attempts=1,
+                   settings=json.dumps(task.settings, sort_keys=True), mtpp_version=mtpp.__version__)  # fmt: skip
+        for f in ("status", "method_status", "bound", "ub", "method_time", "wall_time", "solver_used",
+                  "solver_version", "message", "result", "host", "started_at", "finished_at"):  # fmt: skip
+            if f in result:
+                row[f] = result[f]
+        if row["status"] not in STATUSES:
+            raise InvalidParameterError(f"unknown status {row['status']!r}; expected one of {STATUSES}")
+        names = ", ".join(FIELDS)
+        marks = ", ".join("?" for _ in FIELDS)
+        update = ", ".join(f"{f} = excluded.{f}" for f in FIELDS if f not in ("task_key", "attempts"))
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                f"INSERT INTO results ({names}) VALUES ({marks}) ON CONFLICT (task_key) DO UPDATE SET {update}, "
+                "attempts = results.attempts + 1",
+                [row[f] for f in FIELDS],
+            )
+
+    # ------------------------------------------------------------------ reading
+    def keys(self, statuses: Iterable[str] | None = None) -> set[str]:
+        """Keys of the stored tasks (with one of ``statuses``, if given)."""
+        if statuses is None:
+            return {r[0] for r in self.db.execute("SELECT task_key FROM results")}
+        wanted = list(statuses)
+        marks = ", ".join("?" for _ in wanted)
+        return {r[0] for r in self.db.execute(f"SELECT task_key FROM results WHERE status IN ({marks})", wanted)}
+
+    def records(self) -> list[Record]:
+        """Every row, in a stable order (graph, k, method, solver)."""
+        cur = self.db.execute(f"SELECT {', '.join(FIELDS)} FROM results ORDER BY graph, graph_hash, k, method, solver, "
+                              "task_key")  # fmt: skip
+        return [Record(*row) for row in cur]
+
+    def __len__(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(path: str | os.PathLike[str], must_exist: bool = False) -> ResultStore:
+    """Open a store; with ``must_exist``, a missing file raises :class:`InvalidParameterError`."""
+    if must_exist and not Path(path).is_file():
+        raise InvalidParameterError(f"store {os.fspath(path)}: no such file")
+    return ResultStore(path)

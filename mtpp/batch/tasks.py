@@ -1,0 +1,421 @@
+"""Batch tasks: what one unit of work is, its key, and how it runs.
+
+A task is one ``(graph, k, method, solver, settings)``:
+
+``simple`` / ``bottleneck`` / ``guess`` / ``exact``
+    :func:`mtpp.certify` with ``bounds=[method]``: the partition of
+    ``settings["orderer"]`` (the upper bound) plus that lower bound (Section 3);
+    ``simple`` (Lemma 3.3) needs no solver.
+``slicegraph:ORDERER`` (e.g. ``slicegraph:brkga``, ``slicegraph:random-100``)
+    :func:`mtpp.partition` with that orderer (App. C.1): the upper bound and its
+    running time (Figures 4-5, Table 2).
+
+The **graph hash** is the sha256 of the graph's canonical JSON (:meth:`Graph.to_json`),
+so a graph is the same task input whatever file it came from.  The **task key** is the
+sha256 of the canonical JSON of ``{graph hash, k, method, solver, settings}``, where
+``settings`` keeps only what can change the result of that method (a ``simple`` task
+ignores the solver and the time limit, for instance).
+
+:func:`execute` runs one task in the current process and returns plain JSON data;
+:func:`serve` is the loop of the sandbox process the runner starts for it
+(:mod:`mtpp.batch.runner`): one JSON request per line on stdin, one JSON answer per
+line on the original stdout, while anything the solvers print goes to ``/dev/null``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import importlib
+import json
+import math
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mtpp.errors import GraphFormatError, InvalidParameterError
+from mtpp.graph import Graph
+
+BOUND_METHODS = ("simple", "bottleneck", "guess", "exact")
+MIP_METHODS = ("bottleneck", "guess", "exact")
+SLICEGRAPH = "slicegraph:"
+TABLE2_ORDERERS = ("mla", "mla-weighted", "random-1", "random-100", "random-10000", "brkga-100", "brkga-10000")
+METHOD_ALIASES: dict[str, tuple[str, ...]] = {
+    "all": ("slicegraph:brkga", *BOUND_METHODS),
+    "bounds": BOUND_METHODS,
+    "orderers": tuple(SLICEGRAPH + o for o in TABLE2_ORDERERS),
+}
+NO_SOLVER = "-"
+
+# Result statuses kept in the store.
+OK, TIME_LIMIT, ERROR, CRASHED, TIMEOUT = "ok", "time_limit", "error", "crashed", "timeout"
+STATUSES = (OK, TIME_LIMIT, ERROR, CRASHED, TIMEOUT)
+FAILED = (ERROR, CRASHED, TIMEOUT)
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no spaces: the same data gives the same bytes everywhere."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def orderer_of(method: str) -> str | None:
+    """``"brkga"`` for ``"slicegraph:brkga"``; ``None`` for a bound method."""
+    return method[len(SLICEGRAPH) :] if method.startswith(SLICEGRAPH) else None
+
+
+def parse_methods(spec: str | Iterable[str]) -> tuple[str, ...]:
+    """Normalise ``"all"``, ``"bounds"``, ``"orderers"``, comma lists and lists of names.
+
+    Bound methods are ``simple``, ``bottleneck``, ``guess``, ``exact``; an orderer run
+    is ``slicegraph:ORDERER`` with an orderer name of :func:`heuristics.orderers.get_orderer`.
+    Raises :class:`InvalidParameterError` naming an unknown method or orderer."""
+    from heuristics.orderers import get_orderer
+
+    items = [spec] if isinstance(spec, str) else list(spec)
+    names: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidParameterError(f"a method must be a string, got {item!r}")
+        for part in (p.strip() for p in item.split(",")):
+            if part:
+                names.extend(METHOD_ALIASES.get(part, (part,)))
+    if not names:
+        raise InvalidParameterError("no methods given")
+    out: list[str] = []
+    for name in names:
+        orderer = orderer_of(name)
+        if orderer is not None:
+            try:
+                get_orderer(orderer)
+            except InvalidParameterError as exc:
+                raise InvalidParameterError(f"method {name!r}: {exc}") from None
+        elif name not in BOUND_METHODS:
+            choices = ", ".join([*BOUND_METHODS, "slicegraph:ORDERER", *METHOD_ALIASES])
+            raise InvalidParameterError(f"unknown method {name!r}; choose from {choices}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+class Settings(BaseModel):
+    """The knobs of a batch that reach the tasks.
+
+    ``time_limit`` (seconds) caps each MIP method and each orderer search;
+    ``orderer`` and ``seed`` make the partition (upper bound) of the bound tasks;
+    ``threads`` goes to the solver; ``bandwidth``, ``memory`` (``None`` = unlimited)
+    and ``reserve`` are the machine of :class:`mtpp.Problem`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    time_limit: float = 60.0
+    orderer: str = "brkga"
+    seed: int = 0
+    threads: int = 1
+    bandwidth: float = 1.0
+    memory: float | None = None
+    reserve: float = 0.0
+
+    def for_method(self, method: str) -> dict[str, Any]:
+        """The settings that can change the result of ``method``: the task key's part."""
+        machine = {"bandwidth": self.bandwidth, "memory": self.memory, "reserve": self.reserve}
+        if orderer_of(method) is not None:
+            return {"seed": self.seed, "time_limit": self.time_limit, **machine}
+        if method == "simple":
+            return {"orderer": self.orderer, "seed": self.seed, **machine}
+        return {"orderer": self.orderer, "seed": self.seed, "time_limit": self.time_limit,
+                "threads": self.threads, **machine}  # fmt: skip
+
+
+class Task(BaseModel):
+    """One unit of work; :attr:`key` identifies it in the results store."""
+
+    model_config = ConfigDict(frozen=True)
+
+    graph_hash: str
+    graph: str
+    path: str | None
+    n: int
+    m: int
+    k: int
+    method: str
+    solver: str
+    settings: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        """sha256 of ``{graph hash, k, method, solver, settings}`` (canonical JSON)."""
+        return sha256(canonical_json({"graph": self.graph_hash, "k": self.k, "method": self.method,
+                                      "solver": self.solver, "settings": self.settings}))  # fmt: skip
+
+    def label(self) -> str:
+        solver = "" if self.solver == NO_SOLVER else f" [{self.solver}]"
+        return f"{self.graph} k={self.k} {self.method}{solver}"
+
+
+# --------------------------------------------------------------------------- graphs
+
+
+@dataclass(frozen=True)
+class GraphSource:
+    """A graph as the batch ships it: its canonical JSON, hash, name and origin."""
+
+    name: str
+    path: str | None
+    graph_hash: str
+    n: int
+    m: int
+    text: str
+
+    @classmethod
+    def from_graph(cls, graph: Graph, path: str | None = None) -> GraphSource:
+        text = graph.to_json()
+        name = graph.name or (Path(path).stem if path else sha256(text)[:12])
+        return cls(name=name, path=path, graph_hash=sha256(text), n=graph.n, m=graph.m, text=text)
+
+
+def graph_hash(graph: Graph) -> str:
+    """sha256 of the canonical JSON of ``graph``."""
+    return sha256(graph.to_json())
+
+
+def discover_graphs(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Graph files from directories (their ``*.json``, sorted), globs and file names.
+
+    Raises :class:`GraphFormatError` naming a spec that matches nothing."""
+    items = [specs] if isinstance(specs, (str, os.PathLike)) else list(specs)
+    files: list[Path] = []
+    for item in items:
+        text = os.fspath(item)
+        p = Path(text)
+        if p.is_dir():
+            found = sorted(p.glob("*.json"))
+            if not found:
+                raise GraphFormatError(f"{text}: directory has no *.json graph files")
+        elif p.is_file():
+            found = [p]
+        else:
+            found = sorted(Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file())
+            if not found:
+                raise GraphFormatError(f"{text}: no such file, directory or matching files")
+        files.extend(f for f in found if f not in files)
+    return files
+
+
+def load_sources(graphs: Any) -> list[GraphSource]:
+    """:class:`GraphSource` for each graph: ``graphs`` is a :class:`Graph`, a file, a
+    directory, a glob, or a list of those.  Identical graphs (same hash) are kept once."""
+    from mtpp.io import load_graph
+
+    items = [graphs] if isinstance(graphs, (str, os.PathLike, Graph)) else list(graphs)
+    sources: list[GraphSource] = []
+    seen: set[str] = set()
+    for item in items:
+        if isinstance(item, Graph):
+            batch = [GraphSource.from_graph(item)]
+        elif isinstance(item, GraphSource):
+            batch = [item]
+        elif isinstance(item, (str, os.PathLike)):
+            batch = [GraphSource.from_graph(load_graph(f), str(f)) for f in discover_graphs(item)]
+        else:
+            raise InvalidParameterError(f"expected a Graph, a path or a glob, got {type(item).__name__}")
+        for src in batch:
+            if src.graph_hash not in seen:
+                seen.add(src.graph_hash)
+                sources.append(src)
+    if not sources:
+        raise InvalidParameterError("no graphs given")
+    return sources
+
+
+def make_tasks(
+    sources: Sequence[GraphSource], ks: Iterable[int], methods: Sequence[str], solver: str, settings: Settings
+) -> list[Task]:
+    """All tasks, graph by graph, then k, then method."""
+    ks = list(ks)
+    if not ks:
+        raise InvalidParameterError("no values of k given")
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidParameterError(f"k must be an integer >= 1, got {k!r}")
+    if not settings.time_limit > 0:
+        raise InvalidParameterError(f"time_limit must be > 0 seconds, got {settings.time_limit!r}")
+    return [
+        Task(graph_hash=s.graph_hash, graph=s.name, path=s.path, n=s.n, m=s.m, k=k, method=method,
+             solver=solver if method in MIP_METHODS else NO_SOLVER, settings=settings.for_method(method))
+        for s in sources for k in dict.fromkeys(ks) for method in methods
+    ]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def execute(task: Task, graph_json: str) -> dict[str, Any]:
+    """Run ``task`` on the graph in ``graph_json`` here and now.
+
+    Returns the result fields of the store (``status``, ``method_status``, ``bound``,
+    ``ub``, ``method_time``, ``solver_used``, ``solver_version``, ``message``,
+    ``result``), where ``result`` is the certificate or solution JSON.  A method
+    that raises gives status ``error``; it never propagates."""
+    from mtpp.io import graph_from_dict
+
+    try:
+        graph = graph_from_dict(json.loads(graph_json), source=task.graph)
+        s = task.settings
+        machine = {"bandwidth": s["bandwidth"], "memory": s["memory"], "reserve": s["reserve"]}
+        orderer = orderer_of(task.method)
+        if orderer is not None:
+            return _run_slicegraph(graph, task, orderer, machine)
+        return _run_bound(graph, task, machine)
+    except Exception as exc:
+        return {"status": ERROR, "method_status": "error", "message": f"{type(exc).__name__}: {exc}"}
+
+
+def _run_slicegraph(graph: Graph, task: Task, orderer: str, machine: dict[str, Any]) -> dict[str, Any]:
+    from mtpp.partitioner import partition
+
+    s = task.settings
+    sol = partition(graph, task.k, orderer=orderer, seed=s["seed"], time_limit=s["time_limit"], **machine)
+    return {
+        "status": TIME_LIMIT if sol.stopped_by_time else OK,
+        "method_status": "time_limit" if sol.stopped_by_time else "done",
+        "bound": _finite(sol.lower_bound), "ub": _finite(sol.bottleneck), "method_time": sol.wall_time,
+        "message": f"{sol.evaluations} orders", "result": sol.to_json(indent=None),
+    }  # fmt: skip
+
+
+def _run_bound(graph: Graph, task: Task, machine: dict[str, Any]) -> dict[str, Any]:
+    from mtpp.certificate import certify
+
+    s = task.settings
+    solver = "auto" if task.solver == NO_SOLVER else task.solver
+    cert = certify(
+        graph, task.k, bounds=[task.method], solver=solver, time_limit=s.get("time_limit", 60.0),
+        threads=s.get("threads", 1), orderer=s["orderer"], seed=s["seed"], **machine,
+    )  # fmt: skip
+    rec = cert.bound(task.method)
+    assert rec is not None
+    status = {"time_limit": TIME_LIMIT, "error": ERROR, "interrupted": ERROR}.get(rec.status, OK)
+    return {
+        "status": status, "method_status": rec.status,
+        "bound": _finite(cert.lower_bound), "ub": _finite(cert.upper_bound), "method_time": rec.wall_time,
+        "solver_used": rec.solver, "solver_version": rec.solver_version, "message": rec.message,
+        "result": cert.model_dump_json(),
+    }  # fmt: skip
+
+
+def resolve(fn: str | None) -> Callable[[Task, str], dict[str, Any]]:
+    """The task function named ``"module:function"`` (default: :func:`execute`)."""
+    if not fn:
+        return execute
+    module, _, name = fn.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- sandbox side
+
+
+class _Watchdog(threading.Thread):
+    """Ends this process when its parent dies (an orphan must not run on), when a task
+    overruns its hard deadline, or after ``idle`` seconds without a request."""
+
+    def __init__(self, idle: float) -> None:
+        super().__init__(daemon=True)
+        self.parent = os.getppid()
+        self.idle = idle
+        self.deadline = time.monotonic() + idle
+        self.busy = False
+
+    def arm(self, seconds: float | None) -> None:
+        self.busy = seconds is not None
+        self.deadline = time.monotonic() + (seconds if seconds is not None else self.idle)
+
+    def run(self) -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != self.parent:
+                os._exit(75)
+            if time.monotonic() > self.deadline:
+                os._exit(76 if self.busy else 0)
+
+
+def _warm_up() -> None:
+    """Load the compiled SliceGraph kernels and the bound modules once, so the first
+    task's running time is not inflated by numba's cache loading and imports."""
+    import numpy as np
+
+    import mtpp.certificate  # noqa: F401
+    from mtpp.partitioner import partition
+
+    g = Graph.from_arrays(np.ones(4), np.zeros(4), np.ones(4), np.array([[0, 1], [1, 2], [0, 3]]), name="warm-up")
+    for orderer in ("kahn", "random-2", "brkga-4"):
+        with contextlib.suppress(Exception):
+            partition(g, 2, orderer=orderer)
+
+
+def serve(idle: float = 120.0) -> None:
+    """The sandbox loop: read ``{"task", "graph", "fn", "deadline"}`` lines, answer each
+    with one JSON line.  Anything the solvers write to fd 1 goes to ``/dev/null``."""
+    import faulthandler
+    import signal
+
+    faulthandler.enable()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle; the runner ends this process
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    sys.stdout = open(os.devnull, "w")
+    watchdog = _Watchdog(idle)
+    watchdog.start()
+    _warm_up()
+    host = f"{socket.gethostname()}:{os.getpid()}"
+    proto.write(canonical_json({"ready": True, "host": host}) + "\n")
+    proto.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        watchdog.arm(request.get("deadline"))
+        task = Task.model_validate(request["task"])
+        started = _now()
+        t0 = time.perf_counter()
+        try:
+            result = resolve(request.get("fn"))(task, request["graph"])
+        except Exception as exc:  # a replacement task function may raise
+            result = {"status": ERROR, "method_status": "error", "message": f"{type(exc).__name__}: {exc}"}
+        result.update(started_at=started, finished_at=_now(), run_time=time.perf_counter() - t0, host=host)
+        try:
+            text = canonical_json(result)
+        except ValueError as exc:  # NaN or infinity somewhere in the result
+            text = canonical_json({"status": ERROR, "method_status": "error", "host": host,
+                                   "message": f"result is not JSON: {exc}"})  # fmt: skip
+        watchdog.arm(None)
+        proto.write(text + "\n")
+        proto.flush()
