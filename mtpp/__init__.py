@@ -35,6 +35,9 @@ _LAZY = {
     "partition": "mtpp.partitioner",
     "Solution": "mtpp.solution",
     "certify": "mtpp.certificate",
+    "schedule": "mtpp.scheduling",
+    "Schedule": "mtpp.scheduling",
+    "peak_memory": "mtpp.memory",
     "Certificate": "mtpp.certificate",
     "regal_graph": "mtpp.generators",
     "layered_graph": "mtpp.generators",
@@ -77,6 +80,8 @@ __all__ = [
     "load_example",
     "load_graph",
     "partition",
+    "peak_memory",
     "regal_graph",
+    "schedule",
     "simple_lower_bound",
 ]

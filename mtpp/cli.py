@@ -2,6 +2,7 @@
 
 ``mtpp solve FILE -k K``      partition a graph, print blocks, costs and bounds
 ``mtpp certify FILE -k K``    partition and prove lower bounds with the MIP hierarchy
+``mtpp schedule FILE``        minimum-peak-memory order with a proven lower bound
 ``mtpp evaluate FILE PART``   re-check a partition file and print its costs
 ``mtpp generate KIND``        write a seeded synthetic graph (regal | layered)
 ``mtpp info FILE``            sizes and totals of a graph
@@ -70,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("--json", action="store_true", help="print the certificate as JSON")
     cert.add_argument("-o", "--output", help="also write the certificate JSON to this file")
     cert.add_argument("--export-dir", help="write every MIP of the requested methods here as MPS")
+
+    sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
+    sch.add_argument("file", help="graph file")
+    sch.add_argument("--method", default="auto", help="auto, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, random")
+    sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
+    sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
+    sch.add_argument("--threads", type=int, default=None, help="CP-SAT workers (default: CPU count, at most 8)")
+    sch.add_argument("--seed", type=int, default=0)
+    sch.add_argument("--json", action="store_true", help="print the schedule as JSON")
+    sch.add_argument("-o", "--output", help="also write the schedule JSON to this file")
 
     ev = sub.add_parser("evaluate", help="check a partition and print its costs")
     ev.add_argument("file", help="graph file")
@@ -186,6 +197,32 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
+    from mtpp.scheduling import schedule
+
+    graph = load_graph(args.file)
+    sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
+                     beam_width=args.beam_width, threads=args.threads)  # fmt: skip
+    text = sched.to_json(indent=2)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    if args.json:
+        out.print_json(text)
+        return 0
+    table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}")
+    for col in ("stage", "peak", "lower bound", "status", "seconds"):
+        table.add_column(col, justify="right")
+    for st in sched.stages:
+        peak = "-" if math.isinf(st.peak) else f"{st.peak:.6g}"
+        table.add_row(st.method, peak, f"{st.lower_bound:.6g}", st.status, f"{st.wall_time:.2f}")
+    out.print(table)
+    out.print(f"best peak    {sched.peak:.6g}   ({sched.method})")
+    out.print(f"lower bound  {sched.lower_bound:.6g}   ({sched.bound_method})")
+    out.print(f"gap          {100 * sched.gap:.2f}%   ({sched.status}; {sched.wall_time:.1f} s)")
+    return 0
+
+
 def _read_assignment(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -255,6 +292,7 @@ def cmd_info(args: argparse.Namespace, out: Console) -> int:
 COMMANDS = {
     "solve": cmd_solve,
     "certify": cmd_certify,
+    "schedule": cmd_schedule,
     "evaluate": cmd_evaluate,
     "generate": cmd_generate,
     "info": cmd_info,

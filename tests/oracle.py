@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -80,3 +81,67 @@ def random_dag(rng: np.random.Generator, n: int, p: float = 0.4, integral: bool 
     else:
         work, param, out = (rng.random(n) * 10 for _ in range(3))
     return Graph.from_arrays(work, param, out, edges)
+
+
+# ---------------------------------------------------------------- peak memory
+def reference_profile(graph: Graph, order) -> list[float]:
+    """``M_t`` by Eq. (2), (3), (15) literally: ``M_t = I_{t-1} + m(s_t) + p(s_t)``,
+    ``I_t = M_t - p(s_t) - sum_{i in S_t} m_i`` where ``S_t`` are the scheduled, not yet
+    freed nodes all of whose consumers are scheduled."""
+    succ = {u: set(graph.successors(u).tolist()) for u in range(graph.n)}
+    done: set[int] = set()
+    freed: set[int] = set()
+    held = 0.0
+    profile = []
+    for v in [int(x) for x in order]:
+        m_t = held + float(graph.size_out[v]) + float(graph.size_param[v])
+        profile.append(m_t)
+        done.add(v)
+        s_t = {i for i in done if i not in freed and succ[i] <= done}
+        freed |= s_t
+        held = m_t - float(graph.size_param[v]) - sum(float(graph.size_out[i]) for i in s_t)
+    return profile
+
+
+def topological_orders(graph: Graph):
+    """Every topological order (use n <= 7)."""
+    pred = {v: set(graph.predecessors(v).tolist()) for v in range(graph.n)}
+    for perm in itertools.permutations(range(graph.n)):
+        seen: set[int] = set()
+        ok = True
+        for v in perm:
+            if not pred[v] <= seen:
+                ok = False
+                break
+            seen.add(v)
+        if ok:
+            yield perm
+
+
+def brute_force_peak(graph: Graph) -> float:
+    """The minimum peak over all topological orders."""
+    return min(max(reference_profile(graph, o)) for o in topological_orders(graph))
+
+
+def is_topological(graph: Graph, order) -> bool:
+    order = np.asarray(order)
+    pos = np.empty(graph.n, dtype=int)
+    pos[order] = np.arange(graph.n)
+    return sorted(order.tolist()) == list(range(graph.n)) and bool(np.all(pos[graph.edge_src] < pos[graph.edge_dst]))
+
+
+# ---------------------------------------------------------------- shared graphs
+SHARED_LAYERED = Path(__file__).resolve().parents[1].parent / "shared" / "graphs" / "layered"
+
+
+def shared_graph(n: int) -> Graph:
+    import mtpp
+
+    paths = sorted(SHARED_LAYERED.glob(f"random_layered_n{n}_*.json"))
+    if not paths:
+        import pytest
+
+        pytest.skip(f"shared layered graphs not found at {SHARED_LAYERED}")
+    return mtpp.load_graph(paths[0])
+
+

@@ -110,3 +110,18 @@ def test_certify_export_dir_models_resolve_to_the_optimum(tmp_path, capsys):
     h.run()
     assert cert["optimal"]
     assert h.getInfo().objective_function_value == pytest.approx(cert["upper_bound"], rel=1e-6)
+
+
+def test_schedule_command(tmp_path, capsys):
+    import mtpp
+    from mtpp.memory import peak_memory
+
+    g = random_dag(np.random.default_rng(48), 9, p=0.4)
+    path = write_graph(tmp_path, g)
+    assert main(["schedule", path, "--method", "exact-dp", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    order = [g.index(v) for v in doc["order"]]
+    assert doc["peak"] == pytest.approx(peak_memory(g, order))
+    assert doc["lower_bound"] <= doc["peak"]
+    assert main(["schedule", path, "--method", "teleport"]) == 2
+    assert callable(mtpp.schedule)

@@ -5,8 +5,7 @@ from heuristics.kahn import kahn_order
 from heuristics.mla import mla_fitness
 from heuristics.orderers import get_orderer
 from mtpp import InvalidParameterError, Problem
-from tests.heuristics.test_kahn import is_topological
-from tests.oracle import random_dag
+from tests.oracle import is_topological, random_dag
 
 NAMES = ["kahn", "dfs", "bfs", "random", "random-50", "brkga-100", "mla-100", "mla-weighted-100"]
 

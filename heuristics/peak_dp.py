@@ -1,0 +1,336 @@
+"""Dynamic programming over scheduled sets, with state collapsing (Topoformer App. C.3).
+
+A state is the *set* ``S`` of ops run so far.  The live memory after ``S`` is a
+function of ``S`` alone (the outputs in ``S`` that still have a consumer outside
+``S``), so every completion of two partial orders with the same set sees the same
+future step memories (Eq. 2, 3, 15 of the Topoformer paper); of all partial orders
+of one set only the one with the smallest peak so far matters ("state collapsing").
+Level ``t`` holds the states of size ``t``; a state's children add one ready op
+(all its producers in ``S``).  With every state kept this is exact; keeping the
+``beam_width`` best states per level gives the paper's *approximate DP*.
+
+Each state gets a key ``b(S) = max(peak so far, I(S) + min_{v next} (size_out(v) +
+size_param(v)))``: the next step holds the live memory ``I(S)`` plus the next op's
+output and parameters, so every completion of ``S`` has peak ``>= b(S)``.  (The
+minimum runs over a superset of the ops that can run next: the parent's ready ops
+and the new op's consumers.)  The beam keeps the smallest keys, ties to the smaller
+live memory.
+
+Pruning and the lower bound.  With a known order of peak ``U``, a state whose key
+reaches ``U`` cannot lead to a better order and is dropped.  Any order passes
+through one state per level, so if ``q_t`` is the smallest key among states the
+beam cut off at level ``t``, every order passing through a cut-off state has peak
+``>= q_t``, and every other order survives to the end (state collapsing keeps a
+set's cheapest prefix).  Hence
+
+    OPT >= min(best order found, U, min_t q_t),
+
+a proven lower bound from any run; with nothing cut off it equals the optimum and
+the run is exact (``DpResult.exact``).  Cuts at early levels, where peaks are still
+small, make this bound weak; :mod:`heuristics.peak_bounds` has order-independent
+ones.
+
+Sets are bitsets of ``ceil(n / 64)`` words, each state carries its ready set as a
+second bitset, and duplicates are merged through a Zobrist hash.  A level costs
+``O(states x ready x deg^2)`` in compiled code plus a sort when the beam cuts.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from heuristics.peak_orders import order_peak
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+
+DEFAULT_MAX_STATES = 200_000  # per level, when the beam is unbounded (memory cap: it makes the run inexact)
+MAX_TOTAL_STATES = 20_000_000  # states kept over all levels (8 bytes each for the way back)
+TIMEOUT_WIDTH = 16  # beam width for the levels left once the time limit has passed
+
+_ONE = np.uint64(1)
+_DEBRUIJN = np.uint64(0x022FDD63CC95386D)
+
+
+def _ctz_table() -> np.ndarray:
+    table = np.empty(64, dtype=np.int64)
+    for i in range(64):
+        table[((1 << i) * 0x022FDD63CC95386D & 0xFFFFFFFFFFFFFFFF) >> 58] = i
+    return table
+
+
+_CTZ = _ctz_table()
+
+
+@njit(cache=True, inline="always")
+def _has(bits, row, v):
+    return (bits[row, v >> 6] >> np.uint64(v & 63)) & _ONE
+
+
+@njit(cache=True)
+def expand_kernel(
+    sched, ready, hsh, live, peak, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob, ctz, ub
+):
+    """All children of one level, collapsed per set (cheapest peak kept), children
+    whose peak reaches ``ub`` dropped.  Returns per distinct child its parent state,
+    added node, hash, peak, live memory, and ``live + `` the smallest ``size_out +
+    size_param`` of an op that could run next (over a superset of the child's ready
+    ops), a lower bound on the child's next step memory."""
+    n_states, n_words = sched.shape
+    total = 0
+    for s in range(n_states):
+        for w in range(n_words):
+            x = ready[s, w]
+            while x != 0:
+                x &= x - _ONE
+                total += 1
+    cap = 2
+    while cap < 2 * total + 2:
+        cap *= 2
+    mask = np.uint64(cap - 1)
+    slots = np.full(cap, -1, dtype=np.int64)
+    c_parent = np.empty(total, dtype=np.int64)
+    c_node = np.empty(total, dtype=np.int64)
+    c_hash = np.empty(total, dtype=np.uint64)
+    c_peak = np.empty(total)
+    c_live = np.empty(total)
+    c_look = np.empty(total)
+    count = 0
+    for s in range(n_states):
+        # the two smallest next-step additions size_out + size_param among s's ready ops
+        m1, m2, a1 = np.inf, np.inf, -1
+        for w in range(n_words):
+            x = ready[s, w]
+            while x != 0:
+                low = x & (~x + _ONE)
+                x ^= low
+                v = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
+                add = size_out[v] + size_param[v]
+                if add < m1:
+                    m2 = m1
+                    m1, a1 = add, v
+                elif add < m2:
+                    m2 = add
+        for w in range(n_words):
+            x = ready[s, w]
+            while x != 0:
+                low = x & (~x + _ONE)
+                x ^= low
+                v = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
+                step = live[s] + size_out[v] + size_param[v]
+                p = peak[s] if peak[s] > step else step
+                if p >= ub:
+                    continue
+                h = hsh[s] ^ zob[v]
+                i = np.int64(h & mask)
+                while True:
+                    e = slots[i]
+                    if e == -1:
+                        cl = live[s]
+                        if succ_ptr[v + 1] > succ_ptr[v]:
+                            cl += size_out[v]
+                        # next step: one of ready(s) - v or a consumer of v
+                        nxt = m2 if v == a1 else m1
+                        for a in range(succ_ptr[v], succ_ptr[v + 1]):
+                            z = succ_idx[a]
+                            add = size_out[z] + size_param[z]
+                            if add < nxt:
+                                nxt = add
+                        for a in range(pred_ptr[v], pred_ptr[v + 1]):
+                            u = pred_idx[a]
+                            last = True
+                            for b in range(succ_ptr[u], succ_ptr[u + 1]):
+                                z = succ_idx[b]
+                                if z != v and _has(sched, s, z) == 0:
+                                    last = False
+                                    break
+                            if last:
+                                cl -= size_out[u]
+                        if nxt == np.inf:  # v was the last op
+                            nxt = 0.0
+                        c_look[count] = cl + nxt
+                        slots[i] = count
+                        c_parent[count] = s
+                        c_node[count] = v
+                        c_hash[count] = h
+                        c_peak[count] = p
+                        c_live[count] = cl
+                        count += 1
+                        break
+                    if c_hash[e] == h:
+                        ps, pv = c_parent[e], c_node[e]
+                        same = True
+                        for ww in range(n_words):
+                            a1 = sched[ps, ww]
+                            if pv >> 6 == ww:
+                                a1 |= _ONE << np.uint64(pv & 63)
+                            a2 = sched[s, ww]
+                            if v >> 6 == ww:
+                                a2 |= _ONE << np.uint64(v & 63)
+                            if a1 != a2:
+                                same = False
+                                break
+                        if same:
+                            if p < c_peak[e]:
+                                c_parent[e] = s
+                                c_node[e] = v
+                                c_peak[e] = p
+                            break
+                    i = (i + 1) & (cap - 1)
+    return c_parent[:count], c_node[:count], c_hash[:count], c_peak[:count], c_live[:count], c_look[:count]
+
+
+@njit(cache=True)
+def materialise_kernel(parent, node, sched, ready, succ_ptr, succ_idx, pred_ptr, pred_idx):
+    """Scheduled and ready bitsets of the chosen children."""
+    k = parent.shape[0]
+    n_words = sched.shape[1]
+    new_sched = np.empty((k, n_words), dtype=np.uint64)
+    new_ready = np.empty((k, n_words), dtype=np.uint64)
+    for c in range(k):
+        s, v = parent[c], node[c]
+        for w in range(n_words):
+            new_sched[c, w] = sched[s, w]
+            new_ready[c, w] = ready[s, w]
+        bit = _ONE << np.uint64(v & 63)
+        new_sched[c, v >> 6] |= bit
+        new_ready[c, v >> 6] &= ~bit
+        for a in range(succ_ptr[v], succ_ptr[v + 1]):
+            z = succ_idx[a]
+            ok = True
+            for b in range(pred_ptr[z], pred_ptr[z + 1]):
+                if _has(new_sched, c, pred_idx[b]) == 0:
+                    ok = False
+                    break
+            if ok:
+                new_ready[c, z >> 6] |= _ONE << np.uint64(z & 63)
+    return new_sched, new_ready
+
+
+@dataclass(frozen=True)
+class DpResult:
+    """Best order found (node indices) and its peak; ``lower_bound`` is proven (see the
+    module docstring); ``exact`` when no state was cut off, so ``peak`` is optimal
+    (or, when every state was pruned, the given upper order is).  ``states`` counts
+    states kept over all levels, ``max_level`` the widest level; ``truncated_at`` is
+    the first level the beam cut (-1 if none)."""
+
+    order: np.ndarray
+    peak: float
+    lower_bound: float
+    exact: bool
+    states: int
+    max_level: int
+    truncated_at: int
+    stopped_by_time: bool
+    wall_time: float
+
+
+def _check_width(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidParameterError(f"{name} must be an integer >= 1 or None, got {value!r}")
+    return int(value)
+
+
+def state_dp(
+    graph: Graph,
+    beam_width: int | None = None,
+    upper_order: np.ndarray | None = None,
+    max_states: int | None = DEFAULT_MAX_STATES,
+    time_limit: float | None = None,
+    seed: int = 0,
+) -> DpResult:
+    """Minimum-peak order by DP over scheduled sets (Topoformer App. C.3, "approximate
+    DP"; exact when nothing is cut off).
+
+    ``beam_width`` keeps that many states per level (``None``: all of them, up to
+    ``max_states``, a memory guard).  ``upper_order`` (a known order) prunes every
+    state whose peak reaches its peak and is returned if nothing better is found.
+    Once ``time_limit`` seconds have passed (or ``MAX_TOTAL_STATES`` states are
+    stored), the remaining levels run with a beam of ``TIMEOUT_WIDTH`` so the call
+    still ends with an order and a valid bound (``stopped_by_time``).
+    ``seed`` only fixes the hash keys.  See :class:`DpResult`.
+    """
+    width = _check_width("beam_width", beam_width)
+    cap = _check_width("max_states", max_states)
+    limit = width if cap is None else (cap if width is None else min(width, cap))
+    t0 = time.perf_counter()
+    g = graph
+    n = g.n
+    n_words = (n + 63) // 64
+    ub_order = None if upper_order is None else np.asarray(upper_order, dtype=np.int64)
+    ub = math.inf if ub_order is None else order_peak(g, ub_order)
+    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + _ONE
+    sched = np.zeros((1, n_words), dtype=np.uint64)
+    ready = np.zeros((1, n_words), dtype=np.uint64)
+    for v in np.flatnonzero(np.diff(g.pred_ptr) == 0).tolist():
+        ready[0, v >> 6] |= _ONE << np.uint64(v & 63)
+    hsh = np.zeros(1, dtype=np.uint64)
+    live = np.zeros(1)
+    peak = np.zeros(1)
+    parents: list[np.ndarray] = []
+    nodes: list[np.ndarray] = []
+    min_cut = math.inf
+    truncated_at = -1
+    stopped = False
+    states = 1
+    max_level = 1
+    for level in range(n):
+        if not stopped and (
+            states >= MAX_TOTAL_STATES or (time_limit is not None and time.perf_counter() - t0 >= time_limit)
+        ):
+            stopped = True
+            limit = TIMEOUT_WIDTH if limit is None else min(limit, TIMEOUT_WIDTH)
+        c_parent, c_node, c_hash, c_peak, c_live, c_look = expand_kernel(
+            sched, ready, hsh, live, peak, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
+            g.size_out, g.size_param, zob, _CTZ, ub,
+        )  # fmt: skip
+        key = np.maximum(c_peak, c_look)  # a lower bound on every completion of the child
+        alive = np.flatnonzero(key < ub)
+        if alive.size == 0:
+            break
+        if limit is not None and alive.size > limit:
+            rank = alive[np.lexsort((c_live[alive], key[alive]))]
+            sel = rank[:limit]
+            min_cut = min(min_cut, float(key[rank[limit:]].min()))
+            if truncated_at < 0:
+                truncated_at = level + 1
+        else:
+            sel = alive
+        parent, node = c_parent[sel], c_node[sel]
+        sched, ready = materialise_kernel(parent, node, sched, ready, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
+        hsh, live, peak = c_hash[sel], c_live[sel], c_peak[sel]
+        parents.append(parent.astype(np.int32))
+        nodes.append(node.astype(np.int32))
+        states += int(sel.size)
+        max_level = max(max_level, int(sel.size))
+    exact = truncated_at < 0
+    if len(parents) == n:  # a full order below ub survived
+        order = np.empty(n, dtype=np.int64)
+        i = 0
+        for t in range(n - 1, -1, -1):
+            order[t] = nodes[t][i]
+            i = int(parents[t][i])
+        best = order_peak(g, order)
+    else:
+        if ub_order is None:  # cannot happen: without pruning every level has a child
+            raise RuntimeError("the state DP lost every state without an upper bound")
+        order, best = ub_order.copy(), ub
+    lower = min(best, ub, min_cut)
+    return DpResult(
+        order=order,
+        peak=best,
+        lower_bound=lower,
+        exact=exact,
+        states=states,
+        max_level=max_level,
+        truncated_at=truncated_at,
+        stopped_by_time=stopped,
+        wall_time=time.perf_counter() - t0,
+    )

@@ -1,0 +1,293 @@
+"""``mtpp.schedule``: a minimum-peak-memory topological order with a proven lower bound.
+
+Runs the heuristics of :mod:`heuristics.peak_orders` and :mod:`heuristics.peak_dp` and
+the CP-SAT model of :mod:`solvers.cpsat_schedule`, re-scores every order with the
+evaluator of :mod:`mtpp.memory` (Topoformer Eq. 1-3, 15) and keeps the best order and
+the best proven bound.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph, NodeId
+from mtpp.memory import REL_TOL, local_lower_bound, peak_memory
+
+OBJECTIVES = ("peak_memory",)
+METHODS = ("auto", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random")
+DEFAULT_BEAM_WIDTH = 1000
+RANDOM_ORDERS = 100
+AUTO_DP_SHARE = 0.4  # share of the time left that "auto" gives the exact DP before CP-SAT
+
+@dataclass(frozen=True)
+class Stage:
+    """One method run inside :func:`schedule`: the peak of its order (``inf`` if it
+    found none), the lower bound it proved (``0`` if none), its status and time."""
+
+    method: str
+    peak: float
+    lower_bound: float
+    status: str
+    wall_time: float
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "peak": None if math.isinf(self.peak) else self.peak,
+            "lower_bound": self.lower_bound,
+            "status": self.status,
+            "wall_time": self.wall_time,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A topological order with its peak memory and a proven lower bound on the
+    minimum peak.
+
+    ``order`` lists node ids (``index_order`` the same as indices); ``peak`` is
+    re-evaluated by :func:`peak_memory`; ``lower_bound`` is the best bound proven by
+    any stage (``bound_method``: ``"local"`` for :func:`local_lower_bound`,
+    ``"forced-live"`` for :func:`heuristics.peak_bounds.forced_live_bound`,
+    ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
+    lower_bound) / peak``.  ``status`` is ``"optimal"`` when the gap is zero, else
+    ``"feasible"``.  ``stages`` records every method run.
+    """
+
+    order: tuple[NodeId, ...]
+    index_order: np.ndarray = field(repr=False)
+    peak: float
+    lower_bound: float
+    method: str
+    status: str
+    wall_time: float
+    bound_method: str
+    objective: str = "peak_memory"
+    stages: tuple[Stage, ...] = ()
+    graph_name: str | None = None
+
+    @property
+    def gap(self) -> float:
+        """``(peak - lower_bound) / peak`` (0 when the peak is 0)."""
+        return 0.0 if self.peak <= 0 else max(0.0, (self.peak - self.lower_bound) / self.peak)
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "optimal"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "graph": self.graph_name,
+            "objective": self.objective,
+            "method": self.method,
+            "status": self.status,
+            "peak": self.peak,
+            "lower_bound": self.lower_bound,
+            "gap": self.gap,
+            "bound_method": self.bound_method,
+            "wall_time": self.wall_time,
+            "order": list(self.order),
+            "stages": [s.to_dict() for s in self.stages],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+
+# ---------------------------------------------------------------------- search
+def _check_args(objective: object, method: object, time_limit: object, beam_width: object, threads: object) -> None:
+    if objective not in OBJECTIVES:
+        raise InvalidParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if method not in METHODS:
+        raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
+    if time_limit is not None and (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, (int, float))
+        or math.isnan(time_limit)
+        or time_limit <= 0
+    ):
+        raise InvalidParameterError(f"time_limit must be a number > 0 or None, got {time_limit!r}")
+    for name, value in (("beam_width", beam_width), ("threads", threads)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
+            raise InvalidParameterError(f"{name} must be an integer >= 1 or None, got {value!r}")
+
+
+class _Search:
+    """Keeps the best order and the best bound over the stages of one call."""
+
+    def __init__(self, graph: Graph, time_limit: float | None) -> None:
+        self.graph = graph
+        self.t0 = time.perf_counter()
+        self.time_limit = time_limit
+        self.order: np.ndarray | None = None
+        self.peak = math.inf
+        self.order_method = ""
+        from heuristics.peak_bounds import forced_live_bound
+
+        self.lower = local_lower_bound(graph)
+        self.bound_method = "local"
+        forced = forced_live_bound(graph)
+        if forced > self.lower:
+            self.lower, self.bound_method = forced, "forced-live"
+        self.stages: list[Stage] = []
+
+    def left(self) -> float | None:
+        if self.time_limit is None:
+            return None
+        return max(0.0, self.time_limit - (time.perf_counter() - self.t0))
+
+    def offer(
+        self, method: str, order: np.ndarray | None, lower: float, t: float, status: str, detail: str = ""
+    ) -> None:
+        peak = math.inf
+        if order is not None:
+            peak = peak_memory(self.graph, order)  # the independent evaluator, with validation
+            if peak < self.peak:
+                self.order, self.peak, self.order_method = np.asarray(order, dtype=np.int64), peak, method
+        if lower > self.lower:
+            self.lower, self.bound_method = lower, method
+        self.stages.append(Stage(method, peak, lower, status, t, detail))
+
+    @property
+    def proven(self) -> bool:
+        return self.peak <= self.lower * (1 + REL_TOL) + REL_TOL
+
+
+def _run_fixed(search: _Search, method: str, seed: int) -> None:
+    from heuristics.peak_orders import random_orders, traversal_order
+
+    t = time.perf_counter()
+    res = (
+        random_orders(search.graph, RANDOM_ORDERS, seed)
+        if method == "random"
+        else traversal_order(search.graph, method)
+    )
+    search.offer(method, res.order, 0.0, time.perf_counter() - t, "feasible")
+
+
+def _run_beam(search: _Search, method: str, width: int | None, seed: int, time_limit: float | None) -> None:
+    from heuristics.peak_dp import state_dp
+
+    res = state_dp(search.graph, beam_width=width, upper_order=search.order, time_limit=time_limit, seed=seed)
+    status = "optimal" if res.exact else "feasible"
+    detail = f"states={res.states} widest={res.max_level}"
+    if res.truncated_at >= 0:
+        detail += f" cut_from_level={res.truncated_at}"
+    if res.stopped_by_time:
+        detail += " stopped_by_limit"
+    search.offer(method, res.order, res.lower_bound, res.wall_time, status, detail)
+
+
+def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: float | None, verbose: bool) -> None:
+    from formulations.schedule import build_schedule
+    from solvers.cpsat_schedule import solve_schedule
+
+    model = build_schedule(search.graph, lower_bound=search.lower, upper_bound=search.peak)
+    workers = threads if threads is not None else min(8, os.cpu_count() or 1)
+    res = solve_schedule(model, hint=search.order, time_limit=time_limit, threads=workers, seed=seed, verbose=verbose)
+    lower = model.to_size(res.bound) if math.isfinite(res.bound) else 0.0
+    detail = f"ortools {res.version}; scale={model.scale:g}{'' if model.exact else ' (rounded down)'}"
+    if res.message:
+        detail += f"; {res.message}"
+    search.offer("cpsat", res.order, lower, res.wall_time, res.status.value, detail)
+
+
+def _run_brkga(search: _Search, seed: int, time_limit: float | None) -> None:
+    from heuristics.brkga import BrkgaParams
+    from heuristics.peak_dp import state_dp
+    from heuristics.peak_orders import brkga_order
+
+    greedy = state_dp(search.graph, beam_width=1).order
+    seeds = [greedy] + ([search.order] if search.order is not None else [])
+    t = time.perf_counter()
+    res = brkga_order(search.graph, BrkgaParams(population=50, generations=200), seed, seeds, time_limit)
+    search.offer("brkga", res.order, 0.0, time.perf_counter() - t, "feasible", f"evaluations={res.evaluations}")
+
+
+def schedule(
+    graph: Graph,
+    objective: str = "peak_memory",
+    method: str = "auto",
+    time_limit: float | None = 60.0,
+    seed: int = 0,
+    beam_width: int | None = None,
+    threads: int | None = None,
+    verbose: bool = False,
+) -> Schedule:
+    """A topological order of ``graph`` minimising peak memory (Topoformer Eq. 1-3, 15),
+    with a proven lower bound.
+
+    ``method``:
+
+    * ``"dfs"``, ``"bfs"``: depth-/breadth-first Kahn; ``"random"``: best of 100
+      random topological orders (the baselines of Topoformer Table 1);
+    * ``"greedy"``: the state DP with a beam of one; ``"beam"``: the approximate DP
+      with state collapsing, ``beam_width`` states per level (default 1000);
+    * ``"brkga"``: BRKGA over Kahn priorities (50 x 200, stops at ``time_limit``),
+      seeded with the dfs, bfs and greedy orders;
+    * ``"exact-dp"``: the state DP with every state kept (up to a memory cap), pruned
+      by the best of the baselines and the beam; optimal when it finishes uncut;
+    * ``"cpsat"``: the CP-SAT model of :mod:`formulations.schedule`, hinted with the
+      best of the dfs, bfs and random orders, with the local and forced-live bounds as
+      the redundant row ``C >= L``;
+    * ``"auto"`` (default): the baselines and the beam, then ``exact-dp`` with 40% of
+      the time left, then CP-SAT with the rest if the gap is still open.
+
+    ``time_limit`` (seconds, ``None`` = none) bounds the searching methods;
+    ``threads`` sets CP-SAT's workers (default: the CPU count, at most 8).  The lower
+    bound is the best of :func:`local_lower_bound`, the forced-live bound and every
+    bound proven on the way.
+    Raises :class:`InvalidParameterError` for a bad argument.
+    """
+    if not isinstance(graph, Graph):
+        raise InvalidParameterError(f"graph must be an mtpp.Graph, got {type(graph).__name__}")
+    _check_args(objective, method, time_limit, beam_width, threads)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InvalidParameterError(f"seed must be an integer, got {seed!r}")
+    search = _Search(graph, None if time_limit is None else float(time_limit))
+    width = DEFAULT_BEAM_WIDTH if beam_width is None else int(beam_width)
+
+    if method in ("dfs", "bfs", "random"):
+        _run_fixed(search, method, seed)
+    elif method == "greedy":
+        _run_beam(search, "greedy", 1, seed, None)
+    elif method == "beam":
+        _run_beam(search, "beam", width, seed, search.left())
+    elif method == "brkga":
+        _run_brkga(search, seed, search.left())
+    else:  # auto, exact-dp, cpsat: start from the best quick order
+        for quick in ("dfs", "bfs", "random"):
+            _run_fixed(search, quick, seed)
+        if method != "cpsat" and not search.proven:
+            _run_beam(search, "beam", width, seed, search.left())
+        if method in ("auto", "exact-dp") and not search.proven:
+            left = search.left()
+            share = None if left is None else (left if method == "exact-dp" else AUTO_DP_SHARE * left)
+            _run_beam(search, "exact-dp", None, seed, share)
+        if method in ("auto", "cpsat") and not search.proven:
+            left = search.left()
+            if left is None or left > 0:
+                _run_cpsat(search, threads, seed, left, verbose)
+    assert search.order is not None
+    return Schedule(
+        order=tuple(graph.ids[i] for i in search.order.tolist()),
+        index_order=search.order,
+        peak=search.peak,
+        lower_bound=min(search.lower, search.peak),
+        method=method,
+        status="optimal" if search.proven else "feasible",
+        wall_time=time.perf_counter() - search.t0,
+        bound_method=search.bound_method,
+        stages=tuple(search.stages),
+        graph_name=graph.name,
+    )

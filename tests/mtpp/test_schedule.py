@@ -1,0 +1,156 @@
+"""mtpp.memory and mtpp.scheduling: the peak-memory evaluator, the Schedule result and its bounds.
+
+The truth here is written straight from Topoformer Eq. (1)-(3) and (15) with Python
+sets (:func:`reference_profile`) and, for tiny DAGs, by enumerating every
+topological order (:func:`brute_force_peak`); tests/heuristics/test_peak.py imports
+both.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from mtpp import Graph, InvalidParameterError
+from mtpp.memory import block_peak, check_order, local_lower_bound, memory_profile, peak_memory
+from mtpp.scheduling import METHODS, Schedule, schedule
+from tests.oracle import brute_force_peak, is_topological, random_dag, reference_profile, shared_graph
+
+
+# ---------------------------------------------------------------- evaluator
+def test_peak_memory_equals_step_by_step_reference():
+    rng = np.random.default_rng(0)
+    for it in range(150):
+        g = random_dag(rng, int(rng.integers(1, 15)), p=float(rng.random() * 0.6), integral=bool(it % 2))
+        from heuristics.kahn import kahn_order
+
+        order = kahn_order(g, rng.random(g.n))
+        ref = reference_profile(g, order)
+        np.testing.assert_allclose(memory_profile(g, order), ref, rtol=1e-12, atol=1e-9)
+        assert peak_memory(g, order) == pytest.approx(max(ref))
+        assert peak_memory(g, order) >= local_lower_bound(g) - 1e-9
+
+
+def test_sink_lives_only_during_its_step_and_params_only_while_running():
+    # a -> b, a -> c; c is a sink with a big output, b has big parameters
+    g = Graph.from_arrays(work=[0, 0, 0], size_param=[0, 50, 0], size_out=[1, 2, 100], edges=[(0, 1), (0, 2)])
+    np.testing.assert_allclose(memory_profile(g, [0, 2, 1]), [1, 101, 53])
+    np.testing.assert_allclose(memory_profile(g, [0, 1, 2]), [1, 53, 101])
+    assert local_lower_bound(g) == 101
+
+
+def test_check_order_names_the_problem():
+    g = Graph.from_nodes([{"id": "x"}, {"id": "y"}, {"id": "z"}], [("x", "y"), ("y", "z")])
+    np.testing.assert_array_equal(check_order(g, [0, 1, 2]), [0, 1, 2])
+    with pytest.raises(InvalidParameterError, match="2 entries for 3 nodes"):
+        check_order(g, [0, 1])
+    with pytest.raises(InvalidParameterError, match="'y' 2 times"):
+        check_order(g, [0, 1, 1])
+    with pytest.raises(InvalidParameterError, match="not a node index"):
+        check_order(g, [0, 1, 5])
+    with pytest.raises(InvalidParameterError, match=r"'z' .* before its producer 'y'"):
+        peak_memory(g, [0, 2, 1])
+    with pytest.raises(InvalidParameterError, match="1-D"):
+        peak_memory(g, [[0, 1, 2]])
+
+
+def test_block_peak_definition():
+    # a -> b -> c, a -> d; parameters never count in a block's activation peak
+    g = Graph.from_arrays(work=[0] * 4, size_param=[9] * 4, size_out=[1, 2, 4, 8], edges=[(0, 1), (1, 2), (0, 3)])
+    assert block_peak(g, [0, 1]) == 3  # a leaves (held to the end) + b
+    assert block_peak(g, [1, 2]) == 2 + 4  # input a held until b (1 + 2), then b and c (c is a sink)
+    assert block_peak(g, [2]) == 2 + 4
+    assert block_peak(g, []) == 0
+    with pytest.raises(InvalidParameterError):
+        block_peak(g, [2, 1])
+
+
+# ---------------------------------------------------------------- schedule
+def test_shared_100_node_graph_optimum_is_36790():
+    g = shared_graph(100)
+    s = schedule(g, method="exact-dp", time_limit=60)
+    assert s.peak == 36790 and s.lower_bound == 36790 and s.status == "optimal" and s.gap == 0
+    assert peak_memory(g, s.index_order) == 36790
+    assert is_topological(g, s.index_order)
+    assert [g.ids[i] for i in s.index_order] == list(s.order)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_bounds_the_brute_force_optimum(method):
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        g = random_dag(rng, int(rng.integers(2, 7)), p=0.4, integral=True)
+        opt = brute_force_peak(g)
+        s = schedule(g, method=method, time_limit=10, threads=1, beam_width=2)
+        assert is_topological(g, s.index_order)
+        assert s.peak == pytest.approx(max(reference_profile(g, s.index_order)))
+        assert s.lower_bound <= opt + 1e-9 <= s.peak + 2e-9
+        assert 0 <= s.gap <= 1
+        if method in ("exact-dp", "cpsat", "auto"):
+            assert s.status == "optimal" and s.peak == pytest.approx(opt)
+
+
+def test_cpsat_equals_brute_force_on_tiny_dags():
+    from formulations.schedule import build_schedule
+    from solvers.cpsat_schedule import solve_schedule
+    from solvers.result import Status
+
+    rng = np.random.default_rng(11)
+    for it in range(12):
+        g = random_dag(rng, int(rng.integers(2, 8)), p=float(rng.uniform(0.2, 0.6)), integral=it % 3 != 0)
+        opt = brute_force_peak(g)
+        model = build_schedule(g)
+        res = solve_schedule(model, time_limit=20, threads=1)
+        assert res.status is Status.OPTIMAL and res.order is not None
+        assert is_topological(g, res.order)
+        if model.exact:
+            assert res.capacity == model.capacity(res.order)
+            assert model.to_size(res.bound) == pytest.approx(opt)
+            assert peak_memory(g, res.order) == pytest.approx(opt)
+        else:  # rounded-down demands: the bound stays below the optimum
+            assert model.to_size(res.bound) <= opt + 1e-9
+            assert peak_memory(g, res.order) >= opt - 1e-9
+
+
+def test_cpsat_hint_and_bounds_are_kept():
+    from formulations.schedule import build_schedule
+    from solvers.cpsat_schedule import solve_schedule
+
+    g = shared_graph(100)
+    dfs = schedule(g, method="dfs")
+    model = build_schedule(g, lower_bound=30000, upper_bound=dfs.peak)
+    assert model.exact and model.scale == 1 and model.lower_bound == 30000
+    assert model.capacity(dfs.index_order) == dfs.peak
+    res = solve_schedule(model, hint=dfs.index_order, time_limit=1, threads=1)
+    assert res.order is not None and peak_memory(g, res.order) <= dfs.peak  # the hint is a solution
+    assert 30000 <= res.bound <= 36790
+
+
+def test_schedule_serialises_and_records_stages():
+    g = shared_graph(100)
+    s = schedule(g, method="auto", time_limit=30, threads=1)
+    assert isinstance(s, Schedule) and s.status == "optimal" and s.peak == 36790
+    data = json.loads(s.to_json())
+    assert data["peak"] == 36790 and data["order"] == list(s.order) and data["status"] == "optimal"
+    assert [st["method"] for st in data["stages"]][:3] == ["dfs", "bfs", "random"]
+    assert all(st.lower_bound <= s.peak for st in s.stages)
+
+
+def test_bad_arguments_raise_typed_errors():
+    g = random_dag(np.random.default_rng(0), 4)
+    for kwargs, word in [
+        ({"method": "nope"}, "method"),
+        ({"objective": "latency"}, "objective"),
+        ({"time_limit": 0}, "time_limit"),
+        ({"time_limit": math.nan}, "time_limit"),
+        ({"beam_width": 0}, "beam_width"),
+        ({"threads": -1}, "threads"),
+        ({"seed": 1.5}, "seed"),
+    ]:
+        with pytest.raises(InvalidParameterError, match=word):
+            schedule(g, **kwargs)
+    with pytest.raises(InvalidParameterError, match="graph"):
+        schedule("graph.json")  # type: ignore[arg-type]
