@@ -12,7 +12,9 @@ adding the node at position ``l`` to ``S = [l+1, r]`` changes Eq. (3) by
   lies beyond ``r`` (the tensor of ``u`` had no consumer in S yet, so it becomes a new
   input; a tensor is counted once per block however many consumers it has);
 
-and the overflow term of Eq. (2) is recomputed from prefix sums of ``size_param``.
+and the overflow term of Eq. (2) is recomputed from prefix sums of ``size_param``
+(plus, for peak-aware costs, the segment's activation peak from the sweep of
+:mod:`heuristics.peak_tree`, which moves left in step with this one).
 Each step is ``O(deg(v))``, so a whole column costs ``O(n + m)`` and the full table
 ``O(n (n + m))`` with no ``n^2`` memory unless the table itself is asked for.  The
 DP of :mod:`heuristics.slicegraph` sweeps columns this way and stops a sweep as soon
@@ -29,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from heuristics.peak_tree import peak_extend_left, peak_tree, peak_tree_reset
 from mtpp.problem import Problem
 
 
@@ -43,6 +46,10 @@ class PreparedOrder(NamedTuple):
     in_ptr: np.ndarray  # CSR over positions: the in-edges of each position
     in_size: np.ndarray  # size_out / B of the producer of each in-edge
     in_next: np.ndarray  # next consumer position of that producer after this one, n if none
+    out_raw: np.ndarray  # size_out of the node at each position (memory units, for peaks)
+    in_size_raw: np.ndarray  # size_out of the producer of each in-edge (memory units)
+    cons_ptr: np.ndarray  # CSR over positions: the sorted consumer positions of each position
+    cons_pos: np.ndarray
 
 
 @njit(cache=True)
@@ -54,6 +61,7 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
         pos[order[i]] = i
     w = np.empty(n)
     out = np.empty(n)
+    out_raw = np.empty(n)
     param_prefix = np.zeros(n + 1)
     first = np.full(n, n, dtype=np.int64)
     last = np.full(n, -1, dtype=np.int64)
@@ -61,6 +69,7 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
     for i in range(n):
         v = order[i]
         w[i] = work[v]
+        out_raw[i] = size_out[v]
         out[i] = size_out[v] * inv_b
         param_prefix[i + 1] = param_prefix[i] + size_param[v]
         cons_ptr[i + 1] = cons_ptr[i] + succ_ptr[v + 1] - succ_ptr[v]
@@ -78,6 +87,7 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
         v = order[i]
         in_ptr[i + 1] = in_ptr[i] + pred_ptr[v + 1] - pred_ptr[v]
     in_size = np.empty(in_ptr[n])
+    in_size_raw = np.empty(in_ptr[n])
     in_next = np.empty(in_ptr[n], dtype=np.int64)
     for i in range(n):
         v = order[i]
@@ -86,10 +96,11 @@ def prepare_kernel(order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_par
             p = pos[pred_idx[t]]
             seg = cons_pos[cons_ptr[p] : cons_ptr[p + 1]]
             j = np.searchsorted(seg, i, side="right")
+            in_size_raw[e] = size_out[pred_idx[t]]
             in_size[e] = size_out[pred_idx[t]] * inv_b
             in_next[e] = seg[j] if j < seg.shape[0] else n
             e += 1
-    return w, param_prefix, out, first, last, in_ptr, in_size, in_next
+    return w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw, cons_ptr, cons_pos
 
 
 @njit(cache=True, inline="always")
@@ -114,14 +125,23 @@ def overflow(param, budget, inv_b):
 
 
 @njit(cache=True)
-def table_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, budget, inv_b):
+def table_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw,
+                 cons_ptr, cons_pos, budget, inv_b, peak_aware):  # fmt: skip
     n = w.shape[0]
     table = np.full((n, n), np.inf)
+    t, d, size = peak_tree(n)
     for r in range(n):
         base = 0.0
+        in_sum = 0.0
+        pk = 0.0
         for l in range(r, -1, -1):
             base += extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next)
-            table[l, r] = base + overflow(param_prefix[r + 1] - param_prefix[l], budget, inv_b)
+            if peak_aware:
+                in_sum, pk = peak_extend_left(l, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos,
+                                              in_ptr, in_size_raw, in_next)  # fmt: skip
+            table[l, r] = base + overflow(param_prefix[r + 1] - param_prefix[l] + pk, budget, inv_b)
+        if peak_aware:
+            peak_tree_reset(t, d, size, r)
     return table
 
 
@@ -138,10 +158,7 @@ def prepare(problem: Problem, order: np.ndarray) -> PreparedOrder:
 
 def segment_cost_table(problem: Problem, order: np.ndarray) -> np.ndarray:
     """``T[l, r] = f({order[l], ..., order[r]})`` for all ``l <= r`` (``inf`` below the
-    diagonal), in ``O(n (n + m))`` time and ``n^2`` floats of memory.  Use it to look
-    at costs; the DP never materialises it."""
-    p = prepare(problem, order)
-    return table_kernel(
-        p.work, p.param_prefix, p.out, p.first_consumer, p.last_consumer, p.in_ptr, p.in_size, p.in_next,
-        problem.param_budget, 1.0 / problem.bandwidth,
-    )  # fmt: skip
+    diagonal), in ``O(n (n + m))`` time (``O(n (n + m) log n)`` with peak-aware
+    overflow) and ``n^2`` floats of memory.  Use it to look at costs; the DP never
+    materialises it."""
+    return table_kernel(*prepare(problem, order), problem.param_budget, 1.0 / problem.bandwidth, problem.peak_aware)

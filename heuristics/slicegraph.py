@@ -21,6 +21,9 @@ size ``n^2`` is stored: memory is ``O(n k)``.  Two prunings keep it far below th
   still-improvable ``j`` form a prefix ``2..J`` and the inner loop stops at ``J``;
 * the value of the equal-work split of the same order is feasible, so it caps the
   search from the start (sweeps stop once the lower bound reaches it);
+* with peak-aware costs (``Problem.peak_aware``) the overflow of Eq. (2) includes
+  the segment's activation peak from :mod:`heuristics.peak_tree`, swept in step; the
+  peak only grows as ``l`` moves left, so the pruning bound above stays valid;
 * an optional ``upper_bound`` caps everything: values ``< upper_bound`` are exact,
   and if the optimum is ``>= upper_bound`` the DP reports ``inf`` (BRKGA uses this to
   skip work on chromosomes that cannot enter the elite).
@@ -35,14 +38,19 @@ import numpy as np
 from numba import njit
 
 from heuristics.kahn import in_degrees, kahn_kernel
+from heuristics.peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
 from heuristics.segments import extend_left, overflow, prepare, prepare_kernel
 from mtpp.problem import Problem
 
 
 @njit(cache=True)
-def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, ub):
-    """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty)."""
+def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw,
+              cons_ptr, cons_pos, k, budget, inv_b, ub, peak_aware):  # fmt: skip
+    """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty).
+    The first twelve arguments are a :class:`heuristics.segments.PreparedOrder`."""
     n = w.shape[0]
+    t, d, size = peak_tree(n if peak_aware else 1)
+    prefix_peak = prefix_peaks_kernel(out_raw, last, in_ptr, in_size_raw, in_next) if peak_aware else np.zeros(n)
     dp = np.full((k + 1, n), np.inf)
     choice = np.full((k + 1, n), -1, dtype=np.int32)
     best = np.empty(k + 1)
@@ -56,7 +64,7 @@ def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, bu
         for e in range(in_ptr[r], in_ptr[r + 1]):
             if in_next[e] == n:  # r was the producer's last consumer
                 prefix -= in_size[e]
-        dp[1, r] = prefix + overflow(param_prefix[r + 1], budget, inv_b)
+        dp[1, r] = prefix + overflow(param_prefix[r + 1] + prefix_peak[r], budget, inv_b)
         choice[1, r] = 0
         if k == 1:
             continue
@@ -65,12 +73,19 @@ def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, bu
             arg[j] = -1
         base = 0.0
         mono = 0.0  # work + outputs leaving past r: both only grow as l moves left
+        in_sum = 0.0
+        pk = 0.0  # the peak also only grows as l moves left
+        used = -1  # leaves of the peak tree this column filled
         for l in range(r, 0, -1):
             base += extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next)
+            if peak_aware:
+                in_sum, pk = peak_extend_left(l, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos,
+                                              in_ptr, in_size_raw, in_next)  # fmt: skip
+                used = r - l
             mono += w[l]
             if last[l] > r:
                 mono += out[l]
-            ovf = overflow(param_prefix[r + 1] - param_prefix[l], budget, inv_b)
+            ovf = overflow(param_prefix[r + 1] - param_prefix[l] + pk, budget, inv_b)
             lower = mono + ovf
             if lower >= best[2]:
                 break
@@ -83,6 +98,8 @@ def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, bu
                 if cand < best[j]:
                     best[j] = cand
                     arg[j] = l
+        if used >= 0:
+            peak_tree_reset(t, d, size, used)
         for j in range(2, k + 1):
             if arg[j] < 0 or dp[j - 1, r] <= best[j]:
                 dp[j, r] = dp[j - 1, r]
@@ -93,10 +110,13 @@ def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, bu
 
 
 @njit(cache=True)
-def equal_work_split_value(w, param_prefix, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b):
+def equal_work_split_value(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw,
+                           in_size_raw, cons_ptr, cons_pos, k, budget, inv_b, peak_aware):  # fmt: skip
     """Bottleneck of cutting the order into k pieces of about equal work: a feasible
-    split, so its value caps the DP without changing the optimum.  ``O(n + m)``."""
+    split, so its value caps the DP without changing the optimum.  ``O(n + m)``
+    (``O((n + m) log n)`` peak-aware).  It must price blocks exactly as the DP does."""
     n = w.shape[0]
+    t, d, size = peak_tree(n if peak_aware else 1)
     total = 0.0
     for i in range(n):
         total += w[i]
@@ -113,9 +133,16 @@ def equal_work_split_value(w, param_prefix, out, first, last, in_ptr, in_size, i
             r += 1
             acc += w[r]
         base = 0.0
+        in_sum = 0.0
+        pk = 0.0
         for i in range(r, l - 1, -1):
             base += extend_left(i, r, w, out, first, last, in_ptr, in_size, in_next)
-        cost = base + overflow(param_prefix[r + 1] - param_prefix[l], budget, inv_b)
+            if peak_aware:
+                in_sum, pk = peak_extend_left(i, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos,
+                                              in_ptr, in_size_raw, in_next)  # fmt: skip
+        if peak_aware:
+            peak_tree_reset(t, d, size, r - l)
+        cost = base + overflow(param_prefix[r + 1] - param_prefix[l] + pk, budget, inv_b)
         if cost > worst:
             worst = cost
         l = r + 1
@@ -162,12 +189,11 @@ def slice_order(problem: Problem, order: np.ndarray, upper_bound: float = math.i
     ``upper_bound``.  Time ``O(n (n + m) k)`` worst case, far less with the
     prunings above; memory ``O(n k)``."""
     order = np.asarray(order, dtype=np.int64)
-    p = prepare(problem, order)
-    arrays = (p.work, p.param_prefix, p.out, p.first_consumer, p.last_consumer, p.in_ptr, p.in_size, p.in_next)
+    arrays = prepare(problem, order)
     k = min(problem.k, order.size)  # more blocks than nodes would only be empty
     params = (k, problem.param_budget, 1.0 / problem.bandwidth)
-    cap = min(upper_bound, _cap(equal_work_split_value(*arrays, *params)))
-    dp, choice = dp_kernel(*arrays, *params, cap)
+    cap = min(upper_bound, _cap(equal_work_split_value(*arrays, *params, problem.peak_aware)))
+    dp, choice = dp_kernel(*arrays, *params, cap, problem.peak_aware)
     value = float(dp[k, -1])
     if not value < upper_bound:
         return None
@@ -181,18 +207,20 @@ def slice_order(problem: Problem, order: np.ndarray, upper_bound: float = math.i
 
 @njit(cache=True)
 def decode_batch_kernel(keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, work, size_param, size_out,
-                        inv_b, k, budget, ub):  # fmt: skip
+                        inv_b, k, budget, ub, peak_aware):  # fmt: skip
     """Algorithm 2 for every row of ``keys``: Kahn order, then the sliced bottleneck
     (``inf`` where it is not below ``ub``)."""
     fitness = np.empty(keys.shape[0])
     for c in range(keys.shape[0]):
         order = kahn_kernel(succ_ptr, succ_idx, indeg, keys[c])
-        w, pp, out, first, last, in_ptr, in_size, in_next = prepare_kernel(
+        w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr, cons_pos = prepare_kernel(
             order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, inv_b
         )
-        cap = equal_work_split_value(w, pp, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b)
+        cap = equal_work_split_value(w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr,
+                                     cons_pos, k, budget, inv_b, peak_aware)  # fmt: skip
         cap += 1e-9 * abs(cap) + 1e-12  # as _cap: strictly above a feasible value
-        dp, _ = dp_kernel(w, pp, out, first, last, in_ptr, in_size, in_next, k, budget, inv_b, min(cap, ub))
+        dp, _ = dp_kernel(w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr, cons_pos,
+                          k, budget, inv_b, min(cap, ub), peak_aware)  # fmt: skip
         v = dp[k, order.shape[0] - 1]
         fitness[c] = v if v < ub else np.inf
     return fitness
@@ -205,5 +233,5 @@ def sort_and_slice_fitness(problem: Problem, keys: np.ndarray, upper_bound: floa
     return decode_batch_kernel(
         np.ascontiguousarray(keys, dtype=np.float64), g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
         in_degrees(g), g.work, g.size_param, g.size_out, 1.0 / problem.bandwidth, min(problem.k, g.n),
-        problem.param_budget, upper_bound,
+        problem.param_budget, upper_bound, problem.peak_aware,
     )  # fmt: skip

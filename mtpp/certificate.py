@@ -74,9 +74,11 @@ class Certificate(BaseModel):
     bandwidth: float
     memory: float | None
     reserve: float
+    peak_aware: bool
     upper_bound: float
     partition_source: str
     assignment: dict[str, int]
+    order: list[str]
     block_costs: list[float]
     bounds: list[BoundRecord]
     lower_bound: float
@@ -124,6 +126,7 @@ def certify(
     bandwidth: float | None = None,
     memory: float | None = None,
     reserve: float | None = None,
+    peak_aware: bool | None = None,
     report: Report | None = None,
 ) -> Certificate:
     """Partition the graph and prove how good the partition is.
@@ -140,7 +143,7 @@ def certify(
     import mtpp
 
     start = time.perf_counter()
-    problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve)
+    problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
     methods = parse_bounds(bounds)
     if not time_limit > 0:
         raise InvalidParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}")
@@ -149,7 +152,8 @@ def certify(
     say = report or (lambda line: None)
 
     sol = partition(problem, orderer=orderer, seed=seed)
-    best_eval, source = sol.evaluation, f"slicegraph ({sol.orderer}, seed {seed})"
+    best_eval, best_order = sol.evaluation, sol.order
+    source = f"slicegraph ({sol.orderer}, seed {seed})"
     say(f"partition: {source}: upper bound {sol.bottleneck:.6g}")
     records = [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)]
     say(f"simple: {sol.lower_bound:.6g}")
@@ -166,7 +170,8 @@ def certify(
         say(f"{method}: {record.status}" + (f", bound {record.bound:.6g}" if record.bound is not None else "")
             + (f" ({record.message})" if record.message and record.status == "error" else ""))  # fmt: skip
         if incumbent is not None and incumbent.bottleneck < best_eval.bottleneck:
-            best_eval, source = incumbent, f"exact MIP incumbent ({record.solver})"
+            best_eval, best_order = incumbent, problem.graph.topological_order
+            source = f"exact MIP incumbent ({record.solver})"
             say(f"exact MIP found a better partition: {incumbent.bottleneck:.6g}")
         if record.status == "interrupted":
             break
@@ -183,18 +188,27 @@ def certify(
         mtpp_version=mtpp.__version__,
         graph=g.name, n=g.n, m=g.m, k=problem.k, bandwidth=problem.bandwidth,
         memory=None if math.isinf(problem.memory) else problem.memory, reserve=problem.reserve,
+        peak_aware=problem.peak_aware,
         upper_bound=ub, partition_source=source,
         assignment={str(g.ids[i]): int(b) for i, b in enumerate(best_eval.assignment.tolist())},
+        order=[str(g.ids[i]) for i in best_order.tolist()],
         block_costs=[float(c) for c in best_eval.block_costs],
         bounds=records, lower_bound=lb, lower_bound_method=top.method, ratio=ratio,
         gap_percent=0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
         optimal=ub - lb <= OPTIMALITY_TOLERANCE * max(1.0, abs(ub)),
         wall_time=time.perf_counter() - start,
-        notes=[
-            "MIP bounds are proven dual bounds, lowered by a relative 1e-6 for solver tolerances",
-            "overflow uses a fixed activation reserve R: (size_param(S) - (M - R))^+ / B",
-        ],
+        notes=_notes(problem),
     )  # fmt: skip
+
+
+def _notes(problem: Problem) -> list[str]:
+    notes = ["MIP bounds are proven dual bounds, lowered by a relative 1e-6 for solver tolerances"]
+    if problem.peak_aware:
+        notes.append("peak-aware overflow (size_param(S) + peak(S) - M)^+ / B, each block running its ops in 'order'; "
+                     "the simple and MIP bounds ignore peak(S) >= 0, which only lowers them: they remain valid")
+    else:
+        notes.append("overflow uses a fixed activation reserve R: (size_param(S) - (M - R))^+ / B")
+    return notes
 
 
 def _failed(method: str, solver: str, t0: float, status: str, message: str) -> BoundRecord:

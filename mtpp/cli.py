@@ -41,6 +41,8 @@ def _machine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bandwidth", type=float, default=1.0, help="inter-block bandwidth B (default 1)")
     p.add_argument("--memory", type=float, default=math.inf, help="fast memory M per block (default unlimited)")
     p.add_argument("--reserve", type=float, default=0.0, help="activation reserve R inside M (default 0)")
+    p.add_argument("--peak-aware", action="store_true",
+                   help="overflow (size_param + peak - M)^+ / B with each block's activation peak (Eq. 2)")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,7 +138,8 @@ def _costs_table(problem: Problem, ev: Evaluation, title: str, members: list[int
 
 
 def _problem(graph: Graph, args: argparse.Namespace) -> Problem:
-    return Problem(graph, args.k, bandwidth=args.bandwidth, memory=args.memory, reserve=args.reserve)
+    return Problem(graph, args.k, bandwidth=args.bandwidth, memory=args.memory, reserve=args.reserve,
+                   peak_aware=args.peak_aware)  # fmt: skip
 
 
 def cmd_solve(args: argparse.Namespace, out: Console) -> int:
@@ -223,7 +226,9 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-def _read_assignment(path: str) -> dict:
+def _read_partition(path: str) -> tuple[dict, list | None]:
+    """The assignment ``{node id: block}`` of a partition file, and its run order (node
+    ids) when the file has one (solutions and certificates do)."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -232,20 +237,23 @@ def _read_assignment(path: str) -> dict:
     mapping = data.get("assignment", data) if isinstance(data, dict) else None
     if not isinstance(mapping, dict):
         raise GraphFormatError(f"{path}: expected an object {{node id: block}} or a solution with 'assignment'")
-    return mapping
+    order = data.get("order") if "assignment" in data else None
+    if order is not None and not isinstance(order, list):
+        raise GraphFormatError(f"{path}: 'order' must be a list of node ids")
+    return mapping, order
 
 
 def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     graph = load_graph(args.file)
     problem = _problem(graph, args)
-    raw = _read_assignment(args.partition)
+    raw, raw_order = _read_partition(args.partition)
     by_str = {str(i): i for i in graph.ids}
-    assignment = {}
-    for key, block in raw.items():
-        if key not in by_str:
-            raise GraphFormatError(f"{args.partition}: node {key!r} is not in {args.file}")
-        assignment[by_str[key]] = block
-    ev = evaluate(problem, assignment)
+    unknown = [key for key in [*raw, *(raw_order or [])] if str(key) not in by_str]
+    if unknown:
+        raise GraphFormatError(f"{args.partition}: node {unknown[0]!r} is not in {args.file}")
+    assignment = {by_str[str(key)]: block for key, block in raw.items()}
+    order = None if raw_order is None else [graph.index(by_str[str(v)]) for v in raw_order]
+    ev = evaluate(problem, assignment, order)
     if args.json:
         c = ev.costs
         out.print_json(json.dumps({"bottleneck": ev.bottleneck, "block_costs": c.total.tolist(),

@@ -6,7 +6,8 @@ For a block ``S``:
   with at least one consumer in ``S`` (a tensor is counted once per block, however
   many of its consumers are there);
 * work      = sum of ``work(v)`` over ``S``;
-* overflow  = ``(size_param(S) - (M - R))^+ / B``;
+* overflow  = ``(size_param(S) - (M - R))^+ / B``, or with peak-aware costs
+  ``(size_param(S) + peak(S) - M)^+ / B`` (Eq. 2);
 * output IO = io(S, V \\ S): one ``size_out(u) / B`` per producer ``u`` in ``S``
   with at least one consumer outside ``S``.
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mtpp.memory import block_peak
 from mtpp.problem import Problem
 
 
@@ -44,14 +46,28 @@ def overflow_cost(problem: Problem, size_param: np.ndarray | float) -> np.ndarra
     return np.maximum(excess, 0.0) / problem.bandwidth
 
 
-def block_costs(problem: Problem, assignment: np.ndarray) -> BlockCosts:
+def block_peaks(problem: Problem, assignment: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """``peak(P_b)`` of every block, its ops run in the relative order of the
+    topological ``order`` (default: the graph's own topological order), by the
+    independent reference :func:`mtpp.memory.block_peak`.  ``O(k (n + m))``."""
+    g = problem.graph
+    seq = g.topological_order if order is None else np.asarray(order, dtype=np.int64)
+    in_block = np.asarray(assignment, dtype=np.int64)[seq]
+    return np.array([block_peak(g, seq[in_block == b]) for b in range(problem.k)])
+
+
+def block_costs(problem: Problem, assignment: np.ndarray, order: np.ndarray | None = None) -> BlockCosts:
     """Cost terms of every block for ``assignment[i]`` = block of node ``i``, in
     ``O(n + m log m)``.  The assignment must already be valid (see
-    :func:`mtpp.evaluate`, which checks it first)."""
+    :func:`mtpp.evaluate`, which checks it first).  With ``problem.peak_aware`` the
+    overflow includes each block's activation peak, its ops run in the order of
+    ``order`` (see :func:`block_peaks`)."""
     g, k = problem.graph, problem.k
     a = np.asarray(assignment, dtype=np.int64)
     work = np.bincount(a, weights=g.work, minlength=k)
     params = np.bincount(a, weights=g.size_param, minlength=k)
+    if problem.peak_aware:
+        params = params + block_peaks(problem, a, order)
 
     src, dst = g.edge_src, g.edge_dst
     cut = a[src] != a[dst]

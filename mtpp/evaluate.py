@@ -16,6 +16,7 @@ import numpy as np
 from mtpp.cost import BlockCosts, block_costs
 from mtpp.errors import InvalidPartitionError, QuotientCycleError, UnknownNodeError
 from mtpp.graph import NodeId
+from mtpp.memory import check_order
 from mtpp.problem import Problem
 
 Assignment = Sequence[int] | np.ndarray | Mapping[NodeId, int]
@@ -116,7 +117,7 @@ def quotient_cycle(problem: Problem, a: np.ndarray) -> QuotientCycleError | None
     return None
 
 
-def evaluate(problem: Problem, assignment: Assignment) -> Evaluation:
+def evaluate(problem: Problem, assignment: Assignment, order: Sequence[int] | np.ndarray | None = None) -> Evaluation:
     """Check a partition and recompute its cost from scratch.
 
     ``assignment`` is either an array with the block of each node index or a mapping
@@ -124,6 +125,10 @@ def evaluate(problem: Problem, assignment: Assignment) -> Evaluation:
     or in a block outside ``0..k-1``, :class:`QuotientCycleError` (naming the blocks
     and one edge per hop) if the quotient graph has a cycle, and
     :class:`UnknownNodeError` for an id not in the graph.
+
+    ``order`` (node indices, a topological order of the whole graph) says in which
+    order each block runs its ops; only peak-aware costs depend on it, and without
+    it each block runs in the graph's own topological order.
     """
     try:
         a = as_assignment(problem, assignment)
@@ -133,7 +138,8 @@ def evaluate(problem: Problem, assignment: Assignment) -> Evaluation:
     if err is not None:
         raise err
     a.setflags(write=False)
-    costs = block_costs(problem, a)
+    seq = None if order is None else check_order(problem.graph, order)
+    costs = block_costs(problem, a, seq)
     total = costs.total
     b = int(np.argmax(total))
     return Evaluation(assignment=a, costs=costs, bottleneck=float(total[b]), bottleneck_block=b)

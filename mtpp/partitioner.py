@@ -25,10 +25,11 @@ def as_problem(
     bandwidth: float | None,
     memory: float | None,
     reserve: float | None,
+    peak_aware: bool | None = None,
 ) -> Problem:
     """A :class:`Problem` from either a problem or a graph plus parameters."""
     if isinstance(graph_or_problem, Problem):
-        given = {"bandwidth": bandwidth, "memory": memory, "reserve": reserve}
+        given = {"bandwidth": bandwidth, "memory": memory, "reserve": reserve, "peak_aware": peak_aware}
         clash = [name for name, value in given.items() if value is not None]
         if clash or (k is not None and k != graph_or_problem.k):
             raise InvalidParameterError(
@@ -45,6 +46,7 @@ def as_problem(
         bandwidth=1.0 if bandwidth is None else bandwidth,
         memory=math.inf if memory is None else memory,
         reserve=0.0 if reserve is None else reserve,
+        peak_aware=bool(peak_aware),
     )
 
 
@@ -57,6 +59,7 @@ def partition(
     bandwidth: float | None = None,
     memory: float | None = None,
     reserve: float | None = None,
+    peak_aware: bool | None = None,
     time_limit: float | None = None,
     progress: Progress | None = None,
 ) -> Solution:
@@ -69,11 +72,12 @@ def partition(
     :class:`Solution` carries the simple lower bound of Lemma 3.3 and the
     ratio ``LB / UB``.
 
-    ``time_limit`` (seconds) caps the orderer's search; the best order found so far
+    ``peak_aware=True`` prices overflow with each block's activation peak (Eq. 2,
+    see :class:`mtpp.Problem`).  ``time_limit`` (seconds) caps the orderer's search; the best order found so far
     is still sliced and returned.  ``progress(done, total, best)`` is called as the
     search advances.
     """
-    problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve)
+    problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
     if time_limit is not None and not time_limit > 0:
         raise InvalidParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}")
     search = get_orderer(orderer) if isinstance(orderer, str) else orderer
@@ -82,7 +86,7 @@ def partition(
     found = search(problem, seed=seed, time_limit=time_limit, progress=progress)
     seg = slice_order(problem, found.order)
     assert seg is not None  # no upper bound given: the DP always returns a split
-    checked = evaluate(problem, seg.assignment)
+    checked = evaluate(problem, seg.assignment, seg.order)
     if abs(checked.bottleneck - seg.bottleneck) > CONSISTENCY_TOLERANCE * max(1.0, checked.bottleneck):
         raise MtppError(
             f"internal error: SliceGraph reported {seg.bottleneck!r} but the evaluator found "

@@ -40,6 +40,12 @@ class Problem:
     (Section 3: "reserving a buffer for activations ... and treating the remaining
     amount of fast memory as the new budget").  ``M = inf`` (the default) means
     parameters never overflow.
+
+    ``peak_aware=True`` uses Eq. (2) itself: ``(size_param(S) + peak(S) - M)^+ / B``
+    with ``peak(S)`` the activation peak of the block's ops run in their order
+    (:func:`mtpp.memory.block_peak`); the reserve must then be 0, since the peak
+    replaces it.  The MIP lower bounds ignore ``peak(S) >= 0``, which only lowers
+    them, so they stay valid.
     """
 
     graph: Graph
@@ -47,6 +53,7 @@ class Problem:
     bandwidth: float = 1.0
     memory: float = math.inf
     reserve: float = 0.0
+    peak_aware: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.graph, Graph):
@@ -59,6 +66,10 @@ class Problem:
         object.__setattr__(
             self, "reserve", _check_real("reserve", self.reserve, positive=False, allow_inf=False)
         )
+        if not isinstance(self.peak_aware, bool):
+            raise InvalidParameterError(f"peak_aware must be True or False, got {self.peak_aware!r}")
+        if self.peak_aware and self.reserve != 0:
+            raise InvalidParameterError("reserve must be 0 with peak_aware=True: the computed peak replaces it")
         if self.reserve > self.memory:
             raise InvalidParameterError(
                 f"reserve ({self.reserve}) exceeds memory ({self.memory}): no memory left for parameters"
@@ -71,9 +82,8 @@ class Problem:
 
     @property
     def has_overflow(self) -> bool:
-        """Whether any block can pay an overflow cost at all."""
-        return float(self.graph.size_param.sum()) > self.param_budget
-
-    def with_k(self, k: int) -> Problem:
-        """The same instance with another number of blocks."""
-        return Problem(self.graph, k, self.bandwidth, self.memory, self.reserve)
+        """Whether some block can pay an overflow cost: the parameters exceed one
+        block's budget, or peak-aware costs with finite memory."""
+        return float(self.graph.size_param.sum()) > self.param_budget or (
+            self.peak_aware and self.param_budget < float("inf")
+        )

@@ -83,7 +83,9 @@ class Solution:
             "evaluations": self.evaluations,
             "wall_time": self.wall_time,
             "stopped_by_time": self.stopped_by_time,
+            "peak_aware": self.problem.peak_aware,
             "assignment": {str(g.ids[i]): int(b) for i, b in enumerate(self.assignment.tolist())},
+            "order": [str(g.ids[i]) for i in self.order.tolist()],
             "blocks": [
                 {
                     "block": b,

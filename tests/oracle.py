@@ -16,8 +16,34 @@ import numpy as np
 from mtpp import Graph, Problem
 
 
-def naive_block_cost(problem: Problem, block: set[int]) -> float:
-    """f(S) of Eq. (3), counting each tensor once per block."""
+def naive_block_peak(graph: Graph, ops: Sequence[int]) -> float:
+    """peak(S) of a block whose ops run in the sequence ``ops``, step by step: a tensor
+    made in S is live from its step to its last consumer in S, or to the end of the
+    block if a consumer is outside S (a tensor with no consumer only during its own
+    step); an input tensor from outside S is live from the start to its last consumer
+    in S."""
+    step = {int(v): t for t, v in enumerate(ops)}
+    best = 0.0
+    for t in range(len(ops)):
+        mem = 0.0
+        for u in range(graph.n):
+            cons = [int(w) for w in graph.successors(u)]
+            inside = [step[w] for w in cons if w in step]
+            if u in step:
+                p = step[u]
+                leaves = len(inside) < len(cons)
+                if p == t or (p < t and (leaves or any(c >= t for c in inside))):
+                    mem += float(graph.size_out[u])
+            elif inside and max(inside) >= t:
+                mem += float(graph.size_out[u])
+        best = max(best, mem)
+    return best
+
+
+def naive_block_cost(problem: Problem, block: set[int], run_order: Sequence[int] | None = None) -> float:
+    """f(S) of Eq. (3), counting each tensor once per block.  With peak-aware costs the
+    block's ops run in the relative order of ``run_order`` (a topological order of the
+    whole graph; default: the graph's own)."""
     g = problem.graph
     succ = {u: set(g.successors(u).tolist()) for u in range(g.n)}
     inputs = {u for u in range(g.n) if u not in block and succ[u] & block}
@@ -26,6 +52,9 @@ def naive_block_cost(problem: Problem, block: set[int]) -> float:
     io_out = sum(float(g.size_out[u]) for u in outputs) / problem.bandwidth
     work = sum(float(g.work[v]) for v in block)
     params = sum(float(g.size_param[v]) for v in block)
+    if problem.peak_aware:
+        seq = g.topological_order.tolist() if run_order is None else [int(v) for v in run_order]
+        params += naive_block_peak(g, [v for v in seq if v in block])
     overflow = max(params - (problem.memory - problem.reserve), 0.0) / problem.bandwidth
     return io_in + work + overflow + io_out
 
@@ -66,7 +95,7 @@ def brute_force_segmentation(problem: Problem, order: Sequence[int]) -> float:
     for cuts in itertools.combinations_with_replacement(range(n + 1), k - 1):
         bounds = [0, *cuts, n]
         value = max(
-            naive_block_cost(problem, set(order[bounds[i] : bounds[i + 1]])) for i in range(k)
+            naive_block_cost(problem, set(order[bounds[i] : bounds[i + 1]]), order) for i in range(k)
         )
         best = min(best, value)
     return best

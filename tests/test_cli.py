@@ -125,3 +125,17 @@ def test_schedule_command(tmp_path, capsys):
     assert doc["lower_bound"] <= doc["peak"]
     assert main(["schedule", path, "--method", "teleport"]) == 2
     assert callable(mtpp.schedule)
+
+
+def test_peak_aware_solve_then_evaluate_uses_the_saved_order(tmp_path, capsys):
+    g = random_dag(np.random.default_rng(49), 14, p=0.3)
+    path = write_graph(tmp_path, g)
+    sol = tmp_path / "sol.json"
+    memory = str(float(g.size_out.sum()) / 4)
+    assert main(["solve", path, "-k", "3", "--orderer", "random-20", "--memory", memory, "--peak-aware",
+                 "--json", "-o", str(sol)]) == 0  # fmt: skip
+    solved = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", path, str(sol), "-k", "3", "--memory", memory, "--peak-aware", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bottleneck"] == pytest.approx(solved["bottleneck"])
+    assert main(["solve", path, "-k", "3", "--memory", memory, "--reserve", "1", "--peak-aware"]) == 2
+    assert "reserve" in capsys.readouterr().err

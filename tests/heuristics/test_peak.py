@@ -18,14 +18,22 @@ from heuristics.peak_orders import (
     traversal_order,
 )
 from heuristics.peak_segments import (
-    peak_aware_cost_table,
     peak_column,
     peak_segment_table,
     prefix_peaks,
 )
+from heuristics.segments import segment_cost_table
 from mtpp import Graph, Problem
 from mtpp.memory import block_peak
-from tests.oracle import brute_force_peak, is_topological, naive_block_cost, random_dag, reference_profile, shared_graph
+from tests.oracle import (
+    brute_force_peak,
+    is_topological,
+    naive_block_cost,
+    naive_block_peak,
+    random_dag,
+    reference_profile,
+    shared_graph,
+)
 
 
 def random_cases(seed: int, count: int, n_max: int):
@@ -116,37 +124,17 @@ def test_bad_widths_are_rejected():
 
 
 # ---------------------------------------------------------------- peak-aware segments
-def naive_segment_peak(g: Graph, order, l: int, r: int) -> float:
-    """peak(S) of S = order[l..r] straight from the definition, step by step."""
-    pos = {int(v): i for i, v in enumerate(order)}
-    block = {int(v) for v in order[l : r + 1]}
-    best = 0.0
-    for t in range(l, r + 1):
-        mem = 0.0
-        for u in range(g.n):
-            cons = [pos[int(w)] for w in g.successors(u)]
-            p = pos[u]
-            if u in block:
-                if p == t or (p < t and (any(c > r for c in cons) or any(t <= c <= r for c in cons))):
-                    mem += float(g.size_out[u])
-            elif p < l:
-                inside = [c for c in cons if l <= c <= r]
-                if inside and max(inside) >= t:
-                    mem += float(g.size_out[u])
-        best = max(best, mem)
-    return best
-
-
 def test_peak_segment_table_equals_naive_per_segment_computation():
     for rng, g in random_cases(3, 50, 9):
         order = kahn_order(g, rng.random(g.n))
-        problem = Problem(g, 2, bandwidth=float(rng.uniform(0.5, 3)), memory=float(rng.uniform(1, 40)))
+        problem = Problem(g, 2, bandwidth=float(rng.uniform(0.5, 3)), memory=float(rng.uniform(1, 40)),
+                          peak_aware=True)  # fmt: skip
         table = peak_segment_table(problem, order)
-        costs = peak_aware_cost_table(problem, order)
+        costs = segment_cost_table(problem, order)
         plain = Problem(g, 2, bandwidth=problem.bandwidth)  # no overflow: IO + work only
         for l in range(g.n):
             for r in range(l, g.n):
-                ref = naive_segment_peak(g, order, l, r)
+                ref = naive_block_peak(g, order[l : r + 1])
                 assert table[l, r] == pytest.approx(ref, abs=1e-9)
                 assert block_peak(g, order[l : r + 1]) == pytest.approx(ref, abs=1e-9)
                 block = {int(v) for v in order[l : r + 1]}

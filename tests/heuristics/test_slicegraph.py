@@ -86,3 +86,42 @@ def test_huge_k_costs_no_memory():
     # one node per block is a feasible split of any order when k >= n
     assert seg.bottleneck <= max(naive_block_cost(problem, {v}) for v in range(30)) + 1e-9
     assert np.isfinite(sort_and_slice_fitness(problem, rng.random((2, 30)))).all()
+
+
+def peak_problem(rng, n_max=7, k_max=3):
+    n, k = int(rng.integers(1, n_max + 1)), int(rng.integers(1, k_max + 1))
+    g = random_dag(rng, n, p=float(rng.random()), integral=bool(rng.integers(2)))
+    return Problem(g, k, bandwidth=float(rng.choice([0.5, 1.0, 2.0])), memory=float(rng.integers(1, 30)),
+                   peak_aware=True)  # fmt: skip
+
+
+def test_peak_aware_dp_equals_brute_force_segmentation():
+    rng = np.random.default_rng(16)
+    for _ in range(150):
+        problem = peak_problem(rng)
+        order = kahn_order(problem.graph, rng.random(problem.graph.n))
+        seg = slice_order(problem, order)
+        truth = brute_force_segmentation(problem, order.tolist())
+        assert seg.bottleneck == pytest.approx(truth, abs=1e-9)
+        assert evaluate(problem, seg.assignment, order).bottleneck == pytest.approx(truth, abs=1e-9)
+        table = segment_cost_table(problem, order)
+        n = problem.graph.n
+        for l in range(n):
+            for r in range(l, n):
+                block = set(order[l : r + 1].tolist())
+                assert table[l, r] == pytest.approx(naive_block_cost(problem, block, order), abs=1e-9)
+
+
+def test_peak_aware_batch_decoder_and_pruning():
+    rng = np.random.default_rng(17)
+    g = random_dag(rng, 40, p=0.1)
+    problem = Problem(g, 5, memory=float(np.median(g.size_out) * 3), peak_aware=True)
+    keys = rng.random((10, 40))
+    fit = sort_and_slice_fitness(problem, keys)
+    for row, value in zip(keys, fit):
+        exact = slice_order(problem, kahn_order(g, row)).bottleneck
+        assert value == pytest.approx(exact)
+        assert slice_order(problem, kahn_order(g, row), upper_bound=exact - 1e-6) is None
+    # peak only adds cost: never below the reserve-free costs
+    plain = Problem(g, 5, memory=problem.memory)
+    assert np.all(fit >= sort_and_slice_fitness(plain, keys) - 1e-9)

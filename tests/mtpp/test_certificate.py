@@ -96,3 +96,17 @@ def test_bad_arguments():
     # k larger than n is fine: every node may have its own block
     cert = certify(g, 9, solver="highs", time_limit=10, orderer="kahn")
     assert cert.lower_bound <= cert.upper_bound
+
+
+def test_peak_aware_certificate_bounds_stay_below_the_partition():
+    rng = np.random.default_rng(55)
+    for trial in range(8):
+        g = random_dag(rng, int(rng.integers(4, 9)), p=0.4)
+        problem = Problem(g, 2, memory=float(np.sum(g.size_out) / 3 + 1), peak_aware=True)
+        cert = certify(problem, solver="highs", time_limit=10, orderer="brkga-100", seed=trial)
+        assert cert.peak_aware and any("peak" in note for note in cert.notes)
+        for record in cert.bounds:
+            assert record.bound is None or record.bound <= cert.upper_bound + 1e-9
+        order = [g.index(int(v)) for v in cert.order]
+        ev = evaluate(problem, {int(v): b for v, b in cert.assignment.items()}, order)
+        assert ev.bottleneck == pytest.approx(cert.upper_bound)

@@ -84,3 +84,34 @@ def test_bad_problem_parameters(kwargs):
     with pytest.raises(InvalidParameterError) as info:
         Problem(g, **kwargs)
     assert any(name in str(info.value) for name in kwargs)
+
+
+def test_peak_aware_costs_follow_the_run_order():
+    rng = np.random.default_rng(8)
+    for _ in range(100):
+        n, k = int(rng.integers(1, 8)), int(rng.integers(1, 4))
+        g = random_dag(rng, n, p=float(rng.random()))
+        problem = Problem(g, k, memory=float(rng.integers(1, 25)), peak_aware=True)
+        a = rng.integers(0, k, n)
+        if not quotient_is_acyclic(g, a.tolist(), k):
+            continue
+        from heuristics.kahn import kahn_order
+
+        order = kahn_order(g, rng.random(n))
+        ev = evaluate(problem, a, order)
+        expected = [naive_block_cost(problem, set(np.flatnonzero(a == b).tolist()), order) for b in range(k)]
+        np.testing.assert_allclose(ev.block_costs, expected, atol=1e-9)
+        default = evaluate(problem, a)  # the graph's own topological order
+        expected = [naive_block_cost(problem, set(np.flatnonzero(a == b).tolist())) for b in range(k)]
+        np.testing.assert_allclose(default.block_costs, expected, atol=1e-9)
+
+
+def test_peak_aware_parameters_and_bad_orders():
+    g = Graph.from_arrays([1] * 3, [0] * 3, [1] * 3, [(0, 1), (1, 2)], ids=["x", "y", "z"])
+    with pytest.raises(InvalidParameterError, match="reserve"):
+        Problem(g, 2, memory=10, reserve=1, peak_aware=True)
+    p = Problem(g, 2, memory=10, peak_aware=True)
+    with pytest.raises(InvalidParameterError, match="not topological"):
+        evaluate(p, [0, 0, 1], [2, 1, 0])
+    with pytest.raises(InvalidParameterError, match="entries"):
+        evaluate(p, [0, 0, 1], [0, 1])
