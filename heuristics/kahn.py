@@ -21,6 +21,21 @@ def _before(prio: np.ndarray, a: int, b: int) -> bool:
     return prio[a] > prio[b] or (prio[a] == prio[b] and a < b)
 
 
+@njit(cache=True, inline="always")
+def _push(heap: np.ndarray, size: int, prio: np.ndarray, v: int) -> int:
+    """Insert node ``v`` into the binary heap of ``size`` nodes; the new size."""
+    i = size
+    while i > 0:
+        p = (i - 1) >> 1
+        if _before(prio, v, heap[p]):
+            heap[i] = heap[p]
+            i = p
+        else:
+            break
+    heap[i] = v
+    return size + 1
+
+
 @njit(cache=True)
 def kahn_kernel(succ_ptr: np.ndarray, succ_idx: np.ndarray, indeg0: np.ndarray, prio: np.ndarray) -> np.ndarray:
     """Algorithm 3 on CSR arrays; ``indeg0`` is each node's in-degree."""
@@ -31,17 +46,7 @@ def kahn_kernel(succ_ptr: np.ndarray, succ_idx: np.ndarray, indeg0: np.ndarray, 
     order = np.empty(n, dtype=np.int64)
     for v in range(n):
         if indeg[v] == 0:
-            # sift up
-            i = size
-            size += 1
-            while i > 0:
-                p = (i - 1) >> 1
-                if _before(prio, v, heap[p]):
-                    heap[i] = heap[p]
-                    i = p
-                else:
-                    break
-            heap[i] = v
+            size = _push(heap, size, prio, v)
     t = 0
     while size > 0:
         u = heap[0]
@@ -68,16 +73,7 @@ def kahn_kernel(succ_ptr: np.ndarray, succ_idx: np.ndarray, indeg0: np.ndarray, 
             v = succ_idx[e]
             indeg[v] -= 1
             if indeg[v] == 0:
-                i = size
-                size += 1
-                while i > 0:
-                    p = (i - 1) >> 1
-                    if _before(prio, v, heap[p]):
-                        heap[i] = heap[p]
-                        i = p
-                    else:
-                        break
-                heap[i] = v
+                size = _push(heap, size, prio, v)
     return order
 
 

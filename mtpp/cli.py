@@ -137,6 +137,17 @@ def _costs_table(problem: Problem, ev: Evaluation, title: str, members: list[int
     return table
 
 
+def _emit_json(text: str, args: argparse.Namespace, out: Console) -> bool:
+    """Write the result JSON to ``--output`` if given; print it and return True with
+    ``--json`` (the caller then prints nothing else)."""
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    if args.json:
+        out.print_json(text)
+    return bool(args.json)
+
+
 def _problem(graph: Graph, args: argparse.Namespace) -> Problem:
     return Problem(graph, args.k, bandwidth=args.bandwidth, memory=args.memory, reserve=args.reserve,
                    peak_aware=args.peak_aware)  # fmt: skip
@@ -150,11 +161,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     with _progress_bar(show, f"{args.orderer}") as update:
         sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update)
     text = sol.to_json()
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    if args.json:
-        out.print_json(text)
+    if _emit_json(text, args, out):
         return 0
     g = problem.graph
     out.print(_costs_table(problem, sol.evaluation, f"{g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
@@ -179,11 +186,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         n_jobs=args.jobs, orderer=args.orderer, seed=args.seed, report=None if args.json else err.print,
     )  # fmt: skip
     text = cert.model_dump_json(indent=2)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    if args.json:
-        out.print_json(text)
+    if _emit_json(text, args, out):
         return 0
     table = Table(title=f"bounds for {problem.graph.name or args.file}, k={problem.k}")
     for col in ("method", "solver", "status", "lower bound", "LB / UB", "seconds"):
@@ -207,11 +210,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
     sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
                      beam_width=args.beam_width, threads=args.threads)  # fmt: skip
     text = sched.to_json(indent=2)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    if args.json:
-        out.print_json(text)
+    if _emit_json(text, args, out):
         return 0
     table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}")
     for col in ("stage", "peak", "lower bound", "status", "seconds"):

@@ -49,6 +49,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from mtpp.errors import InvalidParameterError
+from mtpp.generators.seeding import as_rng
 from mtpp.graph import Graph
 
 GMM_WEIGHTS = (0.3, 0.3, 0.3, 0.1)
@@ -165,14 +166,6 @@ def _check_fraction(name: str, value: object, lo: float, hi: float, *, hi_open: 
     return x
 
 
-def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator) or seed is None:
-        return np.random.default_rng(seed)
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise InvalidParameterError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
-    return np.random.default_rng(int(seed))
-
-
 def layered_graph(
     n: int,
     seed: int | np.random.Generator | None = 0,
@@ -223,7 +216,7 @@ def layered_graph(
             raise InvalidParameterError(f"width_range must have a <= b, got {width_range!r}")
     else:
         w = _check_fraction("width", width, 0.0, 1.0, hi_open=True, lo_open=True)
-    rng = _rng(seed)
+    rng = as_rng(seed)
     if width is None:
         w = float(rng.uniform(a, b))
 

@@ -40,6 +40,7 @@ import networkx as nx
 import numpy as np
 
 from mtpp.errors import InvalidParameterError
+from mtpp.generators.seeding import as_rng
 from mtpp.graph import Graph
 
 MODELS = ("erdos_renyi", "barabasi_albert", "watts_strogatz", "random_geometric", "stochastic_block")
@@ -124,14 +125,6 @@ def _orient_and_connect(base: nx.Graph, n: int, rng: np.random.Generator) -> np.
     return np.concatenate([e, np.array(extra, dtype=np.int64).reshape(-1, 2)])
 
 
-def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator) or seed is None:
-        return np.random.default_rng(seed)
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise InvalidParameterError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
-    return np.random.default_rng(int(seed))
-
-
 def regal_sample(
     n: int | None = None,
     model: str | None = None,
@@ -153,7 +146,7 @@ def regal_sample(
         raise InvalidParameterError(f"model must be one of {', '.join(MODELS)} or None, got {model!r}")
     if isinstance(param_mean, bool) or not isinstance(param_mean, Real) or not (0 <= param_mean < math.inf):
         raise InvalidParameterError(f"param_mean must be a finite number >= 0, got {param_mean!r}")
-    rng = _rng(seed)
+    rng = as_rng(seed)
     n = int(rng.integers(N_RANGE[0], N_RANGE[1], endpoint=True)) if n is None else int(n)
     model = MODELS[int(rng.integers(len(MODELS)))] if model is None else model
 
