@@ -38,6 +38,9 @@ _LAZY = {
     "schedule": "mtpp.scheduling",
     "Schedule": "mtpp.scheduling",
     "peak_memory": "mtpp.memory",
+    "from_onnx": "mtpp.io_onnx",
+    "from_torch": "mtpp.io_torch",
+    "DeviceSpec": "mtpp.devices",
     "Certificate": "mtpp.certificate",
     "regal_graph": "mtpp.generators",
     "layered_graph": "mtpp.generators",
@@ -54,7 +57,9 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "Certificate",    "CycleError",
+    "Certificate",
+    "CycleError",
+    "DeviceSpec",
     "DuplicateNodeError",
     "EmptyGraphError",
     "Evaluation",
@@ -76,6 +81,8 @@ __all__ = [
     "__version__",
     "certify",
     "evaluate",
+    "from_onnx",
+    "from_torch",
     "layered_graph",
     "load_example",
     "load_graph",

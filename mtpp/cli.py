@@ -6,6 +6,7 @@
 ``mtpp evaluate FILE PART``   re-check a partition file and print its costs
 ``mtpp generate KIND``        write a seeded synthetic graph (regal | layered)
 ``mtpp info FILE``            sizes and totals of a graph
+``mtpp import MODEL.onnx``    an ONNX model as an mtpp graph priced on a device preset
 ``mtpp batch TESTBED -k ...``  run the bound hierarchy over a testbed into a results store
 ``mtpp table results.db``     Table 1/2/3-style summaries of a store
 ``mtpp plot results.db``      running-time and LB/UB figures of a store
@@ -100,8 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("file")
 
     from mtpp.cli_batch import add_commands
+    from mtpp.cli_import import add_import_command
 
     add_commands(sub)
+    add_import_command(sub)
     return parser
 
 
@@ -310,8 +313,9 @@ def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
     if name in COMMANDS:
         return COMMANDS[name]
     from mtpp.cli_batch import COMMANDS as BATCH_COMMANDS
+    from mtpp.cli_import import COMMANDS as IMPORT_COMMANDS
 
-    return BATCH_COMMANDS[name]
+    return {**BATCH_COMMANDS, **IMPORT_COMMANDS}[name]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

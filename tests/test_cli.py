@@ -139,3 +139,17 @@ def test_peak_aware_solve_then_evaluate_uses_the_saved_order(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["bottleneck"] == pytest.approx(solved["bottleneck"])
     assert main(["solve", path, "-k", "3", "--memory", memory, "--reserve", "1", "--peak-aware"]) == 2
     assert "reserve" in capsys.readouterr().err
+
+
+def test_import_onnx_then_solve(tmp_path, capsys):
+    from pathlib import Path
+
+    onnx = pytest.importorskip("onnx")
+    model = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_squeezenet.onnx"
+    if not model.is_file():
+        pytest.skip("onnx's light model zoo is not installed")
+    out = tmp_path / "squeezenet.json"
+    assert main(["import", str(model), "-o", str(out), "--batch", "2", "--device", "a100"]) == 0
+    assert "solve with" in capsys.readouterr().out
+    assert main(["solve", str(out), "-k", "4", "--orderer", "dfs"]) == 0
+    assert "bottleneck (upper bound)" in capsys.readouterr().out

@@ -1,0 +1,160 @@
+"""Device specs: the machine a model is partitioned for, and the roofline cost model.
+
+Units used everywhere the importers produce numbers:
+
+* **time in microseconds** (``work`` of a node; ``size / B`` with ``B`` in bytes per
+  microsecond);
+* **sizes in bytes** (``size_out``, ``size_param``, the fast memory ``M``).
+
+A :class:`DeviceSpec` stores its rates in the units of datasheets (FLOP/s, bytes/s)
+and converts: ``work(v) = roofline_time(flops, bytes) = max(flops / peak,
+bytes / mem_bw)`` in microseconds, and :meth:`DeviceSpec.problem` builds an
+:class:`mtpp.Problem` whose bandwidth is ``B`` in bytes per microsecond and whose
+memory is ``M`` in bytes, the units of the imported graph.
+
+:class:`CostedOp` is what an importer knows about one op (FLOPs, bytes moved, its
+output and parameter bytes); :func:`costed_graph` prices a list of them on a device
+and builds the :class:`mtpp.Graph`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph, NodeId
+from mtpp.problem import Problem
+
+MICROSECONDS_PER_SECOND = 1e6
+
+
+class DeviceSpec(BaseModel):
+    """One pipeline stage's processor.
+
+    ``peak_flops``: FLOP/s of the matrix units at the deployed precision;
+    ``mem_bandwidth``: bytes/s between the processor and its own memory;
+    ``link_bandwidth``: bytes/s between consecutive stages (the paper's ``B``, one
+    direction); ``memory``: bytes of fast memory per stage (the paper's ``M``);
+    ``bytes_per_element``: width at which floating-point tensors are costed (the
+    deployed precision), or ``None`` to keep each tensor's own dtype.  Integer and
+    boolean tensors always keep their dtype's width.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    peak_flops: float = Field(gt=0, allow_inf_nan=False)
+    mem_bandwidth: float = Field(gt=0, allow_inf_nan=False)
+    link_bandwidth: float = Field(gt=0, allow_inf_nan=False)
+    memory: float = Field(gt=0)
+    bytes_per_element: int | None = Field(default=None, gt=0)
+    source: str = ""
+
+    def roofline_time(self, flops: float, bytes_moved: float) -> float:
+        """``max(flops / peak_flops, bytes_moved / mem_bandwidth)`` in **microseconds**."""
+        return MICROSECONDS_PER_SECOND * max(flops / self.peak_flops, bytes_moved / self.mem_bandwidth)
+
+    @property
+    def bandwidth_bytes_per_us(self) -> float:
+        """The inter-stage bandwidth ``B`` in bytes per microsecond (the graph's units)."""
+        return self.link_bandwidth / MICROSECONDS_PER_SECOND
+
+    def problem(self, graph: Graph, k: int, *, limit_memory: bool = False, reserve: float = 0.0) -> Problem:
+        """An :class:`mtpp.Problem` for ``graph`` (imported for this device) on ``k``
+        stages: bandwidth ``B`` in bytes/us; memory ``M`` in bytes if ``limit_memory``,
+        else unlimited (parameters never overflow)."""
+        return Problem(
+            graph,
+            k,
+            bandwidth=self.bandwidth_bytes_per_us,
+            memory=self.memory if limit_memory else math.inf,
+            reserve=reserve,
+        )
+
+
+GB = 1e9
+GiB = 2**30
+
+#: Named presets.  Peak FLOP/s are dense (no sparsity) at the precision of
+#: ``bytes_per_element``; link bandwidth is one direction of the link a stage uses
+#: to reach the next.
+PRESETS: dict[str, DeviceSpec] = {
+    spec.name: spec
+    for spec in (
+        DeviceSpec(
+            name="a100", peak_flops=312e12, mem_bandwidth=2039 * GB, link_bandwidth=300 * GB, memory=80 * GB,
+            bytes_per_element=2,
+            source="NVIDIA A100 80GB SXM datasheet (2021): 312 TFLOP/s dense BF16 tensor core, HBM2e 2,039 GB/s, "
+            "NVLink 600 GB/s bidirectional = 300 GB/s each way, 80 GB",
+        ),
+        DeviceSpec(
+            name="h100", peak_flops=989e12, mem_bandwidth=3350 * GB, link_bandwidth=450 * GB, memory=80 * GB,
+            bytes_per_element=2,
+            source="NVIDIA H100 SXM5 datasheet (2023): 989 TFLOP/s dense BF16 tensor core, HBM3 3.35 TB/s, "
+            "NVLink 900 GB/s bidirectional = 450 GB/s each way, 80 GB",
+        ),
+        DeviceSpec(
+            name="tpu-v4", peak_flops=275e12, mem_bandwidth=1200 * GB, link_bandwidth=50 * GB, memory=32 * GiB,
+            bytes_per_element=2,
+            source="Jouppi et al., TPU v4, ISCA 2023: 275 TFLOP/s BF16, 32 GiB HBM2 at 1,200 GB/s, "
+            "ICI links of 50 GB/s (one link to the next stage)",
+        ),
+        DeviceSpec(
+            name="cpu", peak_flops=4.1e12, mem_bandwidth=204.8 * GB, link_bandwidth=12.5 * GB, memory=256 * GiB,
+            bytes_per_element=4,
+            source="a 32-core AVX-512 server socket at 2.0 GHz: 32 x 2 FMA units x 16 FP32 lanes x 2 FLOP x 2e9 = "
+            "4.1 TFLOP/s; 8 channels of DDR4-3200 = 204.8 GB/s; stages linked by 100 Gb/s Ethernet = 12.5 GB/s",
+        ),
+    )
+}  # fmt: skip
+
+
+def get_device(device: str | DeviceSpec) -> DeviceSpec:
+    """A preset by name (see :data:`PRESETS`) or the spec itself."""
+    if isinstance(device, DeviceSpec):
+        return device
+    try:
+        return PRESETS[device]
+    except (KeyError, TypeError):
+        raise InvalidParameterError(f"unknown device {device!r}; presets are {', '.join(PRESETS)}") from None
+
+
+@dataclass(frozen=True)
+class CostedOp:
+    """What an importer measured for one op, before a device prices it.
+
+    ``flops`` (see :mod:`mtpp.flops`), ``bytes_moved`` (inputs + outputs + parameters
+    read, in bytes), ``size_out`` and ``size_param`` in bytes.
+    """
+
+    id: NodeId
+    op: str
+    name: str | None
+    flops: float
+    bytes_moved: float
+    size_out: float
+    size_param: float
+    work: float | None = None  # microseconds, overrides the roofline (a fallback cost)
+
+
+def costed_graph(
+    ops: Sequence[CostedOp], edges: Sequence[tuple[int, int]], device: str | DeviceSpec, name: str | None = None
+) -> Graph:
+    """The :class:`mtpp.Graph` of ``ops`` (edges as index pairs into ``ops``) with
+    ``work`` = the device's roofline time in microseconds, sizes in bytes."""
+    spec = get_device(device)
+    work = [op.work if op.work is not None else spec.roofline_time(op.flops, op.bytes_moved) for op in ops]
+    return Graph.from_arrays(
+        work,
+        [op.size_param for op in ops],
+        [op.size_out for op in ops],
+        list(edges),
+        ids=[op.id for op in ops],
+        names=[op.name for op in ops],
+        ops=[op.op for op in ops],
+        name=name,
+    )

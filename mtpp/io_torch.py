@@ -1,0 +1,190 @@
+"""PyTorch importer: an ``nn.Module`` to an :class:`mtpp.Graph` priced on a device.
+
+``from_torch(module, example_inputs, device_spec="a100")`` needs the ``mtpp[torch]`` extra.
+
+The module is traced with ``torch.export.export(strict=False)`` and lowered to core
+ATen ops (``run_decompositions``); where export fails, ``torch.fx.symbolic_trace``
+is used and the traced module is run once on the example inputs.
+
+* **Nodes** are the traced ops (``call_function`` nodes; ``call_module`` /
+  ``call_method`` too on the fx path), plus one zero-work ``Input`` node per user
+  input tensor.  Ids are the fx node names.
+* **Parameters, buffers and lifted constants are not nodes**: their bytes are the
+  ``size_param`` of every op that reads them.  Ops whose tensor inputs are all such
+  constants (``t(weight)`` from the linear decomposition, ``arange`` of position
+  ids) are folded the same way, as in :mod:`mtpp.io_onnx`.
+* **Several outputs**: an op returning a tuple is read through ``getitem`` nodes;
+  each used ``getitem`` stays as a zero-work node whose ``size_out`` is its tensor,
+  and the op's own ``size_out`` is the sum of its used outputs: the model
+  :mod:`mtpp.io_onnx` documents for ops with several outputs.
+* **Costs** (microseconds, bytes; :mod:`mtpp.devices`): FLOPs per node from
+  :data:`torch.utils.flop_counter.flop_registry` on the traced shapes (export path)
+  or :class:`~torch.utils.flop_counter.FlopCounterMode` around each node (fx path),
+  so the totals equal FlopCounterMode's on the whole model: matrix products and
+  convolutions at 2 FLOPs per MAC, elementwise ops 0 FLOPs (their roofline time
+  comes from the bytes they move).  Tensor sizes come from ``node.meta["val"]``.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
+from mtpp.errors import InvalidParameterError, MtppError
+from mtpp.graph import Graph
+
+
+class TorchImportError(MtppError, ValueError):
+    """The module cannot be imported (torch missing, or neither tracer works)."""
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise TorchImportError("the PyTorch importer needs torch: pip install 'mtpp[torch]'") from exc
+    return torch
+
+
+def _tensors(value: Any) -> list[Any]:
+    torch = _torch()
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _nbytes(value: Any, spec: DeviceSpec) -> float:
+    total = 0.0
+    for t in _tensors(value):
+        width = spec.bytes_per_element if t.dtype.is_floating_point and spec.bytes_per_element else t.element_size()
+        total += float(t.numel()) * width
+    return total
+
+
+def from_torch(
+    module: Any, example_inputs: Sequence[Any] | Any, device_spec: str | DeviceSpec = "a100", name: str | None = None
+) -> Graph:
+    """Import ``module`` called on ``example_inputs`` (a tuple of positional
+    arguments, or one tensor) as an :class:`mtpp.Graph` priced on ``device_spec``."""
+    ops, edges = torch_costed_ops(module, example_inputs, device_spec)
+    return costed_graph(ops, edges, device_spec, name=name or type(module).__name__)
+
+
+def torch_costed_ops(
+    module: Any, example_inputs: Sequence[Any] | Any, device_spec: str | DeviceSpec = "a100"
+) -> tuple[list[CostedOp], list[tuple[int, int]]]:
+    """The ops (FLOPs and bytes, before pricing) and edges of :func:`from_torch`."""
+    torch = _torch()
+    spec = get_device(device_spec)
+    if not isinstance(module, torch.nn.Module):
+        raise InvalidParameterError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    args = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
+    try:
+        ep = torch.export.export(module, args, strict=False).run_decompositions()
+    except Exception as export_error:  # torch raises many types; fall back to fx
+        try:
+            return _from_fx(module, args, spec)
+        except Exception as fx_error:
+            raise TorchImportError(
+                f"torch.export failed ({export_error}) and so did torch.fx ({fx_error})"
+            ) from fx_error
+    sig = ep.graph_signature
+    const_inputs = {**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants}
+    return _build(ep.graph, set(const_inputs), spec, _registry_flops)
+
+
+def _registry_flops(node: Any) -> float:
+    from torch.fx.node import map_aggregate
+    from torch.utils.flop_counter import flop_registry
+
+    packet = getattr(node.target, "_overloadpacket", None)
+    if packet not in flop_registry:
+        return 0.0
+
+    def val(a: Any) -> Any:
+        return a.meta["val"] if hasattr(a, "meta") and "val" in a.meta else a
+
+    args = map_aggregate(node.args, val)
+    kwargs = map_aggregate(node.kwargs, val)
+    return float(flop_registry[packet](*args, **kwargs, out_val=node.meta.get("val")))
+
+
+def _build(
+    graph: Any, const_names: set[str], spec: DeviceSpec, flops_of: Any
+) -> tuple[list[CostedOp], list[tuple[int, int]]]:
+    """Costed ops of a traced fx graph whose nodes carry ``meta["val"]`` (and, for
+    the fx path, ``meta["flops"]``).  ``const_names``: placeholders that are
+    parameters, buffers or constants."""
+    const: set[str] = set()
+    ops: list[CostedOp] = []
+    index: dict[str, int] = {}
+    pending: list[tuple[str, int]] = []
+    used_by: dict[str, list[Any]] = {}
+    for node in graph.nodes:
+        for a in node.all_input_nodes:
+            used_by.setdefault(a.name, []).append(node)
+
+    for node in graph.nodes:
+        val = node.meta.get("val")
+        if node.op == "output":
+            continue
+        if node.op in ("placeholder", "get_attr"):
+            if node.op == "get_attr" or node.name in const_names:
+                const.add(node.name)
+            elif _tensors(val) and node.name in used_by:
+                index[node.name] = len(ops)
+                ops.append(CostedOp(node.name, "Input", node.target, 0.0, 0.0, _nbytes(val, spec), 0.0))
+            else:
+                const.add(node.name)  # non-tensor inputs (ints) carry nothing
+            continue
+        inputs = node.all_input_nodes
+        acts = [a for a in inputs if a.name not in const]
+        if not acts and node.op == "call_function":
+            const.add(node.name)  # constant-only: folded into the params of its readers
+            continue
+        param = sum(_nbytes(a.meta.get("val"), spec) for a in inputs if a.name in const)
+        param += float(node.meta.get("module_param_bytes", 0.0))
+        moved = sum(_nbytes(a.meta.get("val"), spec) for a in inputs) + _nbytes(val, spec) + param
+        consumers = used_by.get(node.name, [])
+        if consumers and all(c.op == "call_function" and c.target is operator.getitem for c in consumers):
+            size_out = sum(_nbytes(c.meta.get("val"), spec) for c in consumers if c.name in used_by)
+        else:
+            size_out = _nbytes(val, spec)
+        getitem = node.op == "call_function" and node.target is operator.getitem
+        flops = 0.0 if getitem else flops_of(node)
+        op = "Output" if getitem else str(getattr(node.target, "__name__", node.target))
+        if getitem:
+            moved = 0.0
+        index[node.name] = len(ops)
+        ops.append(CostedOp(node.name, op, str(node.target), flops, moved, size_out, param))
+        pending.extend((a.name, index[node.name]) for a in acts)
+    edges = [(index[src], dst) for src, dst in pending]
+    return ops, edges
+
+
+def _from_fx(module: Any, args: tuple[Any, ...], spec: DeviceSpec) -> tuple[list[CostedOp], list[tuple[int, int]]]:
+    """The fx path: symbolic_trace, then run the graph once, timing FLOPs per node
+    with FlopCounterMode and recording each node's output as ``meta["val"]``."""
+    torch = _torch()
+    from torch.utils.flop_counter import FlopCounterMode
+
+    gm = torch.fx.symbolic_trace(module)
+
+    class Recorder(torch.fx.Interpreter):  # type: ignore[misc,name-defined]
+        def run_node(self, n: Any) -> Any:
+            with FlopCounterMode(display=False) as fc:
+                result = super().run_node(n)
+            n.meta["val"] = result
+            n.meta["flops"] = float(fc.get_total_flops())
+            if n.op == "call_module":
+                sub = gm.get_submodule(n.target)
+                n.meta["module_param_bytes"] = sum(_nbytes(t, spec) for t in [*sub.parameters(), *sub.buffers()])
+            return result
+
+    with torch.no_grad():
+        Recorder(gm).run(*args)
+    return _build(gm.graph, set(), spec, lambda n: n.meta.get("flops", 0.0))
