@@ -84,3 +84,17 @@ def test_bert_imports() -> None:
     per_layer = 2 * (4 * 32 * 768 * 768 + 2 * 32 * 768 * 3072 + 2 * 32 * 32 * 768)
     pooler = 2 * 768 * 768
     assert sum(op.flops for op in ops) == 2 * per_layer + pooler
+
+
+def test_bert_base_from_its_config_imports() -> None:
+    """BERT-base itself (BertConfig() defaults: 12 layers, hidden 768), random weights, offline."""
+    transformers = pytest.importorskip("transformers")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.manual_seed(0)
+    model = transformers.BertModel(transformers.BertConfig()).eval()
+    ids = torch.randint(0, 1000, (1, 32))
+    ops, _ = torch_costed_ops(model, (ids,))
+    per_layer = 2 * (4 * 32 * 768 * 768 + 2 * 32 * 768 * 3072 + 2 * 32 * 32 * 768)
+    assert sum(op.flops for op in ops) == 12 * per_layer + 2 * 768 * 768
+    g = from_torch(model, (ids,), device_spec="a100")
+    assert len(g.topological_order) == g.n and g.n > 500
