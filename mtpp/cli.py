@@ -3,6 +3,7 @@
 ``mtpp solve FILE -k K``      partition a graph, print blocks, costs and bounds
 ``mtpp certify FILE -k K``    partition and prove lower bounds with the MIP hierarchy
 ``mtpp schedule FILE``        minimum-peak-memory order with a proven lower bound
+``mtpp place FILE``           ops on heterogeneous devices, scheduled, with a makespan bound
 ``mtpp evaluate FILE PART``   re-check a partition file and print its costs
 ``mtpp generate KIND``        write a seeded synthetic graph (regal | layered)
 ``mtpp info FILE``            sizes and totals of a graph
@@ -84,6 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     sch.add_argument("--seed", type=int, default=0)
     sch.add_argument("--json", action="store_true", help="print the schedule as JSON")
     sch.add_argument("-o", "--output", help="also write the schedule JSON to this file")
+
+    pl = sub.add_parser("place", help="place ops on heterogeneous devices and schedule them, with a lower bound")
+    pl.add_argument("file", help="graph file")
+    pl.add_argument("--devices", default="cpu-igpu-dgpu",
+                    help="preset (cpu-igpu-dgpu, two-devices; they expect work in microseconds and sizes in bytes, "
+                    "as 'mtpp import' writes) or a JSON DeviceSet file")  # fmt: skip
+    pl.add_argument("--method", default="auto", help="auto, single, heft, brkga or cpsat")
+    pl.add_argument("--objective", default="runtime", help="runtime or peak_memory")
+    pl.add_argument("--time-limit", type=float, default=10.0, help="seconds for the searching methods (default 10)")
+    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--json", action="store_true", help="print the placement as JSON")
+    pl.add_argument("-o", "--output", help="also write the placement JSON to this file")
 
     ev = sub.add_parser("evaluate", help="check a partition and print its costs")
     ev.add_argument("file", help="graph file")
@@ -228,6 +241,37 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+def cmd_place(args: argparse.Namespace, out: Console) -> int:
+    from mtpp.placement.api import place
+    from mtpp.placement.devices import DeviceSet
+
+    graph = load_graph(args.file)
+    devices: str | DeviceSet = args.devices
+    if args.devices.endswith(".json"):
+        try:
+            with open(args.devices, encoding="utf-8") as fh:
+                devices = DeviceSet.model_validate_json(fh.read())
+        except OSError as exc:
+            raise GraphFormatError(f"{args.devices}: cannot read the device file ({exc})") from None
+    p = place(graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit,
+              seed=args.seed)  # fmt: skip
+    if _emit_json(p.model_dump_json(indent=2), args, out):
+        return 0
+    table = Table(title=f"placement of {graph.name or args.file} on {', '.join(p.devices)}")
+    table.add_column("candidate")
+    table.add_column(args.objective, justify="right")
+    for name, value in p.candidates.items():
+        table.add_row(name, f"{value:.6g}")
+    out.print(table)
+    counts = {d: p.device.count(i) for i, d in enumerate(p.devices)}
+    out.print(f"best ({p.method})   {p.objective_value:.6g}   ops per device {counts}")
+    out.print(f"memory feasible {p.memory_feasible}")
+    if p.lower_bound is not None:
+        gap = "proven optimal" if p.proven_optimal else f"gap {100 * (p.gap or 0.0):.2f}%"
+        out.print(f"lower bound   {p.lower_bound:.6g}   ({gap})")
+    return 0
+
+
 def _read_partition(path: str) -> tuple[dict, list | None]:
     """The assignment ``{node id: block}`` of a partition file, and its run order (node
     ids) when the file has one (solutions and certificates do)."""
@@ -303,6 +347,7 @@ COMMANDS = {
     "solve": cmd_solve,
     "certify": cmd_certify,
     "schedule": cmd_schedule,
+    "place": cmd_place,
     "evaluate": cmd_evaluate,
     "generate": cmd_generate,
     "info": cmd_info,

@@ -153,3 +153,12 @@ def test_import_onnx_then_solve(tmp_path, capsys):
     assert "solve with" in capsys.readouterr().out
     assert main(["solve", str(out), "-k", "4", "--orderer", "dfs"]) == 0
     assert "bottleneck (upper bound)" in capsys.readouterr().out
+
+
+def test_place_command(tmp_path, capsys):
+    path = write_graph(tmp_path, random_dag(np.random.default_rng(60), 6, p=0.4))
+    assert main(["place", path, "--devices", "two-devices", "--method", "heft", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["method"] == "heft" and len(doc["device"]) == 6
+    assert doc["lower_bound"] is None or doc["lower_bound"] <= doc["makespan"] + 1e-9
+    assert main(["place", path, "--devices", "no-such-preset"]) == 2

@@ -1,0 +1,176 @@
+"""``place``: one entry point for heterogeneous placement and scheduling (issue 8).
+
+Methods: ``"single"`` (the best all-on-one-device placement), ``"heft"``,
+``"brkga"`` (REGAL chromosome, seeded with HEFT and the single devices), ``"cpsat"``
+(:mod:`solvers.cpsat_placement`, hinted with the best of HEFT and the single
+devices; proves a lower bound and solves small graphs exactly) and ``"auto"``
+(HEFT and single devices, then BRKGA for half the time limit, then CP-SAT for the
+rest on graphs of at most ``cpsat_max_ops`` ops).  Every candidate is scored by the
+simulator; the best memory-feasible one is returned (if none fits, the one that
+overflows least, with ``memory_feasible`` false), re-checked by
+:func:`mtpp.placement.simulator.simulate`.
+
+Bounds (runtime only): CP-SAT's proven bound where it ran, and always
+:func:`formulations.placement.simple_lower_bound`.  By default the CP-SAT model
+ignores memory (``cpsat_memory=False``): a relaxation, so its bound stays valid and a
+solution it returns is accepted only if the simulator finds it memory-feasible.  For
+``objective="peak_memory"`` the bound is the largest single-op footprint (its
+inputs, output and parameters are on its device at once) and CP-SAT is not used.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph, NodeId
+from mtpp.placement.devices import DeviceSet, get_devices
+from mtpp.placement.simulator import PlacementContext, simulate
+
+METHODS = ("auto", "single", "heft", "brkga", "cpsat")
+
+
+class Placement(BaseModel):
+    """A placement and schedule with its simulated cost and proven bound.
+
+    ``device[v]`` is the device index of op ``v`` (node index order), ``order`` the
+    priority order (node indices), ``start``/``end`` the simulated times;
+    ``objective_value`` is the makespan or the largest per-device peak;
+    ``lower_bound`` a proven bound on that objective over every placement (``None``
+    if none); ``gap = (objective_value - lower_bound) / objective_value``.
+    ``proven_optimal``: the gap is zero.  ``candidates`` maps each method tried to its objective value (``inf`` if its
+    placement overflows memory)."""
+
+    model_config = ConfigDict(frozen=True, ser_json_inf_nan="constants")
+
+    objective: str
+    method: str
+    devices: tuple[str, ...]
+    device: tuple[int, ...]
+    order: tuple[int, ...]
+    start: tuple[float, ...]
+    end: tuple[float, ...]
+    makespan: float
+    peak_memory: tuple[float, ...]
+    memory_feasible: bool
+    objective_value: float
+    lower_bound: float | None
+    gap: float | None
+    proven_optimal: bool
+    candidates: dict[str, float]
+    cpsat_status: str | None = None
+    wall_time: float = 0.0
+
+    def assignment(self, graph: Graph) -> dict[NodeId, str]:
+        """Op id -> device name."""
+        return {graph.ids[v]: self.devices[j] for v, j in enumerate(self.device)}
+
+
+def _score(sim: Any, objective: str) -> tuple[int, float]:
+    from heuristics.placement_brkga import objective_value
+
+    return (0, objective_value(sim, objective)) if sim.memory_feasible else (1, sim.overflow)
+
+
+def place(
+    graph: Graph,
+    devices: str | DeviceSet,
+    objective: str = "runtime",
+    method: str = "auto",
+    time_limit: float | None = 10.0,
+    seed: int = 0,
+    times: np.ndarray | None = None,
+    cpsat_memory: bool = False,
+    cpsat_max_ops: int = 2000,
+    threads: int = 8,
+) -> Placement:
+    """Place and schedule ``graph`` on ``devices`` (a preset name or a
+    :class:`DeviceSet`); ``times`` (``n x d``) overrides the device set's op times."""
+    from formulations.placement import build_placement, simple_lower_bound
+    from heuristics.brkga import BrkgaParams
+    from heuristics.placement import PlacementCandidate, all_single_devices, evaluate, heft
+    from heuristics.placement_brkga import OBJECTIVES, placement_brkga
+
+    t0 = time.perf_counter()
+    if objective not in OBJECTIVES:
+        raise InvalidParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if method not in METHODS:
+        raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "cpsat" and objective != "runtime":
+        raise InvalidParameterError("method 'cpsat' minimises the runtime; use objective='runtime'")
+    if time_limit is not None and not time_limit > 0:
+        raise InvalidParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    ds = get_devices(devices)
+    ctx = PlacementContext(graph, ds, times)
+
+    cands: list[PlacementCandidate] = []
+    singles = all_single_devices(ctx)
+    h = heft(ctx)
+    base = [h, *singles]
+    if method in ("auto", "single"):
+        cands += singles
+    if method in ("auto", "heft"):
+        cands.append(h)
+    if method in ("auto", "brkga"):
+        budget = None if time_limit is None else (time_limit / 2 if method == "auto" else time_limit)
+        params = BrkgaParams(population=50, generations=10**6) if budget is not None else BrkgaParams()
+        res = placement_brkga(ctx, objective, params, seed, base, time_limit=budget)
+        cands.append(res.best)
+    bound: float | None = None
+    status: str | None = None
+    if objective == "runtime":
+        bound = simple_lower_bound(ctx)
+        run_cp = method == "cpsat" or (method == "auto" and graph.n <= cpsat_max_ops)
+        if run_cp:
+            hint = min(base if method == "cpsat" else cands, key=lambda c: _score(c.sim, objective))
+            ub = hint.sim.makespan if (hint.sim.memory_feasible or not cpsat_memory) else None
+            model = build_placement(ctx, memory=cpsat_memory, upper_bound=ub)
+            remaining = None if time_limit is None else max(0.5, time_limit - (time.perf_counter() - t0))
+            from solvers.cpsat_placement import solve_placement
+
+            cp = solve_placement(model, (hint.place, hint.sim.start), remaining, threads, seed)
+            status = cp.status.value
+            if math.isfinite(cp.bound):
+                bound = max(bound, model.to_time(cp.bound))
+            if cp.place is not None and cp.order is not None:
+                cands.append(evaluate(ctx, "cpsat", cp.place, cp.order))
+            elif method == "cpsat":
+                cands.append(hint)
+    else:
+        footprint = graph.size_out + graph.size_param
+        inputs = np.zeros(graph.n)
+        np.add.at(inputs, graph.edge_dst, graph.size_out[graph.edge_src])
+        bound = float((footprint + inputs).max())
+
+    best = min(cands, key=lambda c: _score(c.sim, objective))
+    sim = simulate(graph, ctx, best.place, best.order)  # re-checked through the public, validating entry
+    value = sim.makespan if objective == "runtime" else float(sim.peak_memory.max())
+    gap = None
+    if bound is not None and sim.memory_feasible:
+        bound = min(bound, value) if math.isclose(bound, value, rel_tol=1e-9) else bound
+        gap = (value - bound) / value if value > 0 else 0.0
+    table = {c.method: (_score(c.sim, objective)[1] if c.sim.memory_feasible else math.inf) for c in cands}
+    return Placement(
+        objective=objective,
+        method=best.method,
+        devices=ds.names,
+        device=tuple(int(j) for j in best.place),
+        order=tuple(int(v) for v in best.order),
+        start=tuple(float(t) for t in sim.start),
+        end=tuple(float(t) for t in sim.end),
+        makespan=sim.makespan,
+        peak_memory=tuple(float(p) for p in sim.peak_memory),
+        memory_feasible=sim.memory_feasible,
+        objective_value=value,
+        lower_bound=bound,
+        gap=gap,
+        proven_optimal=gap is not None and gap <= 1e-9,
+        candidates=table,
+        cpsat_status=status,
+        wall_time=time.perf_counter() - t0,
+    )

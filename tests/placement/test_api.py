@@ -1,0 +1,57 @@
+"""``place``: every method returns a placement the simulator re-checks, with bounds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+from mtpp.placement.api import Placement, place
+from mtpp.placement.devices import PRESETS, Device, DeviceSet
+from mtpp.placement.simulator import simulate
+from tests.placement.reference import brute_force
+from tests.placement.test_baselines import random_dag
+from tests.placement.test_cpsat import devices, tiny
+
+
+@pytest.mark.parametrize("method", ["single", "heft", "brkga", "cpsat", "auto"])
+def test_every_method_is_rechecked_and_bounded(method: str) -> None:
+    g = random_dag(np.random.default_rng(11), 20, 0.2)
+    ds = PRESETS["cpu-igpu-dgpu"]
+    p = place(g, ds, method=method, time_limit=2.0, threads=1)
+    r = simulate(g, ds, list(p.device), list(p.order))
+    assert r.makespan == p.makespan and p.memory_feasible
+    assert p.lower_bound is not None and p.lower_bound <= p.makespan + 1e-9
+    assert p.gap is not None and 0 <= p.gap < 1
+    assert Placement.model_validate_json(p.model_dump_json()) == p
+    assert set(p.assignment(g).values()) <= set(ds.names)
+
+
+def test_auto_proves_tiny_optimum() -> None:
+    g = tiny(np.random.default_rng(1), 5)
+    ds = devices(2)
+    p = place(g, ds, time_limit=5.0, threads=1)
+    best, _, _ = brute_force(g, ds)
+    assert p.makespan == pytest.approx(best) and p.proven_optimal and p.cpsat_status == "optimal"
+
+
+def test_memory_limit_respected_and_peak_objective() -> None:
+    g = Graph.from_arrays([1, 100], [0, 0], [10, 10], [(0, 1)])
+    ds = DeviceSet.uniform([Device(name="a", memory=15), Device(name="b", memory=25, speed=0.01)], 1.0)
+    p = place(g, ds, method="brkga", time_limit=0.5)
+    assert p.memory_feasible and p.device == (0, 1)
+    q = place(g, ds, objective="peak_memory", method="brkga", time_limit=0.5)
+    assert q.objective_value == max(q.peak_memory) and q.lower_bound == 20.0
+
+
+def test_bad_arguments() -> None:
+    g = random_dag(np.random.default_rng(0), 4)
+    with pytest.raises(InvalidParameterError, match="method"):
+        place(g, "two-devices", method="magic")
+    with pytest.raises(InvalidParameterError, match="objective"):
+        place(g, "two-devices", objective="energy")
+    with pytest.raises(InvalidParameterError, match="cpsat"):
+        place(g, "two-devices", objective="peak_memory", method="cpsat")
+    with pytest.raises(InvalidParameterError, match="preset"):
+        place(g, "quantum")

@@ -1,0 +1,85 @@
+"""CP-SAT placement model: equal to brute force over placements and priority orders
+(positive op times, no memory limit), a lower bound with memory, and never above the
+best simulated placement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from formulations.placement import build_placement
+from heuristics.placement import heft
+from mtpp.graph import Graph
+from mtpp.placement.devices import Device, DeviceSet
+from mtpp.placement.simulator import PlacementContext
+from solvers.cpsat_placement import solve_placement
+from solvers.result import Status
+from tests.placement.reference import brute_force
+
+pytest.importorskip("ortools")
+
+
+def tiny(rng: np.random.Generator, n: int) -> Graph:
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.4]
+    return Graph.from_arrays(rng.integers(1, 6, n), rng.integers(0, 3, n), rng.integers(0, 7, n), edges)
+
+
+def devices(d: int, mem: float = float("inf")) -> DeviceSet:
+    speeds = [1.0, 2.0, 0.5][:d]
+    bw = tuple(tuple(2.0 if a != b else 1.0 for b in range(d)) for a in range(d))
+    lat = tuple(tuple(1.0 if a != b else 0.0 for b in range(d)) for a in range(d))
+    return DeviceSet(
+        devices=tuple(Device(name=f"d{j}", speed=speeds[j], memory=mem) for j in range(d)), bandwidth=bw, latency=lat
+    )
+
+
+@pytest.mark.parametrize(("n", "d", "seed"), [(4, 2, 0), (5, 2, 1), (5, 2, 2), (4, 3, 3), (4, 3, 4), (6, 2, 5)])
+def test_optimum_equals_brute_force(n: int, d: int, seed: int) -> None:
+    g = tiny(np.random.default_rng(seed), n)
+    ds = devices(d)
+    ctx = PlacementContext(g, ds)
+    best, _, _ = brute_force(g, ds, run=ctx)
+    model = build_placement(ctx)
+    assert model.exact
+    h = heft(ctx)
+    res = solve_placement(model, hint=(h.place, h.sim.start), time_limit=30, threads=1)
+    assert res.status is Status.OPTIMAL
+    assert model.to_time(res.bound) == pytest.approx(best)
+    assert res.place is not None and res.order is not None
+    # the solver's schedule, re-simulated, attains it
+    assert ctx.run(res.place, res.order).makespan == pytest.approx(best)
+
+
+@pytest.mark.parametrize("seed", [6, 7, 8])
+def test_memory_model_is_a_lower_bound(seed: int) -> None:
+    """With a memory cap the model may also delay ops (the simulator cannot), so its
+    optimum is <= the best memory-feasible simulated makespan."""
+    g = tiny(np.random.default_rng(seed), 5)
+    total = float(g.size_out.sum() + g.size_param.sum())
+    ds = devices(2, mem=max(1.0, total / 2))
+    ctx = PlacementContext(g, ds)
+    best, _, _ = brute_force(g, ds, memory=True, run=ctx)
+    res = solve_placement(build_placement(ctx, memory=True), time_limit=30, threads=1)
+    if np.isinf(best):
+        return
+    assert res.status is Status.OPTIMAL
+    assert res.bound / build_placement(ctx).scale <= best + 1e-9
+
+
+def test_bound_never_exceeds_heuristic_on_fractional_data() -> None:
+    """Times with no exact decimal scale are rounded down: still a valid bound."""
+    rng = np.random.default_rng(9)
+    g = Graph.from_arrays(
+        rng.random(12) * 3 + 0.1,
+        np.zeros(12),
+        rng.random(12) * 5,
+        [(u, v) for u in range(12) for v in range(u + 1, 12) if rng.random() < 0.2],
+    )
+    ds = devices(3)
+    ctx = PlacementContext(g, ds)
+    model = build_placement(ctx)
+    assert not model.exact
+    h = heft(ctx)
+    res = solve_placement(model, hint=(h.place, h.sim.start), time_limit=5, threads=1)
+    assert res.status in (Status.OPTIMAL, Status.TIME_LIMIT)
+    assert model.to_time(res.bound) <= h.sim.makespan + 1e-9
