@@ -3,9 +3,17 @@
 Methods: ``"single"`` (the best all-on-one-device placement), ``"heft"``,
 ``"brkga"`` (REGAL chromosome, seeded with HEFT and the single devices), ``"cpsat"``
 (:mod:`solvers.cpsat_placement`, hinted with the best of HEFT and the single
-devices; proves a lower bound and solves small graphs exactly) and ``"auto"``
-(HEFT and single devices, then BRKGA for half the time limit, then CP-SAT for the
-rest on graphs of at most ``cpsat_max_ops`` ops).  Every candidate is scored by the
+devices; proves a lower bound and solves small graphs exactly), ``"coarse-brkga"``
+(:func:`heuristics.coarsen.coarsen` the graph by acyclic heavy-edge matching to
+``coarse_target`` nodes, run the BRKGA on the coarse graph for half the time limit
+with per-device times summed over each cluster, seeded with the coarse HEFT, the
+coarse single devices and the fine HEFT projected onto the clusters; map the best
+back to the fine graph and refine it with single-op moves the simulator accepts for
+the rest) and ``"auto"`` (HEFT and single devices, then BRKGA for half the time limit,
+or BRKGA and coarse-BRKGA for a quarter each on graphs of more than
+``COARSE_AUTO_OPS`` ops, then CP-SAT for the rest on graphs of at most
+``cpsat_max_ops`` ops).  Coarsening only proposes placements: each is scored on the
+original graph, and bounds are always computed on the original graph.  Every candidate is scored by the
 simulator; the best memory-feasible one is returned (if none fits, the one that
 overflows least, with ``memory_feasible`` false), re-checked by
 :func:`mtpp.placement.simulator.simulate`.
@@ -32,7 +40,9 @@ from mtpp.graph import Graph, NodeId
 from mtpp.placement.devices import DeviceSet, get_devices
 from mtpp.placement.simulator import PlacementContext, simulate
 
-METHODS = ("auto", "single", "heft", "brkga", "cpsat")
+METHODS = ("auto", "single", "heft", "brkga", "cpsat", "coarse-brkga")
+#: ``"auto"`` adds coarse-BRKGA on graphs with more ops than this.
+COARSE_AUTO_OPS = 300
 
 
 class Placement(BaseModel):
@@ -77,6 +87,35 @@ def _score(sim: Any, objective: str) -> tuple[int, float]:
     return (0, objective_value(sim, objective)) if sim.memory_feasible else (1, sim.overflow)
 
 
+def coarse_brkga(
+    ctx: PlacementContext,
+    objective: str,
+    heft_fine: Any,
+    time_limit: float | None,
+    seed: int = 0,
+    target: int | None = None,
+) -> Any:
+    """The ``"coarse-brkga"`` candidate (module docstring), scored on ``ctx``'s graph:
+    a :class:`heuristics.placement.PlacementCandidate` named ``"coarse-brkga"``."""
+    from heuristics.brkga import BrkgaParams
+    from heuristics.coarsen import coarsen, refine_moves
+    from heuristics.placement import all_single_devices, evaluate, heft
+    from heuristics.placement_brkga import placement_brkga
+
+    t0 = time.perf_counter()
+    co = coarsen(ctx.graph, target)
+    cctx = PlacementContext(co.graph, ctx.devices, co.times(ctx.times))
+    projected = evaluate(cctx, "projected-heft", co.project(heft_fine.place, ctx.times), co.graph.topological_order)
+    seeds = [heft(cctx), projected, *all_single_devices(cctx)]
+    half = None if time_limit is None else time_limit / 2
+    params = BrkgaParams(population=50, generations=10**6) if half is not None else BrkgaParams()
+    res = placement_brkga(cctx, objective, params, seed, seeds, time_limit=half)
+    order = co.expand_order(res.best.order)
+    rest = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+    fine, _ = refine_moves(ctx, co.expand(res.best.place), order, objective, rest)
+    return evaluate(ctx, "coarse-brkga", fine, order)
+
+
 def place(
     graph: Graph,
     devices: str | DeviceSet,
@@ -88,9 +127,12 @@ def place(
     cpsat_memory: bool = False,
     cpsat_max_ops: int = 2000,
     threads: int = 8,
+    coarse_target: int | None = None,
 ) -> Placement:
     """Place and schedule ``graph`` on ``devices`` (a preset name or a
-    :class:`DeviceSet`); ``times`` (``n x d``) overrides the device set's op times."""
+    :class:`DeviceSet`); ``times`` (``n x d``) overrides the device set's op times;
+    ``coarse_target`` is the coarse graph's size for ``"coarse-brkga"`` (default
+    :func:`heuristics.coarsen.default_target`)."""
     from formulations.placement import build_placement, simple_lower_bound
     from heuristics.brkga import BrkgaParams
     from heuristics.placement import PlacementCandidate, all_single_devices, evaluate, heft
@@ -116,11 +158,15 @@ def place(
         cands += singles
     if method in ("auto", "heft"):
         cands.append(h)
+    use_coarse = method == "coarse-brkga" or (method == "auto" and graph.n > COARSE_AUTO_OPS)
+    share = 1 / 4 if method == "auto" and use_coarse else 1 / 2 if method == "auto" else 1.0
+    budget = None if time_limit is None else time_limit * share
     if method in ("auto", "brkga"):
-        budget = None if time_limit is None else (time_limit / 2 if method == "auto" else time_limit)
         params = BrkgaParams(population=50, generations=10**6) if budget is not None else BrkgaParams()
         res = placement_brkga(ctx, objective, params, seed, base, time_limit=budget)
         cands.append(res.best)
+    if use_coarse:
+        cands.append(coarse_brkga(ctx, objective, h, budget, seed, coarse_target))
     bound: float | None = None
     status: str | None = None
     if objective == "runtime":

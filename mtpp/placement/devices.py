@@ -181,7 +181,8 @@ _PER_US = 1e-6  # bytes/s -> bytes/us
 #: Graphics 770, dGPU = Intel Data Center GPU Flex 170, 64 GB host memory.  The
 #: reference device (speed 1) is the CPU.  Speeds: HSDAG Table 2 measures GPU-only vs
 #: CPU-only at 0.0160 / 0.00781 s = 2.05x (ResNet) and 0.00638 / 0.00277 s = 2.30x
-#: (BERT), so the dGPU gets 2.0 by default, 2.3 on MatMul/Gemm; Inception-V3 is only
+#: (BERT), so the dGPU gets 2.0 by default, 2.3 on matrix products (ONNX MatMul/Gemm,
+#: aten mm/addmm/bmm); Inception-V3 is only
 #: 1.07x faster (0.0128 / 0.0120 s), many small ops, so concatenation and pooling get
 #: 1.0.  HSDAG's Limitations call the iGPU "always slower than both CPU and dGPU":
 #: it gets 0.5 (an assumption; no number is given).  Links: CPU <-> iGPU share DDR5
@@ -197,7 +198,11 @@ _TRIO = DeviceSet(
         Device(
             name="dgpu",
             speed=2.0,
-            op_speed={"MatMul": 2.3, "Gemm": 2.3, "Concat": 1.0, "MaxPool": 1.0, "AveragePool": 1.0},
+            op_speed={
+                # ONNX op types, and the aten ops of graphs imported from PyTorch
+                "MatMul": 2.3, "Gemm": 2.3, "mm.default": 2.3, "addmm.default": 2.3, "bmm.default": 2.3,
+                "Concat": 1.0, "cat.default": 1.0, "MaxPool": 1.0, "AveragePool": 1.0,
+            },
             memory=16 * GB,
         ),
     ),
