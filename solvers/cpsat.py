@@ -11,6 +11,7 @@ from types import ModuleType
 import numpy as np
 
 from solvers.base import Backend, RawResult, SolveOptions
+from solvers.cpsat_common import cp_solver, neutral_status
 from solvers.integral import complete_continuous, integer_relaxation
 from solvers.model import Model
 from solvers.result import Status
@@ -69,14 +70,7 @@ class CpSatBackend(Backend):
             proto.solution_hint.vars.extend(given.tolist())
             proto.solution_hint.values.extend(z[given].astype(np.int64).tolist())
 
-        solver = cp.CpSolver()
-        p = solver.parameters
-        p.num_workers = int(opts.threads)
-        p.random_seed = int(opts.seed)
-        p.relative_gap_limit = float(opts.rel_gap)
-        p.log_search_progress = bool(opts.verbose)
-        if opts.time_limit is not None:
-            p.max_time_in_seconds = float(opts.time_limit)
+        solver = cp_solver(opts.time_limit, opts.threads, opts.seed, opts.verbose, opts.rel_gap)
         if opts.dual_bound_target is not None:
 
             def stop_at_target(beta: float) -> None:
@@ -86,16 +80,8 @@ class CpSatBackend(Backend):
             solver.best_bound_callback = stop_at_target
         status = solver.solve(cpm)
 
-        st = {
-            cp.OPTIMAL: Status.OPTIMAL,
-            cp.FEASIBLE: Status.TIME_LIMIT,
-            cp.INFEASIBLE: Status.INFEASIBLE,
-            cp.UNKNOWN: Status.TIME_LIMIT,
-            cp.MODEL_INVALID: Status.ERROR,
-        }[status]
+        st = neutral_status(status, opts.time_limit)
         message = "" if st is not Status.ERROR else f"CP-SAT: model invalid: {cpm.validate()}"
-        if status == cp.UNKNOWN and opts.time_limit is None:
-            st = Status.INTERRUPTED
         solution = None
         if status in (cp.OPTIMAL, cp.FEASIBLE):
             z = np.array(solver.response_proto.solution, dtype=np.float64)

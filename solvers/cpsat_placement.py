@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from formulations.placement import PlacementModel
+from solvers.cpsat_common import cp_solver, neutral_status
 from solvers.result import Status
 
 
@@ -92,22 +93,9 @@ def solve_placement(
             m.add_hint(s[v], int(st[v]))
             m.add_hint(e[v], int(st[v] + model.dur[v, place[v]]))
 
-    solver = cp.CpSolver()
-    prm = solver.parameters
-    prm.num_workers = max(1, int(threads))
-    prm.random_seed = int(seed)
-    prm.log_search_progress = bool(verbose)
-    if time_limit is not None:
-        prm.max_time_in_seconds = max(0.0, float(time_limit))
+    solver = cp_solver(time_limit, threads, seed, verbose)
     status = solver.solve(m)
-    st_map = {
-        cp.OPTIMAL: Status.OPTIMAL,
-        cp.FEASIBLE: Status.TIME_LIMIT,
-        cp.INFEASIBLE: Status.INFEASIBLE,
-        cp.UNKNOWN: Status.TIME_LIMIT if time_limit is not None else Status.INTERRUPTED,
-        cp.MODEL_INVALID: Status.ERROR,
-    }
-    neutral = st_map[status]
+    neutral = neutral_status(status, time_limit)
     place_out = order = None
     makespan = None
     if status in (cp.OPTIMAL, cp.FEASIBLE):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.schedule import ScheduleModel
+from solvers.cpsat_common import cp_solver, neutral_status
 from solvers.result import Status
 
 
@@ -99,21 +100,9 @@ def solve_schedule(
             m.add_hint(sizes[u], int(e_val[u] - p[u] + 1))
         m.add_hint(cap, max(int(model.lower_bound), model.capacity(hint)))
 
-    solver = cp.CpSolver()
-    prm = solver.parameters
-    prm.num_workers = max(1, int(threads))
-    prm.random_seed = int(seed)
-    prm.log_search_progress = bool(verbose)
-    if time_limit is not None:
-        prm.max_time_in_seconds = max(0.0, float(time_limit))
+    solver = cp_solver(time_limit, threads, seed, verbose)
     status = solver.solve(m)
-    st = {
-        cp.OPTIMAL: Status.OPTIMAL,
-        cp.FEASIBLE: Status.TIME_LIMIT,
-        cp.INFEASIBLE: Status.INFEASIBLE,
-        cp.UNKNOWN: Status.TIME_LIMIT if time_limit is not None else Status.INTERRUPTED,
-        cp.MODEL_INVALID: Status.ERROR,
-    }[status]
+    st = neutral_status(status, time_limit)
     order = None
     capacity = None
     if status in (cp.OPTIMAL, cp.FEASIBLE):
