@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from heuristics.kahn import in_degrees, kahn_kernel
-from mtpp.placement.simulator import PlacementContext, SimResult
+from mtpp.placement.simulator import PlacementContext, SimResult, ready_time
 
 
 @dataclass(frozen=True)
@@ -95,15 +95,7 @@ def _eft_assign(
         best_b = 0
         best_f = np.inf
         for b in range(d):
-            t = free[b]
-            for e in range(pred_ptr[v], pred_ptr[v + 1]):
-                u = pred_idx[e]
-                a = place[u]
-                arr = end[u]
-                if a != b:
-                    arr += size_out[u] * inv_bw[a, b] + lat[a, b]
-                if arr > t:
-                    t = arr
+            t = ready_time(v, b, free[b], pred_ptr, pred_idx, place, end, size_out, inv_bw, lat)
             f = t + times[v, b]
             if f < best_f:
                 best_f = f

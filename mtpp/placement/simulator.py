@@ -51,6 +51,23 @@ from mtpp.memory import check_order
 from mtpp.placement.devices import DeviceSet, get_devices
 
 
+@njit(cache=True, inline="always")
+def ready_time(v, b, free_b, pred_ptr, pred_idx, place, end, size_out, inv_bw, lat):
+    """Earliest start of op ``v`` on device ``b``: the device is free at ``free_b`` and
+    each input arrives when its producer ends, plus ``bytes / bandwidth + latency`` if
+    the producer sits on another device (the transfer rule above)."""
+    t = free_b
+    for e in range(pred_ptr[v], pred_ptr[v + 1]):
+        u = pred_idx[e]
+        a = place[u]
+        arr = end[u]
+        if a != b:
+            arr += size_out[u] * inv_bw[a, b] + lat[a, b]
+        if arr > t:
+            t = arr
+    return t
+
+
 @njit(cache=True)
 def simulate_times(
     order: np.ndarray,
@@ -72,15 +89,7 @@ def simulate_times(
     for k in range(n):
         v = order[k]
         b = place[v]
-        t = free[b]
-        for e in range(pred_ptr[v], pred_ptr[v + 1]):
-            u = pred_idx[e]
-            a = place[u]
-            arr = end[u]
-            if a != b:
-                arr += size_out[u] * inv_bw[a, b] + lat[a, b]
-            if arr > t:
-                t = arr
+        t = ready_time(v, b, free[b], pred_ptr, pred_idx, place, end, size_out, inv_bw, lat)
         start[v] = t
         end[v] = t + dur[v]
         free[b] = end[v]
