@@ -68,17 +68,23 @@ from mtpp.placement.simulator import PlacementContext
 
 
 @njit(cache=True)
-def _top_levels(nc: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Top level of every node of the DAG with edges ``src -> dst`` (sorted by ``src``)."""
-    m = src.shape[0]
+def _out_ptr_and_indegree(nc: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR row pointers of edges ``src -> dst`` sorted by ``src``, and every in-degree."""
     ptr = np.zeros(nc + 1, dtype=np.int64)
-    for e in range(m):
+    for e in range(src.shape[0]):
         ptr[src[e] + 1] += 1
     for i in range(nc):
         ptr[i + 1] += ptr[i]
     indeg = np.zeros(nc, dtype=np.int64)
-    for e in range(m):
+    for e in range(dst.shape[0]):
         indeg[dst[e]] += 1
+    return ptr, indeg
+
+
+@njit(cache=True)
+def _top_levels(nc: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Top level of every node of the DAG with edges ``src -> dst`` (sorted by ``src``)."""
+    ptr, indeg = _out_ptr_and_indegree(nc, src, dst)
     level = np.zeros(nc, dtype=np.int64)
     stack = np.empty(nc, dtype=np.int64)
     top = 0
@@ -117,15 +123,7 @@ def _match(
 ) -> np.ndarray:
     """Greedy acyclic matching over the candidate edge indices ``cand`` (in priority
     order); ``mate[v]`` is ``v``'s partner or -1.  Edges are sorted by ``src``."""
-    m = src.shape[0]
-    ptr = np.zeros(nc + 1, dtype=np.int64)
-    for e in range(m):
-        ptr[src[e] + 1] += 1
-    for i in range(nc):
-        ptr[i + 1] += ptr[i]
-    indeg = np.zeros(nc, dtype=np.int64)
-    for e in range(m):
-        indeg[dst[e]] += 1
+    ptr, indeg = _out_ptr_and_indegree(nc, src, dst)
     mate = np.full(nc, -1, dtype=np.int64)
     upper = np.zeros(nc, dtype=np.bool_)  # upper node of an accepted two-way pair
     merges = 0
