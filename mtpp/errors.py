@@ -108,3 +108,11 @@ class QuotientCycleError(InvalidPartitionError):
             for (a, b), (u, v) in zip(zip(self.cycle, [*self.cycle[1:], self.cycle[0]]), self.witnesses)
         )
         super().__init__(f"the quotient graph has a cycle: {hops}")
+
+
+class MissingDependencyError(MtppError, ImportError):
+    """An optional dependency (an extra such as ``mtpp[neural]``) is not installed."""
+
+
+class WeightsError(MtppError, ValueError):
+    """A weights file for a learned model is missing, unreadable, or does not fit the model."""

@@ -1,0 +1,121 @@
+"""Node features for the learned orderers (Topoformer App. C.5, REGAL Section 2.1).
+
+Per node, each normalised per graph so that graphs of any size and scale look alike:
+
+1. output memory ``size_out`` and parameter memory ``size_param`` (App. C.5, item 1),
+   plus ``work`` (what the MTPP bottleneck also prices), each divided by its maximum
+   over the graph;
+2. in- and out-degree (item 2), divided by the maximum degree;
+3. minimum and maximum hop distance from a source and to a sink (item 3), divided by
+   the number of layers (longest path, in hops);
+4. the Laplacian positional encoding (item 4): eigenvectors of the ``pe_dim``
+   smallest non-trivial eigenvalues of the symmetric normalised Laplacian of the
+   undirected graph, scaled by ``sqrt(n)`` so entries keep their size across ``n``,
+   each sign fixed so that its largest-magnitude entry is positive (eigenvectors are
+   defined up to sign; fixing it makes inference deterministic), zero-padded when
+   ``n - 1 < pe_dim``.
+
+``node_features(graph)`` returns a float32 array of shape ``(n, N_SCALAR + pe_dim)``,
+in ``O(n + m)`` plus the eigensolve (dense below ``DENSE_LIMIT`` nodes, sparse
+shift-invert above: 0.3 s at n = 2000).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from numba import njit
+
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+
+SCALAR_FEATURES = (
+    "size_out",
+    "size_param",
+    "work",
+    "in_degree",
+    "out_degree",
+    "min_hops_from_source",
+    "max_hops_from_source",
+    "min_hops_to_sink",
+    "max_hops_to_sink",
+)
+N_SCALAR = len(SCALAR_FEATURES)
+PE_DIM = 20
+DENSE_LIMIT = 600
+
+
+@njit(cache=True)
+def hop_distances(topo, pred_ptr, pred_idx, succ_ptr, succ_idx):
+    """Min / max hops from any source and to any sink, one pass each way along ``topo``."""
+    n = topo.shape[0]
+    out = np.zeros((n, 4))
+    for v in topo:
+        if pred_ptr[v + 1] > pred_ptr[v]:
+            lo, hi = np.inf, 0.0
+            for e in range(pred_ptr[v], pred_ptr[v + 1]):
+                p = pred_idx[e]
+                lo = min(lo, out[p, 0] + 1.0)
+                hi = max(hi, out[p, 1] + 1.0)
+            out[v, 0], out[v, 1] = lo, hi
+    for t in range(n - 1, -1, -1):
+        v = topo[t]
+        if succ_ptr[v + 1] > succ_ptr[v]:
+            lo, hi = np.inf, 0.0
+            for e in range(succ_ptr[v], succ_ptr[v + 1]):
+                s = succ_idx[e]
+                lo = min(lo, out[s, 2] + 1.0)
+                hi = max(hi, out[s, 3] + 1.0)
+            out[v, 2], out[v, 3] = lo, hi
+    return out
+
+
+def _scaled(x: np.ndarray) -> np.ndarray:
+    top = float(np.max(x)) if x.size else 0.0
+    return x / top if top > 0 else np.zeros_like(x)
+
+
+def laplacian_encoding(graph: Graph, dim: int = PE_DIM) -> np.ndarray:
+    """The ``(n, dim)`` Laplacian positional encoding of item 4 above."""
+    n = graph.n
+    pe = np.zeros((n, dim))
+    count = min(dim, n - 1)
+    if count <= 0:
+        return pe
+    adj = sp.coo_matrix((np.ones(graph.m), (graph.edge_src, graph.edge_dst)), shape=(n, n)).tocsr()
+    adj = ((adj + adj.T) > 0).astype(np.float64)
+    deg = np.asarray(adj.sum(axis=1)).ravel()
+    inv = np.zeros(n)
+    inv[deg > 0] = 1.0 / np.sqrt(deg[deg > 0])
+    lap = sp.identity(n, format="csr") - sp.diags(inv) @ adj @ sp.diags(inv)
+    vecs = None
+    if n > DENSE_LIMIT:
+        try:
+            vals, vecs = spla.eigsh(lap.tocsc(), k=count + 1, sigma=-1e-3, which="LM")
+            vecs = vecs[:, np.argsort(vals)]
+        except (spla.ArpackNoConvergence, RuntimeError):
+            vecs = None
+    if vecs is None:
+        _, vecs = np.linalg.eigh(lap.toarray())
+    vecs = vecs[:, 1 : count + 1] * np.sqrt(n)
+    top = np.argmax(np.abs(vecs), axis=0)
+    vecs = vecs * np.where(vecs[top, np.arange(vecs.shape[1])] < 0, -1.0, 1.0)
+    pe[:, :count] = vecs
+    return pe
+
+
+def node_features(graph: Graph, pe_dim: int = PE_DIM) -> np.ndarray:
+    """The ``(n, N_SCALAR + pe_dim)`` float32 feature matrix described above."""
+    if isinstance(pe_dim, bool) or not isinstance(pe_dim, (int, np.integer)) or pe_dim < 0:
+        raise InvalidParameterError(f"pe_dim must be an integer >= 0, got {pe_dim!r}")
+    g = graph
+    indeg = np.diff(g.pred_ptr).astype(np.float64)
+    outdeg = np.diff(g.succ_ptr).astype(np.float64)
+    hops = hop_distances(g.topological_order, g.pred_ptr, g.pred_idx, g.succ_ptr, g.succ_idx)
+    depth = max(float(hops[:, 1].max()), 1.0)
+    max_deg = max(float(indeg.max()), float(outdeg.max()), 1.0)
+    scalar = np.column_stack(
+        [_scaled(g.size_out), _scaled(g.size_param), _scaled(g.work), indeg / max_deg, outdeg / max_deg, hops / depth]
+    )
+    return np.hstack([scalar, laplacian_encoding(g, int(pe_dim))]).astype(np.float32)
