@@ -19,6 +19,14 @@ progress=...) -> OrderSearch``.  Names accepted by :func:`get_orderer`:
 ``mla`` / ``mla-weighted`` (optionally ``-N``)
     BRKGA on the linear-arrangement objective (:mod:`heuristics.mla`), 10000
     evaluations by default; the best arrangement is then sliced.
+``topoformer`` / ``topoformer-sample[-N]`` / ``topoformer-beam[-N]``
+    the learned Topoformer policy (:mod:`heuristics.neural`, needs ``mtpp[neural]``):
+    its greedy order, the best of N sampled orders (Eq. 8, default 16) or of a beam
+    of width N, each scored by the sliced bottleneck.  Weights: the shipped
+    ``topoformer-mtpp`` unless ``weights`` names another file.
+``regal-brkga[-N]``
+    BRKGA whose mutant distributions the REGAL GNN predicts (weights ``regal-mtpp``
+    by default), N evaluations (default 10000), seeded like ``brkga``.
 
 All are seeded and reproducible.
 """
@@ -141,15 +149,55 @@ FIXED: dict[str, Callable[[Problem], np.ndarray]] = {
     "dfs": lambda p: dfs_order(p.graph),
     "bfs": lambda p: bfs_order(p.graph),
 }
-_PATTERN = re.compile(r"^(random|brkga|mla|mla-weighted)(?:-(\d+))?$")
-DEFAULT_BUDGET = {"random": 100, "brkga": 10000, "mla": 10000, "mla-weighted": 10000}
-ORDERER_NAMES = ("kahn", "dfs", "bfs", "random-T", "brkga-N", "mla[-N]", "mla-weighted[-N]")
+def topoformer_orderer(mode: str, count: int, weights: str | None) -> Orderer:
+    """The learned Topoformer orderer (:func:`heuristics.neural.inference.topoformer_order`)
+    on the sliced bottleneck of the problem."""
+
+    def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
+        from heuristics.neural.inference import topoformer_order
+        from heuristics.neural.objectives import Bottleneck
+
+        found = topoformer_order(problem.graph, Bottleneck.of(problem), weights or "topoformer-mtpp", mode, count, seed)
+        if progress is not None:
+            progress(1, 1, found.cost)
+        return OrderSearch(priorities_for(found.order), found.order, found.evaluations, "bottleneck", (found.cost,))
+
+    return run
 
 
-def get_orderer(name: str) -> Orderer:
-    """The orderer called ``name`` (see the module docstring for the names)."""
+def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
+    """BRKGA with the REGAL GNN's mutant distributions (:func:`heuristics.neural.regal.regal_brkga`)."""
+
+    def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
+        from heuristics.neural.objectives import Bottleneck
+        from heuristics.neural.regal import regal_brkga
+
+        res = regal_brkga(problem.graph, Bottleneck.of(problem), weights or "regal-mtpp", evaluations, seed=seed,
+                          time_limit=time_limit, progress=progress, initial=_classic_priorities(problem))  # fmt: skip
+        return OrderSearch(res.keys, res.order, res.evaluations, "bottleneck", (res.cost,), res.stopped_by_time)
+
+    return run
+
+
+_PATTERN = re.compile(r"^(random|brkga|mla|mla-weighted|topoformer-sample|topoformer-beam|regal-brkga)(?:-(\d+))?$")
+DEFAULT_BUDGET = {
+    "random": 100, "brkga": 10000, "mla": 10000, "mla-weighted": 10000,
+    "topoformer-sample": 16, "topoformer-beam": 16, "regal-brkga": 10000,
+}  # fmt: skip
+ORDERER_NAMES = ("kahn", "dfs", "bfs", "random-T", "brkga-N", "mla[-N]", "mla-weighted[-N]", "topoformer",
+                 "topoformer-sample[-N]", "topoformer-beam[-N]", "regal-brkga[-N]")  # fmt: skip
+LEARNED = ("topoformer", "regal-brkga")
+
+
+def get_orderer(name: str, weights: str | None = None) -> Orderer:
+    """The orderer called ``name`` (see the module docstring for the names); ``weights``
+    (a path or shipped name) replaces the default weights of a learned orderer."""
+    if weights is not None and not name.startswith(LEARNED):
+        raise InvalidParameterError(f"orderer {name!r} has no weights; only {', '.join(LEARNED)}* do")
     if name in FIXED:
         return _fixed(FIXED[name])
+    if name == "topoformer":
+        return topoformer_orderer("greedy", 1, weights)
     match = _PATTERN.match(name)
     if match is None:
         raise InvalidParameterError(f"unknown orderer {name!r}; choose from {', '.join(ORDERER_NAMES)}")
@@ -158,4 +206,8 @@ def get_orderer(name: str) -> Orderer:
         raise InvalidParameterError(f"orderer {name!r} needs a budget >= 1")
     if family == "random":
         return random_orderer(budget)
+    if family.startswith("topoformer"):
+        return topoformer_orderer(family.removeprefix("topoformer-"), budget, weights)
+    if family == "regal-brkga":
+        return regal_orderer(budget, weights)
     return brkga_orderer(budget, "bottleneck" if family == "brkga" else family)

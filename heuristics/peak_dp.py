@@ -164,14 +164,14 @@ def expand_kernel(
                     if c_hash[e] == h:
                         ps, pv = c_parent[e], c_node[e]
                         same = True
-                        for ww in range(n_words):
-                            a1 = sched[ps, ww]
+                        for ww in range(n_words):  # (word names must not shadow a1, the cheapest ready op)
+                            w1 = sched[ps, ww]
                             if pv >> 6 == ww:
-                                a1 |= _ONE << np.uint64(pv & 63)
-                            a2 = sched[s, ww]
+                                w1 |= _ONE << np.uint64(pv & 63)
+                            w2 = sched[s, ww]
                             if v >> 6 == ww:
-                                a2 |= _ONE << np.uint64(v & 63)
-                            if a1 != a2:
+                                w2 |= _ONE << np.uint64(v & 63)
+                            if w1 != w2:
                                 same = False
                                 break
                         if same:

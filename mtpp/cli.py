@@ -11,6 +11,7 @@
 ``mtpp batch TESTBED -k ...``  run the bound hierarchy over a testbed into a results store
 ``mtpp table results.db``     Table 1/2/3-style summaries of a store
 ``mtpp plot results.db``      running-time and LB/UB figures of a store
+``mtpp train topoformer|regal`` train a learned orderer, write its weights and loss plot
 
 Errors on bad input print one line naming the problem and exit with status 2.
 """
@@ -54,7 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="partition a graph with SliceGraph")
     solve.add_argument("file", help="graph file (mtpp JSON or node-link JSON)")
     _machine_args(solve)
-    solve.add_argument("--orderer", default="brkga", help="kahn, dfs, bfs, random-T, brkga[-N], mla, mla-weighted")
+    solve.add_argument("--orderer", default="brkga", help="kahn, dfs, bfs, random-T, brkga[-N], mla, mla-weighted, "
+                       "topoformer, topoformer-sample[-N], topoformer-beam[-N], regal-brkga[-N]")  # fmt: skip
+    solve.add_argument("--weights", default=None, help="weights file for a learned orderer (default: shipped)")
     solve.add_argument("--seed", type=int, default=0)
     solve.add_argument("--time-limit", type=float, default=None, help="seconds for the order search")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
@@ -78,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
     sch.add_argument("file", help="graph file")
-    sch.add_argument("--method", default="auto", help="auto, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, random")
+    sch.add_argument("--method", default="auto", help="auto, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, random, "
+                     "topoformer, topoformer-sample, topoformer-beam, regal-brkga")  # fmt: skip
+    sch.add_argument("--weights", default=None, help="weights file for a learned method (default: shipped)")
     sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
     sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
     sch.add_argument("--threads", type=int, default=None, help="CP-SAT workers (default: CPU count, at most 8)")
@@ -115,9 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from mtpp.cli_batch import add_commands
     from mtpp.cli_import import add_import_command
+    from mtpp.cli_train import add_train_command
 
     add_commands(sub)
     add_import_command(sub)
+    add_train_command(sub)
     return parser
 
 
@@ -175,7 +182,8 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     problem = _problem(load_graph(args.file), args)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     with _progress_bar(show, f"{args.orderer}") as update:
-        sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update)
+        sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update,
+                        weights=args.weights)  # fmt: skip
     text = sol.to_json()
     if _emit_json(text, args, out):
         return 0
@@ -224,7 +232,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
 
     graph = load_graph(args.file)
     sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
-                     beam_width=args.beam_width, threads=args.threads)  # fmt: skip
+                     beam_width=args.beam_width, threads=args.threads, weights=args.weights)  # fmt: skip
     text = sched.to_json(indent=2)
     if _emit_json(text, args, out):
         return 0
@@ -359,8 +367,9 @@ def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
         return COMMANDS[name]
     from mtpp.cli_batch import COMMANDS as BATCH_COMMANDS
     from mtpp.cli_import import COMMANDS as IMPORT_COMMANDS
+    from mtpp.cli_train import COMMANDS as TRAIN_COMMANDS
 
-    return {**BATCH_COMMANDS, **IMPORT_COMMANDS}[name]
+    return {**BATCH_COMMANDS, **IMPORT_COMMANDS, **TRAIN_COMMANDS}[name]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

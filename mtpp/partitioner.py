@@ -62,6 +62,7 @@ def partition(
     peak_aware: bool | None = None,
     time_limit: float | None = None,
     progress: Progress | None = None,
+    weights: str | None = None,
 ) -> Solution:
     """Partition a graph into at most ``k`` pipeline stages with SliceGraph.
 
@@ -75,12 +76,13 @@ def partition(
     ``peak_aware=True`` prices overflow with each block's activation peak (Eq. 2,
     see :class:`mtpp.Problem`).  ``time_limit`` (seconds) caps the orderer's search; the best order found so far
     is still sliced and returned.  ``progress(done, total, best)`` is called as the
-    search advances.
+    search advances.  ``weights`` (a path or a shipped name) replaces the default
+    weights of a learned orderer (``topoformer*``, ``regal-brkga*``, extra ``mtpp[neural]``).
     """
     problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
     if time_limit is not None and not time_limit > 0:
         raise InvalidParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}")
-    search = get_orderer(orderer) if isinstance(orderer, str) else orderer
+    search = get_orderer(orderer, weights) if isinstance(orderer, str) else orderer
     name = orderer if isinstance(orderer, str) else getattr(orderer, "__name__", "custom")
     start = time.perf_counter()
     found = search(problem, seed=seed, time_limit=time_limit, progress=progress)

@@ -21,7 +21,10 @@ from mtpp.graph import Graph, NodeId
 from mtpp.memory import REL_TOL, local_lower_bound, peak_memory
 
 OBJECTIVES = ("peak_memory",)
-METHODS = ("auto", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random")
+LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
+METHODS = ("auto", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random", *LEARNED, "regal-brkga")
+NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Section 5)
+REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
 RANDOM_ORDERS = 100
 AUTO_DP_SHARE = 0.4  # share of the time left that "auto" gives the exact DP before CP-SAT
@@ -214,6 +217,29 @@ def _run_brkga(search: _Search, seed: int, time_limit: float | None) -> None:
     search.offer("brkga", res.order, 0.0, time.perf_counter() - t, "feasible", f"evaluations={res.evaluations}")
 
 
+def _run_learned(search: _Search, method: str, weights: str | None, width: int | None, seed: int,
+                 time_limit: float | None) -> None:  # fmt: skip
+    from heuristics.neural.objectives import PeakMemory
+
+    t = time.perf_counter()
+    if method == "regal-brkga":
+        from heuristics.kahn import priorities_for
+        from heuristics.neural.regal import regal_brkga
+        from heuristics.traversal import bfs_order, dfs_order
+
+        initial = np.vstack([priorities_for(o(search.graph)) for o in (dfs_order, bfs_order)])
+        res = regal_brkga(search.graph, PeakMemory(), weights or "regal-peak", REGAL_EVALUATIONS, seed=seed,
+                          time_limit=time_limit, initial=initial)  # fmt: skip
+        order, detail = res.order, f"evaluations={res.evaluations}"
+    else:
+        from heuristics.neural.inference import topoformer_order
+
+        count = NEURAL_WIDTH if width is None else width
+        found = topoformer_order(search.graph, PeakMemory(), weights or "topoformer-peak", LEARNED[method], count, seed)
+        order, detail = found.order, f"orders={found.evaluations}"
+    search.offer(method, order, 0.0, time.perf_counter() - t, "feasible", detail)
+
+
 def schedule(
     graph: Graph,
     objective: str = "peak_memory",
@@ -223,6 +249,7 @@ def schedule(
     beam_width: int | None = None,
     threads: int | None = None,
     verbose: bool = False,
+    weights: str | None = None,
 ) -> Schedule:
     """A topological order of ``graph`` minimising peak memory (Topoformer Eq. 1-3, 15),
     with a proven lower bound.
@@ -240,6 +267,12 @@ def schedule(
     * ``"cpsat"``: the CP-SAT model of :mod:`formulations.schedule`, hinted with the
       best of the dfs, bfs and random orders, with the local and forced-live bounds as
       the redundant row ``C >= L``;
+    * ``"topoformer"``, ``"topoformer-sample"``, ``"topoformer-beam"``: the learned
+      Topoformer policy (extra ``mtpp[neural]``; shipped weights ``topoformer-peak``
+      unless ``weights`` names a file) decoded greedily, as the best of 16 samples,
+      or by a beam of 16 with state collapsing (``beam_width`` overrides the 16);
+    * ``"regal-brkga"``: BRKGA (5000 evaluations) with the mutant distributions of
+      the REGAL GNN (weights ``regal-peak``), seeded with the dfs and bfs orders;
     * ``"auto"`` (default): the baselines and the beam, then ``exact-dp`` with 40% of
       the time left, then CP-SAT with the rest if the gap is still open.
 
@@ -252,6 +285,8 @@ def schedule(
     if not isinstance(graph, Graph):
         raise InvalidParameterError(f"graph must be an mtpp.Graph, got {type(graph).__name__}")
     _check_args(objective, method, time_limit, beam_width, threads)
+    if weights is not None and method not in LEARNED and method != "regal-brkga":
+        raise InvalidParameterError(f"method {method!r} takes no weights; only the learned methods do")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InvalidParameterError(f"seed must be an integer, got {seed!r}")
     search = _Search(graph, None if time_limit is None else float(time_limit))
@@ -265,6 +300,8 @@ def schedule(
         _run_beam(search, "beam", width, seed, search.left())
     elif method == "brkga":
         _run_brkga(search, seed, search.left())
+    elif method in LEARNED or method == "regal-brkga":
+        _run_learned(search, method, weights, beam_width, seed, search.left())
     else:  # auto, exact-dp, cpsat: start from the best quick order
         for quick in ("dfs", "bfs", "random"):
             _run_fixed(search, quick, seed)

@@ -1,0 +1,96 @@
+"""Learned orderers for the partitioner: quality of SliceGraph partitions at equal wall time.
+
+    python benchmarks/neural_mtpp.py                 # 30 graphs x k in {4, 8, 16} (~15 min on 2 cores)
+    python benchmarks/neural_mtpp.py --graphs 5      # quick look
+
+Unseen REGAL-style graphs (MTPP paper App. C.2, 50-200 nodes, seeds from 10^6 on,
+which training never draws).  Every method is ``mtpp.partition`` with an orderer, so
+every bottleneck is a partition re-checked by the evaluator.  Cells: the geometric
+mean over graphs of bottleneck / simple lower bound (Lemma 3.3; the form of the MTPP
+paper's Table 2, lower is better) and the mean wall time.
+
+Orderers: ``topoformer`` (greedy), ``topoformer-sample-16``, ``regal-brkga-N`` (the
+learned BRKGA), against ``random-100``, ``brkga-100`` and ``brkga-10000``; and, for
+the equal-time question, ``random`` and ``brkga-10000`` stopped at the wall time the
+learned ``topoformer-sample-16`` took on the same graph (``@t(sample)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+
+from benchmarks.peak_memory import git_commit  # noqa: E402
+from mtpp.generators.regal import regal_graph  # noqa: E402
+from mtpp.partitioner import partition  # noqa: E402
+
+TEST_SEED = 1_000_000
+FIXED = ("topoformer", "topoformer-sample-16", "random-100", "brkga-100", "brkga-10000")
+TIMED = ("random@t(sample)", "brkga-10000@t(sample)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", type=int, default=30)
+    ap.add_argument("-k", type=int, nargs="+", default=[4, 8, 16])
+    ap.add_argument("--regal-evaluations", type=int, default=10000, help="budget of regal-brkga (0: leave out)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    methods = [*FIXED, *( [f"regal-brkga-{args.regal_evaluations}"] if args.regal_evaluations else []), *TIMED]
+
+    t_start = time.perf_counter()
+    print(f"mtpp neural MTPP benchmark at commit {git_commit()}; one CPU thread; {args.graphs} graphs")
+    warm = regal_graph(40, seed=0)
+    for name in (*FIXED, "regal-brkga-100"):
+        partition(warm, 4, orderer=name)  # JIT and model loads
+    ratio: dict[int, dict[str, list[float]]] = {k: defaultdict(list) for k in args.k}
+    times: dict[int, dict[str, list[float]]] = {k: defaultdict(list) for k in args.k}
+    for i in range(args.graphs):
+        g = regal_graph(None, seed=TEST_SEED + i)
+        for k in args.k:
+            sols = {}
+            for name in methods:
+                if name in TIMED:
+                    budget = max(sols["topoformer-sample-16"].wall_time, 1e-3)
+                    orderer = "random-1000000" if name.startswith("random") else "brkga-10000"
+                    sols[name] = partition(g, k, orderer=orderer, seed=args.seed, time_limit=budget)
+                else:
+                    sols[name] = partition(g, k, orderer=name, seed=args.seed)
+            for name, sol in sols.items():
+                ratio[k][name].append(sol.bottleneck / sol.lower_bound)
+                times[k][name].append(sol.wall_time)
+            cells = " ".join(f"{m}={sols[m].bottleneck / sols[m].lower_bound:.4f}" for m in methods)
+            print(f"  graph {i:3d} n={g.n:3d} k={k:2d} {cells}", flush=True)
+
+    print()
+    print("Geometric mean of UB / simple LB (lower is better) | mean wall time [s]")
+    print(f"{'orderer':24s}" + "".join(f" | {f'k={k}':^18s}" for k in args.k))
+    for m in methods:
+        cells = "".join(
+            f" | {np.exp(np.mean(np.log(ratio[k][m]))):8.4f} {np.mean(times[k][m]):8.3f}" for k in args.k
+        )
+        print(f"{m:24s}{cells}")
+    print()
+    print("Share of (graph, k) where the orderer is at least as good as topoformer-sample-16:")
+    for m in methods:
+        share = np.mean([r <= s * (1 + 1e-12) for k in args.k
+                         for r, s in zip(ratio[k][m], ratio[k]["topoformer-sample-16"])])  # fmt: skip
+        print(f"{m:24s} {100 * share:6.1f}%")
+    print(f"total wall time {time.perf_counter() - t_start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

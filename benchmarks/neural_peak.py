@@ -1,0 +1,153 @@
+"""Learned peak-memory orders against the classical ones, in the form of Topoformer Table 1.
+
+    python benchmarks/neural_peak.py                       # the full table (~30 min on 2 cores)
+    python benchmarks/neural_peak.py --n500 20 --n1000 5 --n2000 2   # quick look
+
+Test sets: ``--n500`` unseen 500-node layered graphs (Topoformer App. A generator,
+seeds from 10^6 on, which training never draws; half with the parameter costs of
+Eq. 15), ``--n1000`` and ``--n2000`` larger ones (cross-size generalisation: the
+shipped model trained on 100-200 nodes), and the four shared graphs
+(``shared/graphs/layered``).  Every peak is re-evaluated by
+:func:`mtpp.memory.peak_memory`.
+
+Methods: Topoformer greedy / sample-16 / beam-16 (shipped ``topoformer-peak``, or
+``--weights``); approximate DP (the state DP with state collapsing, ``--dp-width``
+states per level; the paper uses 10^5 on a GPU); random-100; DFS; BFS; BRKGA (Kahn
+priorities, 50 x 100 = 5000 evaluations, seeded with the dfs and bfs orders).  Run
+times include everything a user pays (features, masks, the forward pass on one CPU
+thread, decoding).
+
+Per size: mean % gap from the best order any method found, and from CP-SAT's proven
+bound where ``--cpsat-limit`` gives one (shared graphs only), plus mean run time; and
+the share of graphs where each method is at least as good as each neural decoder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+
+from benchmarks.peak_memory import git_commit  # noqa: E402
+from heuristics.brkga import BrkgaParams  # noqa: E402
+from heuristics.neural.inference import topoformer_order  # noqa: E402
+from heuristics.neural.objectives import PeakMemory  # noqa: E402
+from heuristics.peak_dp import state_dp  # noqa: E402
+from heuristics.peak_orders import brkga_order, random_orders, traversal_order  # noqa: E402
+from mtpp import Graph, load_graph  # noqa: E402
+from mtpp.generators import layered_graph  # noqa: E402
+from mtpp.memory import peak_memory  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "graphs" / "layered"
+TEST_SEED = 1_000_000
+NEURAL = ("neural greedy", "neural sample-16", "neural beam-16")
+METHODS = (*NEURAL, "approx. DP", "random-100", "dfs", "bfs", "brkga-5000")
+
+
+def test_graphs(n: int, count: int) -> list[tuple[str, Graph]]:
+    return [(f"layered({n}, {TEST_SEED + i})", layered_graph(n, TEST_SEED + i, param_costs=i % 2 == 0))
+            for i in range(count)]  # fmt: skip
+
+
+def run_graph(g: Graph, weights: str, dp_width: int, seed: int) -> dict[str, tuple[np.ndarray, float]]:
+    """method -> (order, seconds)."""
+    out: dict[str, tuple[np.ndarray, float]] = {}
+
+    def timed(name: str, fn: Callable[[], np.ndarray]) -> None:
+        t = time.perf_counter()
+        order = fn()
+        out[name] = (order, time.perf_counter() - t)
+
+    objective = PeakMemory()
+    for name, mode in zip(NEURAL, ("greedy", "sample", "beam")):
+        timed(name, lambda mode=mode: topoformer_order(g, objective, weights, mode, 16, seed).order)
+    timed("approx. DP", lambda: state_dp(g, beam_width=dp_width, seed=seed).order)
+    timed("random-100", lambda: random_orders(g, 100, seed).order)
+    timed("dfs", lambda: traversal_order(g, "dfs").order)
+    timed("bfs", lambda: traversal_order(g, "bfs").order)
+    timed("brkga-5000", lambda: brkga_order(g, BrkgaParams(population=50, generations=100), seed).order)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n500", type=int, default=300)
+    ap.add_argument("--n1000", type=int, default=20)
+    ap.add_argument("--n2000", type=int, default=10)
+    ap.add_argument("--no-shared", action="store_true")
+    ap.add_argument("--dp-width", type=int, default=1000, help="approximate DP states per level (default 1000)")
+    ap.add_argument("--cpsat-limit", type=float, default=0.0, help="CP-SAT seconds on the shared graphs (0: off)")
+    ap.add_argument("--weights", default="topoformer-peak")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+
+    t_start = time.perf_counter()
+    print(f"mtpp neural peak-memory benchmark at commit {git_commit()}; weights {args.weights}; one CPU thread")
+    warm = layered_graph(30, 0)
+    run_graph(warm, args.weights, 4, 0)  # JIT and model load
+    sets: dict[str, list[tuple[str, Graph]]] = {}
+    for n, count in ((500, args.n500), (1000, args.n1000), (2000, args.n2000)):
+        if count:
+            sets[f"{n}-node ({count})"] = test_graphs(n, count)
+    if not args.no_shared:
+        shared = [(p.stem[:28], load_graph(p)) for p in sorted(SHARED.glob("*.json"))]
+        sets[f"shared ({len(shared)})"] = shared
+    gaps: dict[str, dict[str, list[float]]] = {}
+    bound_gaps: dict[str, dict[str, list[float]]] = {}
+    times: dict[str, dict[str, list[float]]] = {}
+    wins: dict[str, dict[str, list[float]]] = {}
+    for label, graphs in sets.items():
+        gaps[label], bound_gaps[label] = defaultdict(list), defaultdict(list)
+        times[label], wins[label] = defaultdict(list), defaultdict(list)
+        for name, g in graphs:
+            res = run_graph(g, args.weights, args.dp_width, args.seed)
+            peaks = {m: peak_memory(g, order) for m, (order, _) in res.items()}
+            best = min(peaks.values())
+            bound = None
+            if args.cpsat_limit > 0 and label.startswith("shared"):
+                from mtpp.scheduling import schedule
+
+                s = schedule(g, method="cpsat", time_limit=args.cpsat_limit, seed=args.seed)
+                best, bound = min(best, s.peak), s.lower_bound
+            for m in METHODS:
+                gaps[label][m].append(100 * (peaks[m] - best) / best)
+                times[label][m].append(res[m][1])
+                wins[label][m].append(float(peaks[m] <= peaks["neural greedy"]))
+                if bound:
+                    bound_gaps[label][m].append(100 * (peaks[m] - bound) / bound)
+            print(f"  {label:14s} {name:28s} n={g.n:5d} best {best:12.0f} " +
+                  " ".join(f"{m.split()[-1]}={peaks[m]:.0f}" for m in METHODS), flush=True)  # fmt: skip
+
+    print()
+    print("Mean % gap from the best order any method found (and from CP-SAT's bound where run), mean run time [s]")
+    labels = list(sets)
+    print(f"{'method':18s}" + "".join(f" | {lab:^27s}" for lab in labels))
+    print(f"{'':18s}" + "".join(f" | {'% best':>8s} {'% bound':>8s} {'time':>8s}" for _ in labels))
+    for m in METHODS:
+        line = f"{m:18s}"
+        for lab in labels:
+            bg = f"{np.mean(bound_gaps[lab][m]):8.2f}" if bound_gaps[lab][m] else f"{'-':>8s}"
+            line += f" | {np.mean(gaps[lab][m]):8.2f} {bg} {np.mean(times[lab][m]):8.3f}"
+        print(line)
+    print()
+    print("Share of graphs where the method's peak is <= neural greedy's:")
+    for m in METHODS[1:]:
+        print(f"{m:18s}" + "".join(f" | {100 * np.mean(wins[lab][m]):6.1f}%" for lab in labels))
+    print(f"total wall time {time.perf_counter() - t_start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Fresh, seeded training graphs for the learned orderers.
+
+Topoformer Section 5.1 and App. C.1: a new training set every epoch, so the model
+cannot overfit a fixed one; REGAL Section 3.1 trains on a generated family too.
+Peak memory trains on layered graphs (Topoformer App. A; half of them with the
+parameter costs of Eq. 15, half without, as the shared test graphs), the MTPP bottleneck on
+REGAL-style graphs (MTPP paper App. C.2).  Graph ``i`` of epoch ``e`` for seed ``s``
+is always the same graph, which makes training resumable and reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mtpp.errors import InvalidParameterError
+from mtpp.generators.layered import layered_graph
+from mtpp.generators.regal import regal_graph
+from mtpp.graph import Graph
+
+VALIDATION_EPOCH = -1  # the epoch number whose graphs form the fixed validation set
+
+
+def check_nodes(nodes: tuple[int, int]) -> tuple[int, int]:
+    """A node-count range ``(lo, hi)`` with ``3 <= lo <= hi``."""
+    try:
+        lo, hi = (int(v) for v in nodes)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"nodes must be a pair (lo, hi), got {nodes!r}") from exc
+    if not 3 <= lo <= hi:
+        raise InvalidParameterError(f"nodes must satisfy 3 <= lo <= hi, got {nodes!r}")
+    return lo, hi
+
+
+def training_graph(objective: str, nodes: tuple[int, int], seed: int, epoch: int, index: int) -> Graph:
+    """Graph ``index`` of ``epoch``: layered for ``"peak"``, REGAL-style for ``"mtpp"``,
+    with a node count uniform in ``nodes``."""
+    lo, hi = check_nodes(nodes)
+    rng = np.random.default_rng([int(seed), int(epoch) + 1, int(index)])
+    n = int(rng.integers(lo, hi, endpoint=True))
+    if objective == "peak":
+        return layered_graph(n, seed=rng, param_costs=bool(rng.random() < 0.5))
+    if objective == "mtpp":
+        return regal_graph(n, seed=rng)
+    raise InvalidParameterError(f"unknown objective {objective!r}; choose from peak, mtpp")
+
+
+def epoch_graphs(objective: str, nodes: tuple[int, int], seed: int, epoch: int, count: int) -> list[Graph]:
+    """The ``count`` graphs of one epoch (``epoch = VALIDATION_EPOCH``: the validation set)."""
+    return [training_graph(objective, nodes, seed, epoch, i) for i in range(count)]

@@ -1,0 +1,329 @@
+"""Training the REGAL policy with REINFORCE (REGAL Section 2.3, App. A.3).
+
+The policy (:class:`heuristics.neural.regal.RegalGNN`) is a contextual bandit: for a
+graph ``G`` it picks ``alpha`` and ``beta`` per node from the discrete ``choices``
+(the action ``D``), BRKGA runs with those mutant distributions, and the reward is
+
+    r(D, G) = -M(G) / H(G, U),   M(G) = H(G, D)
+
+with ``H(G, U)`` BRKGA with uniform mutants on the same graph, with the *same* BRKGA
+seed, budget and seed population (:func:`heuristics.neural.regal.beta_brkga`), so a
+reward above -1 means the learned distributions beat plain BRKGA.  The gradient is
+REINFORCE with a scalar baseline,
+
+    loss = mean over a batch of graphs of -(r - b) log p(D | G),
+
+``log p`` the sum over nodes of both categorical log-probabilities.  Choices the
+paper leaves open, made here:
+
+* ``b`` is an exponential moving average of the rewards, not the paper's separate
+  baseline GNN ``b(G)``: it starts at -1 (the reward of matching plain BRKGA), a
+  batch's advantages use the value from before the batch, and after it
+  ``b <- decay b + (1 - decay) mean(r)`` (``baseline_decay``).  Rewards are ratios, so
+  one scalar fits graphs of any size;
+* one Adam step per ``batch`` graphs (the loss above is the batch mean), gradient
+  norm clipped to 1 (the log-probability sums over ``2 n`` choices);
+* a fresh set of generated graphs every epoch (:mod:`heuristics.neural.datasets`:
+  layered graphs for ``"peak"``, REGAL-style graphs for ``"mtpp"``), nothing cached
+  across epochs;
+* validation: the mean of ``M / H(U)`` with the *greedy* choices on a fixed set of
+  graphs, each with a fixed BRKGA seed (``H(U)`` computed once per run);
+  ``weights.pt`` holds the policy with the lowest validation ratio seen, the
+  untrained one included (whose greedy choice is ``Beta(1, 1)``), so shipping never
+  does worse on validation than plain BRKGA up to sampling noise.
+
+Everything is seeded: graph ``i`` of epoch ``e``, its action sample and its BRKGA seed
+are functions of ``(seed, e, i)``, and the model starts from ``torch.manual_seed(seed)``
+(in a forked RNG, leaving the caller's alone).  So no random-generator state needs
+saving: a run resumed from ``checkpoint.pt`` (written atomically after every epoch,
+readable with ``torch.load(weights_only=True)``) continues exactly as an
+uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_graphs
+from heuristics.neural.features import N_SCALAR, PE_DIM
+from heuristics.neural.history import plot_history as plot_curves
+from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
+from heuristics.neural.regal import (
+    DEFAULT_CHOICES,
+    KIND,
+    GraphInputs,
+    RegalConfig,
+    RegalGNN,
+    beta_brkga,
+    regal_logits,
+    sample_betas,
+    uniform_brkga,
+)
+from heuristics.neural.weights import save_weights
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+
+CHECKPOINT = "checkpoint.pt"
+HISTORY = "history.json"
+WEIGHTS = "weights.pt"
+PLOT = "history.png"
+PLOT_KEYS = ("loss", "mean_reward", "validation_ratio")
+
+EpochProgress = Callable[[int, int, dict[str, float]], None]
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RegalTrainConfig:
+    """What to train and how.
+
+    ``objective`` is ``"peak"`` or ``"mtpp"`` (with ``k`` blocks); training graphs have
+    a node count uniform in ``nodes``; each of ``epochs`` epochs trains on
+    ``graphs_per_epoch`` fresh graphs in Adam steps of ``batch`` graphs; every BRKGA
+    run (learned and uniform) spends about ``evaluations`` decodes (the paper uses
+    5000); ``validation`` graphs form the fixed validation set.  ``hidden``,
+    ``rounds`` and ``choices`` are the model's (:class:`~heuristics.neural.regal.RegalConfig`);
+    ``threads`` is torch's thread count.
+    """
+
+    objective: str = "mtpp"
+    k: int = 8
+    nodes: tuple[int, int] = (50, 150)
+    epochs: int = 30
+    graphs_per_epoch: int = 16
+    batch: int = 4
+    evaluations: int = 1000
+    validation: int = 8
+    lr: float = 1e-3
+    baseline_decay: float = 0.9
+    seed: int = 0
+    hidden: int = 64
+    rounds: int = 3
+    choices: tuple[float, ...] = DEFAULT_CHOICES
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        object.__setattr__(self, "nodes", check_nodes(self.nodes))
+        for name in ("k", "epochs", "graphs_per_epoch", "batch", "evaluations", "validation", "threads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise InvalidParameterError(f"RegalTrainConfig.{name} must be an integer >= 1, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InvalidParameterError(f"RegalTrainConfig.seed must be an integer >= 0, got {seed!r}")
+        for name in ("lr", "baseline_decay"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise InvalidParameterError(f"RegalTrainConfig.{name} must be a number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise InvalidParameterError(f"RegalTrainConfig.lr must be > 0, got {self.lr!r}")
+        if not 0 <= self.baseline_decay < 1:
+            raise InvalidParameterError(f"RegalTrainConfig.baseline_decay must be in [0, 1), got {self.baseline_decay}")
+        object.__setattr__(self, "choices", self.model_config().choices)  # validates hidden, rounds, choices
+
+    def model_config(self) -> RegalConfig:
+        return RegalConfig(N_SCALAR + PE_DIM, hidden=self.hidden, rounds=self.rounds, choices=tuple(self.choices))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["nodes"] = list(self.nodes)
+        d["choices"] = list(self.choices)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RegalTrainConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise InvalidParameterError(f"unknown REGAL training options {sorted(unknown)}")
+        d = dict(data)
+        for name in ("nodes", "choices"):
+            if name in d:
+                d[name] = tuple(d[name])
+        return cls(**d)
+
+
+@dataclass
+class RegalTrainResult:
+    """Where the run wrote its files, its per-epoch history, and the shipped policy's
+    validation ratio ``M / H(U)`` and epoch (0: the untrained policy)."""
+
+    out_dir: Path
+    weights: Path
+    history: list[dict[str, float]] = field(default_factory=list)
+    validation_ratio: float = math.nan
+    best_epoch: int = 0
+
+
+def _seed(seed: int, epoch: int, index: int, stream: int) -> int:
+    """Seed of one random stream (0: action sample, 1: BRKGA) of graph ``index`` of ``epoch``."""
+    return int(np.random.default_rng([seed, epoch + 1, index, stream, 11]).integers(2**31))
+
+
+def _ratio(learned: float, uniform: float) -> float:
+    """``M / H(U)``; 1 when both are 0 (nothing to gain)."""
+    if uniform > 0:
+        return learned / uniform
+    return 1.0 if learned <= uniform else math.inf
+
+
+def _comparable(options: dict[str, Any]) -> dict[str, Any]:
+    """The options a resumed run must share (more epochs or threads are fine)."""
+    return {k: v for k, v in options.items() if k not in ("epochs", "threads")}
+
+
+def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def validation_ratios(model: RegalGNN, graphs: Sequence[Graph], objective: OrderObjective, evaluations: int,
+                      seeds: Sequence[int], uniform: Sequence[float]) -> np.ndarray:  # fmt: skip
+    """``M / H(U)`` per graph with the model's greedy choices and the given BRKGA seeds."""
+    model.eval()
+    ratios = []
+    for g, s, u in zip(graphs, seeds, uniform):
+        with torch.no_grad():
+            alpha, beta, _ = sample_betas(regal_logits(model, g), model.config.choices, greedy=True)
+        ratios.append(_ratio(beta_brkga(g, objective, (alpha, beta), evaluations, s).cost, u))
+    return np.array(ratios)
+
+
+def plot_history(history: Sequence[dict[str, float]], path: str | os.PathLike[str]) -> Path:
+    """A PNG of the loss, the mean training reward and the validation ratio per epoch."""
+    return plot_curves(history, path, PLOT_KEYS, title="REGAL (lower validation ratio is better)")
+
+
+def train_regal(
+    config: RegalTrainConfig,
+    out_dir: str | os.PathLike[str],
+    resume: bool = True,
+    progress: EpochProgress | None = None,
+    log: Log | None = None,
+) -> RegalTrainResult:
+    """Train a REGAL policy by REINFORCE (module docstring); write ``checkpoint.pt`` and
+    ``history.json`` after every epoch, ``weights.pt`` (kind ``"regal"``, loadable by
+    :func:`heuristics.neural.regal.load_regal`) and ``history.png`` at the end.
+    ``resume`` continues from ``checkpoint.pt`` when it exists (its options other than
+    ``epochs`` and ``threads`` must match ``config``).  ``progress(epoch, epochs, row)``
+    is called after each epoch with its history row; ``log`` receives one line per epoch."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(config.threads)
+    objective = make_objective(config.objective, config.k)
+    mcfg = config.model_config()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        model = RegalGNN(mcfg)
+    optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
+    ckpt = out / CHECKPOINT
+
+    val_graphs = epoch_graphs(config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation)
+    val_seeds = [_seed(config.seed, VALIDATION_EPOCH, i, 1) for i in range(len(val_graphs))]
+    val_uniform = [uniform_brkga(g, objective, config.evaluations, s).cost for g, s in zip(val_graphs, val_seeds)]
+
+    def validate() -> float:
+        ratios = validation_ratios(model, val_graphs, objective, config.evaluations, val_seeds, val_uniform)
+        return float(np.mean(ratios))
+
+    history: list[dict[str, float]] = []
+    if resume and ckpt.is_file():
+        state = torch.load(ckpt, map_location="cpu", weights_only=True)
+        if _comparable(state["config"]) != _comparable(config.to_dict()):
+            raise InvalidParameterError(f"{ckpt} was written with other training options; use another directory")
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        history = list(state["history"])
+        start, elapsed, baseline = int(state["epoch"]), float(state["elapsed"]), float(state["baseline"])
+        best_state, best_ratio, best_epoch = state["best_model"], float(state["best_ratio"]), int(state["best_epoch"])
+        initial_ratio = float(state["initial_ratio"])
+    else:
+        t0 = time.perf_counter()
+        start, baseline = 0, -1.0
+        initial_ratio = best_ratio = validate()
+        best_state, best_epoch = _copy_state(model), 0
+        elapsed = time.perf_counter() - t0
+
+    for epoch in range(start, config.epochs):
+        t0 = time.perf_counter()
+        graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
+        model.train()
+        rewards, losses = [], []
+        for first in range(0, len(graphs), config.batch):
+            batch = graphs[first : first + config.batch]
+            optimiser.zero_grad()
+            batch_rewards = []
+            for j, g in enumerate(batch):
+                i = first + j
+                logits = regal_logits(model, GraphInputs.of(g, mcfg))
+                alpha, beta, log_prob = sample_betas(logits, mcfg.choices, seed=_seed(config.seed, epoch, i, 0))
+                bseed = _seed(config.seed, epoch, i, 1)
+                learned = beta_brkga(g, objective, (alpha, beta), config.evaluations, bseed).cost
+                uniform = uniform_brkga(g, objective, config.evaluations, bseed).cost
+                reward = -_ratio(learned, uniform)
+                loss = -(reward - baseline) * log_prob / len(batch)
+                loss.backward()
+                batch_rewards.append(reward)
+                losses.append(float(loss.detach()) * len(batch))
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimiser.step()
+            baseline = config.baseline_decay * baseline + (1 - config.baseline_decay) * float(np.mean(batch_rewards))
+            rewards.extend(batch_rewards)
+        mean_reward = float(np.mean(rewards))
+        ratio = validate()
+        if ratio < best_ratio:
+            best_ratio, best_state, best_epoch = ratio, _copy_state(model), epoch + 1
+        elapsed += time.perf_counter() - t0
+        row = {
+            "epoch": epoch + 1,
+            "loss": float(np.mean(losses)),
+            "mean_reward": mean_reward,
+            "train_ratio": -mean_reward,
+            "validation_ratio": ratio,
+            "baseline": baseline,
+            "seconds": elapsed,
+        }
+        history.append(row)
+        _save_checkpoint(ckpt, {
+            "config": config.to_dict(), "model": model.state_dict(), "optimiser": optimiser.state_dict(),
+            "baseline": baseline, "epoch": epoch + 1, "history": history, "elapsed": elapsed,
+            "best_model": best_state, "best_ratio": best_ratio, "best_epoch": best_epoch,
+            "initial_ratio": initial_ratio,
+        })  # fmt: skip
+        (out / HISTORY).write_text(json.dumps(history, indent=1))
+        if progress is not None:
+            progress(epoch + 1, config.epochs, row)
+        if log is not None:
+            log(
+                f"epoch {epoch + 1}/{config.epochs}: loss {row['loss']:.4g}, train M/H(U) {row['train_ratio']:.4f}, "
+                f"validation M/H(U) {ratio:.4f} (best {best_ratio:.4f} at epoch {best_epoch}), {elapsed:.0f} s"
+            )
+
+    weights = save_weights(out / WEIGHTS, KIND, mcfg.to_dict(), best_state, {
+        "objective": config.objective, "k": config.k, "pe_dim": mcfg.pe_dim, "seed": config.seed,
+        "epochs": len(history), "best_epoch": best_epoch, "validation_ratio": best_ratio,
+        "initial_validation_ratio": initial_ratio, "training_seconds": elapsed, "evaluations": config.evaluations,
+        "training": config.to_dict(),
+    })  # fmt: skip
+    if history:
+        plot_history(history, out / PLOT)
+    return RegalTrainResult(out, weights, history, best_ratio, best_epoch)
+
+
+def _copy_state(model: RegalGNN) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}

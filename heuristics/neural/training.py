@@ -1,0 +1,318 @@
+"""Training Topoformer with REINFORCE and a greedy-rollout baseline (Topoformer Section 4.3).
+
+The policy ``p(sigma | G)`` of Eq. (6) and (8) is Topoformer's priorities decoded
+step by step; the gradient is Eq. (9)
+
+    grad J = E[(C(sigma) - b(G)) grad log p(sigma | G)]
+
+with ``b(G)`` the cost of the greedy order of a *baseline* policy (Eq. 10), a frozen
+copy of the model that is replaced by the trained one at the end of an epoch in
+which the trained one's greedy orders beat it on a fixed validation set (App. C.4).
+``C`` is either objective of :mod:`heuristics.neural.objectives`.  Each graph gets
+``samples`` sampled orders (Eq. 8), so one graph gives several terms; the advantage
+is taken relative to the baseline cost, ``(C - b) / b``, which makes graphs of
+different scales weigh alike.  A fresh set of generated graphs every epoch
+(App. C.1, :mod:`heuristics.neural.datasets`); Adam with the learning rate decayed
+by ``lr_decay`` per epoch (App. C.1: 1e-4 and 0.996 on a GPU; the CPU defaults here
+are larger and shorter).
+
+Warm start by imitation (not in the paper, which trains for 1-2 GPU days): the
+first ``imitation_epochs`` epochs regress the normalised priorities (Eq. 17) onto
+``alpha * zscore(-position)`` of a teacher's order -- the approximate DP with state
+collapsing (``teacher_effort`` states per level) for peak memory, BRKGA with
+``teacher_effort`` evaluations for the bottleneck -- so that greedy decoding starts
+near the teacher; REINFORCE then optimises the objective itself.  With a CPU and
+minutes instead of GPU days this converges far faster than REINFORCE from scratch.
+
+Everything is seeded: graph ``i`` of epoch ``e`` and the sampling seeds are functions
+of ``(seed, e, i)``, and the model starts from ``torch.manual_seed(seed)``, so a run
+resumed from its checkpoint (written atomically after every epoch) continues exactly
+as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from heuristics.brkga import BrkgaParams, brkga
+from heuristics.kahn import kahn_order, priorities_for
+from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_graphs
+from heuristics.neural.decoding import greedy_order, sample_orders
+from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
+from heuristics.neural.history import plot_history
+from heuristics.neural.masks import relation_matrix
+from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
+from heuristics.neural.policy import order_log_probs
+from heuristics.neural.topoformer import Topoformer, TopoformerConfig
+from heuristics.neural.weights import save_weights
+from heuristics.peak_dp import state_dp
+from heuristics.traversal import bfs_order, dfs_order
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+
+CHECKPOINT = "checkpoint.pt"
+HISTORY = "history.json"
+WEIGHTS = "weights.pt"
+PLOT = "history.png"
+
+EpochProgress = Callable[[int, int, dict[str, float]], None]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """What to train and how (the model's own sizes are :class:`TopoformerConfig`)."""
+
+    objective: str = "peak"
+    k: int = 8
+    nodes: tuple[int, int] = (100, 200)
+    epochs: int = 50
+    graphs_per_epoch: int = 64
+    batch: int = 8
+    samples: int = 8
+    validation: int = 32
+    imitation_epochs: int = 0
+    teacher_effort: int = 64
+    lr: float = 1e-3
+    lr_decay: float = 0.99
+    seed: int = 0
+    layers: int = 3
+    dim: int = 64
+    heads_per_relation: tuple[int, ...] = (1, 1, 1, 1, 1, 1, 1)
+    head_dim: int = 16
+    alpha: float = 5.0
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        object.__setattr__(self, "nodes", check_nodes(self.nodes))
+        object.__setattr__(self, "heads_per_relation", tuple(int(h) for h in self.heads_per_relation))
+        if isinstance(self.imitation_epochs, bool) or not isinstance(self.imitation_epochs, int) or (
+            self.imitation_epochs < 0
+        ):
+            raise InvalidParameterError(f"imitation_epochs must be an integer >= 0, got {self.imitation_epochs!r}")
+        for name in ("k", "epochs", "graphs_per_epoch", "batch", "samples", "validation", "threads", "teacher_effort"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)) or not 0 < self.lr_decay <= 1:
+            raise InvalidParameterError("lr must be > 0 and lr_decay in (0, 1]")
+
+    def model_config(self) -> TopoformerConfig:
+        return TopoformerConfig(
+            in_features=N_SCALAR + PE_DIM,
+            layers=self.layers,
+            dim=self.dim,
+            heads_per_relation=self.heads_per_relation,
+            head_dim=self.head_dim,
+            alpha=self.alpha,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["nodes"] = list(self.nodes)
+        d["heads_per_relation"] = list(self.heads_per_relation)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise InvalidParameterError(f"unknown training options {sorted(unknown)}")
+        d = dict(data)
+        for name in ("nodes", "heads_per_relation"):
+            if name in d:
+                d[name] = tuple(d[name])
+        return cls(**d)
+
+
+@dataclass
+class Encoded:
+    """A graph with its model inputs (computed once per graph)."""
+
+    graph: Graph
+    x: torch.Tensor
+    relation: torch.Tensor
+
+    @classmethod
+    def of(cls, graph: Graph) -> Encoded:
+        return cls(graph, torch.from_numpy(node_features(graph)), torch.from_numpy(relation_matrix(graph)))
+
+
+@dataclass
+class TrainResult:
+    """Where the run wrote its files, and its per-epoch history."""
+
+    out_dir: Path
+    weights: Path
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+def greedy_costs(model: Topoformer, data: list[Encoded], objective: OrderObjective) -> np.ndarray:
+    """Cost of the greedy order (Eq. 8, argmax at every step) of ``model`` on each graph."""
+    model.eval()
+    with torch.no_grad():
+        costs = [
+            float(objective.order_costs(e.graph, greedy_order(e.graph, model(e.x, e.relation).double().numpy()))[0])
+            for e in data
+        ]
+    return np.array(costs)
+
+
+def classic_costs(data: list[Encoded], objective: OrderObjective) -> np.ndarray:
+    """The better of the depth- and breadth-first orders, a fixed yardstick for the history."""
+    return np.array(
+        [min(float(objective.order_costs(e.graph, o(e.graph))[0]) for o in (dfs_order, bfs_order)) for e in data]
+    )
+
+
+def teacher_order(graph: Graph, objective: OrderObjective, effort: int, seed: int) -> np.ndarray:
+    """A good order to imitate: the approximate DP (``effort`` states per level) for
+    peak memory, BRKGA with about ``effort`` evaluations (seeded with the dfs and bfs
+    orders) for any other objective."""
+    if objective.name == "peak":
+        return state_dp(graph, beam_width=effort, seed=seed).order
+    initial = np.vstack([priorities_for(o(graph)) for o in (dfs_order, bfs_order)])
+    res = brkga(lambda keys, ub: objective.key_costs(graph, keys, ub), graph.n, BrkgaParams.for_budget(effort),
+                seed=seed, initial=initial)  # fmt: skip
+    return kahn_order(graph, res.keys)
+
+
+def rank_targets(order: np.ndarray, alpha: float) -> torch.Tensor:
+    """``alpha * zscore(-position)``: the Eq. 17 priorities whose greedy order is ``order``."""
+    pos = np.empty(order.size)
+    pos[order] = np.arange(order.size)
+    spread = pos.std()
+    z = -(pos - pos.mean()) / spread if spread > 0 else np.zeros_like(pos)
+    return torch.from_numpy(alpha * z).float()
+
+
+def _sample_seed(seed: int, epoch: int, index: int) -> int:
+    return int(np.random.default_rng([seed, epoch + 1, index, 7]).integers(2**31))
+
+
+def _comparable(options: dict[str, Any]) -> dict[str, Any]:
+    """The training options a resumed run must share (more epochs or threads are fine)."""
+    return {k: v for k, v in options.items() if k not in ("epochs", "threads")}
+
+
+def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def train(
+    config: TrainConfig,
+    out_dir: str | os.PathLike[str],
+    resume: bool = True,
+    progress: EpochProgress | None = None,
+) -> TrainResult:
+    """Train a Topoformer policy; write ``checkpoint.pt`` and ``history.json`` after each
+    epoch, and ``weights.pt`` (loadable by :func:`heuristics.neural.inference.load_topoformer`)
+    and ``history.png`` at the end.  ``resume`` continues from ``checkpoint.pt`` when it
+    exists (its training options must match ``config``)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    objective = make_objective(config.objective, config.k)
+    model = Topoformer(config.model_config())
+    baseline = copy.deepcopy(model)
+    optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimiser, gamma=config.lr_decay)
+    history: list[dict[str, float]] = []
+    start_epoch, elapsed = 0, 0.0
+    ckpt = out / CHECKPOINT
+    if resume and ckpt.is_file():
+        state = torch.load(ckpt, map_location="cpu", weights_only=True)
+        if _comparable(state["config"]) != _comparable(config.to_dict()):
+            raise InvalidParameterError(f"{ckpt} was written with other training options; use another directory")
+        model.load_state_dict(state["model"])
+        baseline.load_state_dict(state["baseline"])
+        optimiser.load_state_dict(state["optimiser"])
+        scheduler.load_state_dict(state["scheduler"])
+        history, start_epoch, elapsed = list(state["history"]), int(state["epoch"]), float(state["elapsed"])
+
+    validation = [Encoded.of(g) for g in epoch_graphs(config.objective, config.nodes, config.seed,
+                                                       VALIDATION_EPOCH, config.validation)]  # fmt: skip
+    classic = classic_costs(validation, objective)
+    base_val = greedy_costs(baseline, validation, objective)
+    for epoch in range(start_epoch, config.epochs):
+        t0 = time.perf_counter()
+        graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
+        imitating = epoch < config.imitation_epochs
+        losses, advantages = [], []
+        for first in range(0, len(graphs), config.batch):
+            optimiser.zero_grad()
+            batch = [Encoded.of(g) for g in graphs[first : first + config.batch]]
+            b = None if imitating else greedy_costs(baseline, batch, objective)
+            model.train()
+            total = torch.zeros(())
+            for j, e in enumerate(batch):
+                y = model(e.x, e.relation)
+                seed_j = _sample_seed(config.seed, epoch, first + j)
+                if imitating:
+                    teacher = teacher_order(e.graph, objective, config.teacher_effort, seed_j)
+                    total = total + ((y - rank_targets(teacher, config.alpha)) ** 2).mean()
+                    continue
+                orders = sample_orders(e.graph, y.detach().double().numpy(), config.samples, seed_j)
+                costs = objective.order_costs(e.graph, orders)
+                assert b is not None
+                adv = torch.from_numpy((costs - b[j]) / max(b[j], 1e-12)).float()
+                total = total + (adv * order_log_probs(y, orders, e.graph)).mean()
+                advantages.append(float(adv.mean()))
+            loss = total / len(batch)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimiser.step()
+            losses.append(loss.item())
+        scheduler.step()
+        current = greedy_costs(model, validation, objective)
+        improved = float(np.mean(current / base_val)) < 1.0
+        if improved:
+            baseline.load_state_dict(model.state_dict())
+            base_val = current
+        elapsed += time.perf_counter() - t0
+        row = {
+            "epoch": epoch + 1,
+            "loss": float(np.mean(losses)),
+            "advantage": float(np.mean(advantages)) if advantages else math.nan,
+            "phase": float(imitating),
+            "val_ratio_vs_classic": float(np.mean(current / classic)),
+            "baseline_ratio_vs_classic": float(np.mean(base_val / classic)),
+            "baseline_replaced": float(improved),
+            "seconds": elapsed,
+        }
+        history.append(row)
+        _save_checkpoint(ckpt, {
+            "config": config.to_dict(), "model": model.state_dict(), "baseline": baseline.state_dict(),
+            "optimiser": optimiser.state_dict(), "scheduler": scheduler.state_dict(), "history": history,
+            "epoch": epoch + 1, "elapsed": elapsed,
+        })  # fmt: skip
+        (out / HISTORY).write_text(json.dumps(history, indent=1))
+        if progress is not None:
+            progress(epoch + 1, config.epochs, row)
+    # ship the baseline policy: it is the one that won on validation
+    final = history[-1] if history else {}
+    weights = save_weights(out / WEIGHTS, "topoformer", config.model_config().to_dict(), baseline.state_dict(), {
+        "objective": config.objective, "k": config.k, "pe_dim": PE_DIM, "training": config.to_dict(),
+        "epochs": len(history), "seconds": elapsed,
+        "val_ratio_vs_classic": final.get("baseline_ratio_vs_classic", math.nan),
+    })  # fmt: skip
+    if history:
+        plot_history(history, out / PLOT, ("loss", "val_ratio_vs_classic", "baseline_ratio_vs_classic"),
+                     title=f"Topoformer, {config.objective}")  # fmt: skip
+    return TrainResult(out, weights, history)

@@ -1,0 +1,74 @@
+"""Node features (Topoformer App. C.5) against networkx and the definitions."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from heuristics.neural.features import N_SCALAR, PE_DIM, SCALAR_FEATURES, laplacian_encoding, node_features
+from mtpp import Graph
+from mtpp.errors import InvalidParameterError
+from mtpp.generators.layered import layered_graph
+from tests.oracle import random_dag
+
+
+def _hops(graph: Graph) -> np.ndarray:
+    g = graph.to_networkx()
+    g = nx.relabel_nodes(g, {node_id: i for i, node_id in enumerate(graph.ids)})
+    sources = [v for v in g if g.in_degree(v) == 0]
+    sinks = [v for v in g if g.out_degree(v) == 0]
+    out = np.zeros((graph.n, 4))
+    for v in g:
+        up = [len(p) - 1 for s in sources for p in nx.all_simple_paths(g, s, v)] + ([0] if v in sources else [])
+        down = [len(p) - 1 for t in sinks for p in nx.all_simple_paths(g, v, t)] + ([0] if v in sinks else [])
+        out[v] = min(up), max(up), min(down), max(down)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_scalar_features_follow_their_definitions(seed: int) -> None:
+    g = random_dag(np.random.default_rng(seed), 8, p=0.35)
+    x = node_features(g)
+    assert x.shape == (g.n, N_SCALAR + PE_DIM) and x.dtype == np.float32
+    col = {name: x[:, i].astype(np.float64) for i, name in enumerate(SCALAR_FEATURES)}
+    for name in ("size_out", "size_param", "work"):
+        w = getattr(g, name)
+        np.testing.assert_allclose(col[name], w / w.max() if w.max() > 0 else 0 * w, rtol=1e-6)
+    indeg, outdeg = np.diff(g.pred_ptr), np.diff(g.succ_ptr)
+    top = max(indeg.max(), outdeg.max(), 1)
+    np.testing.assert_allclose(col["in_degree"], indeg / top, rtol=1e-6)
+    np.testing.assert_allclose(col["out_degree"], outdeg / top, rtol=1e-6)
+    hops = _hops(g)
+    depth = max(hops[:, 1].max(), 1)
+    names = ("min_hops_from_source", "max_hops_from_source", "min_hops_to_sink", "max_hops_to_sink")
+    for j, name in enumerate(names):
+        np.testing.assert_allclose(col[name], hops[:, j] / depth, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n", [30, 700])
+def test_laplacian_encoding_is_made_of_eigenvectors(n: int) -> None:
+    g = layered_graph(n, seed=n)
+    pe = laplacian_encoding(g) / np.sqrt(n)
+    a = nx.to_numpy_array(g.to_networkx().to_undirected(), nodelist=list(g.ids))
+    d = a.sum(1)
+    inv = np.where(d > 0, 1 / np.sqrt(np.maximum(d, 1e-300)), 0)
+    lap = np.eye(n) - inv[:, None] * a * inv[None, :]
+    vals = np.linalg.eigvalsh(lap)
+    for j in range(PE_DIM):
+        v = pe[:, j]
+        lam = v @ lap @ v
+        assert np.linalg.norm(lap @ v - lam * v) < 1e-6
+        assert lam == pytest.approx(vals[j + 1], abs=1e-6)  # the (j+1)-th smallest, the trivial one skipped
+        assert v[np.argmax(np.abs(v))] > 0  # the sign convention
+
+
+def test_tiny_graphs_are_zero_padded_and_deterministic() -> None:
+    g = Graph.from_arrays([1.0, 2.0], [0.0, 0.0], [3.0, 1.0], [(0, 1)])
+    x = node_features(g)
+    assert np.all(x[:, N_SCALAR + 1 :] == 0)
+    assert np.array_equal(x, node_features(g))
+    single = Graph.from_arrays([0.0], [0.0], [0.0], [])
+    assert np.all(node_features(single) == 0)
+    with pytest.raises(InvalidParameterError, match="pe_dim"):
+        node_features(g, pe_dim=-1)

@@ -1,0 +1,60 @@
+"""Order objectives and training graphs: the costs are the evaluators' costs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heuristics.kahn import kahn_order
+from heuristics.neural.datasets import VALIDATION_EPOCH, epoch_graphs, training_graph
+from heuristics.neural.objectives import Bottleneck, PeakMemory, make_objective
+from heuristics.slicegraph import slice_order
+from mtpp import Problem, evaluate
+from mtpp.errors import InvalidParameterError
+from mtpp.generators.regal import regal_graph
+from mtpp.memory import peak_memory
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_costs_are_the_independent_evaluators(seed: int) -> None:
+    g = regal_graph(60, seed=seed)
+    keys = np.random.default_rng(seed).random((5, g.n))
+    orders = np.array([kahn_order(g, k) for k in keys])
+    peak = PeakMemory()
+    np.testing.assert_allclose(peak.order_costs(g, orders), [peak_memory(g, o) for o in orders])
+    np.testing.assert_allclose(peak.key_costs(g, keys), peak.order_costs(g, orders))
+    neck = Bottleneck(4)
+    costs = neck.order_costs(g, orders)
+    for o, c in zip(orders, costs):
+        seg = slice_order(Problem(g, 4), o)
+        assert seg is not None
+        assert evaluate(Problem(g, 4), seg.assignment, o).bottleneck == pytest.approx(c)
+    np.testing.assert_allclose(neck.key_costs(g, keys), costs)
+
+
+def test_make_objective_and_problem_checks() -> None:
+    assert make_objective("peak").name == "peak"
+    assert make_objective("mtpp", 3) == Bottleneck(3)
+    with pytest.raises(InvalidParameterError, match="needs k"):
+        make_objective("mtpp")
+    with pytest.raises(InvalidParameterError, match="unknown objective"):
+        make_objective("latency")
+    with pytest.raises(InvalidParameterError, match="k must be"):
+        Bottleneck(0)
+    g = regal_graph(20, seed=1)
+    assert Bottleneck.of(Problem(g, 5, bandwidth=2.0)) == Bottleneck(5, 2.0)
+    with pytest.raises(InvalidParameterError, match="reserve"):
+        Bottleneck.of(Problem(g, 5, memory=100.0, reserve=10.0))
+
+
+def test_training_graphs_are_seeded_fresh_and_in_range() -> None:
+    a = epoch_graphs("peak", (20, 30), seed=3, epoch=0, count=4)
+    assert all(20 <= g.n <= 30 for g in a)
+    assert a == epoch_graphs("peak", (20, 30), seed=3, epoch=0, count=4)
+    assert a != epoch_graphs("peak", (20, 30), seed=3, epoch=1, count=4)
+    assert a != epoch_graphs("peak", (20, 30), seed=4, epoch=0, count=4)
+    assert training_graph("mtpp", (25, 25), 0, VALIDATION_EPOCH, 0).n == 25
+    with pytest.raises(InvalidParameterError, match="nodes"):
+        training_graph("peak", (10, 5), 0, 0, 0)
+    with pytest.raises(InvalidParameterError, match="objective"):
+        training_graph("speed", (10, 20), 0, 0, 0)
