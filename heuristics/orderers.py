@@ -26,7 +26,7 @@ progress=...) -> OrderSearch``.  Names accepted by :func:`get_orderer`:
     ``topoformer-mtpp`` unless ``weights`` names another file.
 ``regal-brkga[-N]``
     BRKGA whose mutant distributions the REGAL GNN predicts (weights ``regal-mtpp``
-    by default), N evaluations (default 10000), seeded like ``brkga``.
+    by default), N evaluations (default 10000), seeded with the kahn, dfs and bfs orders like ``brkga``.
 
 All are seeded and reproducible.
 """
@@ -173,7 +173,7 @@ def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
         from heuristics.neural.regal import regal_brkga
 
         res = regal_brkga(problem.graph, Bottleneck.of(problem), weights or "regal-mtpp", evaluations, seed=seed,
-                          time_limit=time_limit, progress=progress, initial=_classic_priorities(problem))  # fmt: skip
+                          time_limit=time_limit, progress=progress)  # fmt: skip
         return OrderSearch(res.keys, res.order, res.evaluations, "bottleneck", (res.cost,), res.stopped_by_time)
 
     return run

@@ -32,7 +32,8 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--graphs-per-epoch", type=int, default=None, help="fresh graphs per epoch")
     p.add_argument("--nodes", type=int, nargs=2, metavar=("LO", "HI"), default=None, help="training graph sizes")
     p.add_argument("--validation", type=int, default=None, help="validation graphs")
-    p.add_argument("--lr", type=float, default=None, help="Adam learning rate")
+    p.add_argument("--lr", type=float, default=None, help="Adam learning rate (topoformer: of the imitation epochs)")
+    p.add_argument("--reinforce-lr", type=float, default=None, help="topoformer: learning rate of the REINFORCE epochs")
     p.add_argument("--evaluations", type=int, default=None, help="regal: BRKGA evaluations per run")
     p.add_argument("--dim", type=int, default=None, help="topoformer: embedding size")
     p.add_argument("--layers", type=int, default=None, help="topoformer: attention layers")
@@ -76,7 +77,7 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
             from heuristics.neural.training import TrainConfig, train
 
             opts = _options(args, {**common, "dim": "dim", "layers": "layers", "imitation_epochs": "imitation_epochs",
-                                   "teacher_effort": "teacher_effort"})  # fmt: skip
+                                   "teacher_effort": "teacher_effort", "reinforce_lr": "reinforce_lr"})  # fmt: skip
             result = train(TrainConfig(**opts, threads=args.threads), args.out, not args.no_resume, progress)
             weights, history = result.weights, result.history
         else:

@@ -223,13 +223,10 @@ def _run_learned(search: _Search, method: str, weights: str | None, width: int |
 
     t = time.perf_counter()
     if method == "regal-brkga":
-        from heuristics.kahn import priorities_for
         from heuristics.neural.regal import regal_brkga
-        from heuristics.traversal import bfs_order, dfs_order
 
-        initial = np.vstack([priorities_for(o(search.graph)) for o in (dfs_order, bfs_order)])
         res = regal_brkga(search.graph, PeakMemory(), weights or "regal-peak", REGAL_EVALUATIONS, seed=seed,
-                          time_limit=time_limit, initial=initial)  # fmt: skip
+                          time_limit=time_limit)  # fmt: skip
         order, detail = res.order, f"evaluations={res.evaluations}"
     else:
         from heuristics.neural.inference import topoformer_order
@@ -272,7 +269,7 @@ def schedule(
       unless ``weights`` names a file) decoded greedily, as the best of 16 samples,
       or by a beam of 16 with state collapsing (``beam_width`` overrides the 16);
     * ``"regal-brkga"``: BRKGA (5000 evaluations) with the mutant distributions of
-      the REGAL GNN (weights ``regal-peak``), seeded with the dfs and bfs orders;
+      the REGAL GNN (weights ``regal-peak``), seeded with the kahn, dfs and bfs orders;
     * ``"auto"`` (default): the baselines and the beam, then ``exact-dp`` with 40% of
       the time left, then CP-SAT with the rest if the gap is still open.
 

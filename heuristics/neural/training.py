@@ -13,8 +13,8 @@ which the trained one's greedy orders beat it on a fixed validation set (App. C.
 is taken relative to the baseline cost, ``(C - b) / b``, which makes graphs of
 different scales weigh alike.  A fresh set of generated graphs every epoch
 (App. C.1, :mod:`heuristics.neural.datasets`); Adam with the learning rate decayed
-by ``lr_decay`` per epoch (App. C.1: 1e-4 and 0.996 on a GPU; the CPU defaults here
-are larger and shorter).
+by ``lr_decay`` per epoch (App. C.1: 1e-4 and 0.996 on a GPU); ``reinforce_lr``
+(default the paper's 1e-4) in the REINFORCE epochs, ``lr`` in the imitation epochs.
 
 Warm start by imitation (not in the paper, which trains for 1-2 GPU days): the
 first ``imitation_epochs`` epochs regress the normalised priorities (Eq. 17) onto
@@ -84,6 +84,7 @@ class TrainConfig:
     imitation_epochs: int = 0
     teacher_effort: int = 64
     lr: float = 1e-3
+    reinforce_lr: float = 1e-4
     lr_decay: float = 0.99
     seed: int = 0
     layers: int = 3
@@ -106,8 +107,8 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)) or not 0 < self.lr_decay <= 1:
-            raise InvalidParameterError("lr must be > 0 and lr_decay in (0, 1]")
+        if not all(x > 0 and math.isfinite(x) for x in (self.lr, self.reinforce_lr)) or not 0 < self.lr_decay <= 1:
+            raise InvalidParameterError("lr and reinforce_lr must be > 0 and lr_decay in (0, 1]")
 
     def model_config(self) -> TopoformerConfig:
         return TopoformerConfig(
@@ -232,7 +233,6 @@ def train(
     model = Topoformer(config.model_config())
     baseline = copy.deepcopy(model)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
-    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimiser, gamma=config.lr_decay)
     history: list[dict[str, float]] = []
     start_epoch, elapsed = 0, 0.0
     ckpt = out / CHECKPOINT
@@ -243,7 +243,6 @@ def train(
         model.load_state_dict(state["model"])
         baseline.load_state_dict(state["baseline"])
         optimiser.load_state_dict(state["optimiser"])
-        scheduler.load_state_dict(state["scheduler"])
         history, start_epoch, elapsed = list(state["history"]), int(state["epoch"]), float(state["elapsed"])
 
     validation = [Encoded.of(g) for g in epoch_graphs(config.objective, config.nodes, config.seed,
@@ -254,6 +253,8 @@ def train(
         t0 = time.perf_counter()
         graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
         imitating = epoch < config.imitation_epochs
+        for group in optimiser.param_groups:
+            group["lr"] = (config.lr if imitating else config.reinforce_lr) * config.lr_decay**epoch
         losses, advantages = [], []
         for first in range(0, len(graphs), config.batch):
             optimiser.zero_grad()
@@ -279,7 +280,6 @@ def train(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
             losses.append(loss.item())
-        scheduler.step()
         current = greedy_costs(model, validation, objective)
         improved = float(np.mean(current / base_val)) < 1.0
         if improved:
@@ -299,7 +299,7 @@ def train(
         history.append(row)
         _save_checkpoint(ckpt, {
             "config": config.to_dict(), "model": model.state_dict(), "baseline": baseline.state_dict(),
-            "optimiser": optimiser.state_dict(), "scheduler": scheduler.state_dict(), "history": history,
+            "optimiser": optimiser.state_dict(), "history": history,
             "epoch": epoch + 1, "elapsed": elapsed,
         })  # fmt: skip
         (out / HISTORY).write_text(json.dumps(history, indent=1))

@@ -1,0 +1,80 @@
+"""The learned orderers through the public entry points: CLI, partition, schedule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from heuristics.orderers import get_orderer
+from mtpp import Problem, evaluate
+from mtpp.cli import main
+from mtpp.errors import InvalidParameterError
+from mtpp.generators.layered import layered_graph
+from mtpp.generators.regal import regal_graph
+from mtpp.memory import peak_memory
+from mtpp.partitioner import partition
+from mtpp.scheduling import schedule
+from tests.oracle import is_topological
+
+TINY = ["--epochs", "1", "--graphs-per-epoch", "2", "--nodes", "12", "16", "--validation", "2"]
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Weights of a one-epoch Topoformer and REGAL run for each objective, made by `mtpp train`."""
+    out = {}
+    root = tmp_path_factory.mktemp("train")
+    for model in ("topoformer", "regal"):
+        for objective in ("peak", "mtpp"):
+            d = root / f"{model}-{objective}"
+            extra = ["--dim", "16", "--layers", "1"] if model == "topoformer" else ["--evaluations", "40"]
+            assert main(["train", model, "--objective", objective, "-k", "3", "--out", str(d), *TINY, *extra]) == 0
+            assert (d / "weights.pt").is_file() and (d / "history.json").is_file()
+            out[f"{model}-{objective}"] = d / "weights.pt"
+    return out
+
+
+@pytest.mark.parametrize("orderer", ["topoformer", "topoformer-sample-4", "topoformer-beam-4", "regal-brkga-60"])
+def test_partition_with_learned_orderers_is_rechecked(weights: dict[str, Path], orderer: str) -> None:
+    g = regal_graph(40, seed=3)
+    w = weights["regal-mtpp" if orderer.startswith("regal") else "topoformer-mtpp"]
+    sol = partition(g, 4, orderer=orderer, weights=str(w), seed=1)
+    assert sol.bottleneck == pytest.approx(evaluate(Problem(g, 4), sol.assignment, sol.order).bottleneck)
+    assert sol.lower_bound <= sol.bottleneck * (1 + 1e-9)
+    again = partition(g, 4, orderer=orderer, weights=str(w), seed=1)
+    assert again.bottleneck == sol.bottleneck
+
+
+@pytest.mark.parametrize("method", ["topoformer", "topoformer-sample", "topoformer-beam", "regal-brkga"])
+def test_schedule_with_learned_methods(weights: dict[str, Path], method: str) -> None:
+    g = layered_graph(50, seed=2)
+    w = weights["regal-peak" if method.startswith("regal") else "topoformer-peak"]
+    s = schedule(g, method=method, weights=str(w), time_limit=30)
+    order = np.asarray(s.index_order)
+    assert is_topological(g, order) and s.peak == pytest.approx(peak_memory(g, order))
+    assert s.lower_bound <= s.peak
+
+
+def test_cli_solve_and_schedule_take_weights(weights: dict[str, Path], tmp_path: Path, capsys) -> None:
+    path = tmp_path / "g.json"
+    regal_graph(30, seed=5).to_json(str(path))
+    assert main(["solve", str(path), "-k", "3", "--orderer", "topoformer", "--weights",
+                 str(weights["topoformer-mtpp"]), "--json"]) == 0  # fmt: skip
+    sol = json.loads(capsys.readouterr().out)
+    assert sol["orderer"] == "topoformer"
+    assert main(["schedule", str(path), "--method", "topoformer", "--weights", str(weights["topoformer-peak"])]) == 0
+    assert "best peak" in capsys.readouterr().out
+    assert main(["solve", str(path), "-k", "3", "--orderer", "topoformer", "--weights", str(tmp_path / "nope.pt")]) == 2
+    assert "WeightsError" in capsys.readouterr().err
+
+
+def test_weights_only_for_learned_orderers() -> None:
+    with pytest.raises(InvalidParameterError, match="has no weights"):
+        get_orderer("brkga-100", weights="x.pt")
+    with pytest.raises(InvalidParameterError, match="takes no weights"):
+        schedule(layered_graph(20, seed=0), method="dfs", weights="x.pt")
+    with pytest.raises(InvalidParameterError, match="unknown orderer"):
+        get_orderer("topoformer-greedy")
