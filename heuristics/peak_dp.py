@@ -72,6 +72,81 @@ def _has(bits, row, v):
 
 
 @njit(cache=True)
+def ready_ops(ready, s, ctz):
+    """The ops of state ``s``'s ready bitset, by increasing index."""
+    n_words = ready.shape[1]
+    count = 0
+    for w in range(n_words):
+        x = ready[s, w]
+        while x != 0:
+            x &= x - _ONE
+            count += 1
+    out = np.empty(count, dtype=np.int64)
+    k = 0
+    for w in range(n_words):
+        x = ready[s, w]
+        while x != 0:
+            low = x & (~x + _ONE)
+            x ^= low
+            out[k] = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
+            k += 1
+    return out
+
+
+@njit(cache=True)
+def hash_table(ready):
+    """An empty open-addressing table (``-1`` slots, a power of two at least twice the
+    number of children) for the children of the states whose ready sets are ``ready``,
+    and that number."""
+    total = 0
+    for s in range(ready.shape[0]):
+        for w in range(ready.shape[1]):
+            x = ready[s, w]
+            while x != 0:
+                x &= x - _ONE
+                total += 1
+    cap = 2
+    while cap < 2 * total + 2:
+        cap *= 2
+    return np.full(cap, -1, dtype=np.int64), total
+
+
+@njit(cache=True, inline="always")
+def same_child(sched, ps, pv, s, v):
+    """Whether state ``ps`` plus op ``pv`` is the same set as state ``s`` plus op ``v``."""
+    for w in range(sched.shape[1]):
+        w1 = sched[ps, w]
+        if pv >> 6 == w:
+            w1 |= _ONE << np.uint64(pv & 63)
+        w2 = sched[s, w]
+        if v >> 6 == w:
+            w2 |= _ONE << np.uint64(v & 63)
+        if w1 != w2:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def child_live(sched, s, v, live_s, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out):
+    """Live memory after adding ``v`` to state ``s`` (Eq. 3): ``v``'s output joins if it
+    has consumers; a producer whose consumers are now all scheduled is freed."""
+    cl = live_s
+    if succ_ptr[v + 1] > succ_ptr[v]:
+        cl += size_out[v]
+    for a in range(pred_ptr[v], pred_ptr[v + 1]):
+        u = pred_idx[a]
+        last = True
+        for b in range(succ_ptr[u], succ_ptr[u + 1]):
+            z = succ_idx[b]
+            if z != v and _has(sched, s, z) == 0:
+                last = False
+                break
+        if last:
+            cl -= size_out[u]
+    return cl
+
+
+@njit(cache=True)
 def expand_kernel(
     sched, ready, hsh, live, peak, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob, ctz, ub
 ):
@@ -80,19 +155,8 @@ def expand_kernel(
     added node, hash, peak, live memory, and ``live + `` the smallest ``size_out +
     size_param`` of an op that could run next (over a superset of the child's ready
     ops), a lower bound on the child's next step memory."""
-    n_states, n_words = sched.shape
-    total = 0
-    for s in range(n_states):
-        for w in range(n_words):
-            x = ready[s, w]
-            while x != 0:
-                x &= x - _ONE
-                total += 1
-    cap = 2
-    while cap < 2 * total + 2:
-        cap *= 2
-    mask = np.uint64(cap - 1)
-    slots = np.full(cap, -1, dtype=np.int64)
+    slots, total = hash_table(ready)
+    mask = np.uint64(slots.size - 1)
     c_parent = np.empty(total, dtype=np.int64)
     c_node = np.empty(total, dtype=np.int64)
     c_hash = np.empty(total, dtype=np.uint64)
@@ -100,87 +164,53 @@ def expand_kernel(
     c_live = np.empty(total)
     c_look = np.empty(total)
     count = 0
-    for s in range(n_states):
+    for s in range(sched.shape[0]):
+        ops = ready_ops(ready, s, ctz)
         # the two smallest next-step additions size_out + size_param among s's ready ops
         m1, m2, a1 = np.inf, np.inf, -1
-        for w in range(n_words):
-            x = ready[s, w]
-            while x != 0:
-                low = x & (~x + _ONE)
-                x ^= low
-                v = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
-                add = size_out[v] + size_param[v]
-                if add < m1:
-                    m2 = m1
-                    m1, a1 = add, v
-                elif add < m2:
-                    m2 = add
-        for w in range(n_words):
-            x = ready[s, w]
-            while x != 0:
-                low = x & (~x + _ONE)
-                x ^= low
-                v = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
-                step = live[s] + size_out[v] + size_param[v]
-                p = peak[s] if peak[s] > step else step
-                if p >= ub:
-                    continue
-                h = hsh[s] ^ zob[v]
-                i = np.int64(h & mask)
-                while True:
-                    e = slots[i]
-                    if e == -1:
-                        cl = live[s]
-                        if succ_ptr[v + 1] > succ_ptr[v]:
-                            cl += size_out[v]
-                        # next step: one of ready(s) - v or a consumer of v
-                        nxt = m2 if v == a1 else m1
-                        for a in range(succ_ptr[v], succ_ptr[v + 1]):
-                            z = succ_idx[a]
-                            add = size_out[z] + size_param[z]
-                            if add < nxt:
-                                nxt = add
-                        for a in range(pred_ptr[v], pred_ptr[v + 1]):
-                            u = pred_idx[a]
-                            last = True
-                            for b in range(succ_ptr[u], succ_ptr[u + 1]):
-                                z = succ_idx[b]
-                                if z != v and _has(sched, s, z) == 0:
-                                    last = False
-                                    break
-                            if last:
-                                cl -= size_out[u]
-                        if nxt == np.inf:  # v was the last op
-                            nxt = 0.0
-                        c_look[count] = cl + nxt
-                        slots[i] = count
-                        c_parent[count] = s
-                        c_node[count] = v
-                        c_hash[count] = h
-                        c_peak[count] = p
-                        c_live[count] = cl
-                        count += 1
-                        break
-                    if c_hash[e] == h:
-                        ps, pv = c_parent[e], c_node[e]
-                        same = True
-                        for ww in range(n_words):  # (word names must not shadow a1, the cheapest ready op)
-                            w1 = sched[ps, ww]
-                            if pv >> 6 == ww:
-                                w1 |= _ONE << np.uint64(pv & 63)
-                            w2 = sched[s, ww]
-                            if v >> 6 == ww:
-                                w2 |= _ONE << np.uint64(v & 63)
-                            if w1 != w2:
-                                same = False
-                                break
-                        if same:
-                            if p < c_peak[e]:
-                                c_parent[e] = s
-                                c_node[e] = v
-                                c_peak[e] = p
-                            break
-                    i = (i + 1) & (cap - 1)
+        for v in ops:
+            add = size_out[v] + size_param[v]
+            if add < m1:
+                m2 = m1
+                m1, a1 = add, v
+            elif add < m2:
+                m2 = add
+        for v in ops:
+            step = live[s] + size_out[v] + size_param[v]
+            p = peak[s] if peak[s] > step else step
+            if p >= ub:
+                continue
+            h = hsh[s] ^ zob[v]
+            i = np.int64(h & mask)
+            while True:
+                e = slots[i]
+                if e == -1:
+                    cl = child_live(sched, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
+                    # next step: one of ready(s) - v or a consumer of v
+                    nxt = m2 if v == a1 else m1
+                    for a in range(succ_ptr[v], succ_ptr[v + 1]):
+                        z = succ_idx[a]
+                        add = size_out[z] + size_param[z]
+                        if add < nxt:
+                            nxt = add
+                    if nxt == np.inf:  # v was the last op
+                        nxt = 0.0
+                    c_look[count] = cl + nxt
+                    slots[i] = count
+                    c_parent[count] = s
+                    c_node[count] = v
+                    c_hash[count] = h
+                    c_peak[count] = p
+                    c_live[count] = cl
+                    count += 1
+                    break
+                if c_hash[e] == h and same_child(sched, c_parent[e], c_node[e], s, v):
+                    if p < c_peak[e]:
+                        c_parent[e] = s
+                        c_node[e] = v
+                        c_peak[e] = p
+                    break
+                i = (i + 1) & mask
     return c_parent[:count], c_node[:count], c_hash[:count], c_peak[:count], c_live[:count], c_look[:count]
 
 

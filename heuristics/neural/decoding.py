@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from heuristics.kahn import in_degrees, kahn_order
-from heuristics.peak_dp import _CTZ, _DEBRUIJN, _ONE, _has, materialise_kernel
+from heuristics.peak_dp import _CTZ, _ONE, child_live, hash_table, materialise_kernel, ready_ops, same_child
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 
@@ -148,26 +148,6 @@ def sample_orders(
 
 
 # ---------------------------------------------------------------- beam search
-@njit(cache=True, inline="always")
-def _child_live(sched, s, v, live_s, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out):
-    """Live memory after adding ``v`` to state ``s``: ``v``'s output joins if it has
-    consumers; a producer whose consumers are now all placed is freed."""
-    cl = live_s
-    if succ_ptr[v + 1] > succ_ptr[v]:
-        cl += size_out[v]
-    for a in range(pred_ptr[v], pred_ptr[v + 1]):
-        u = pred_idx[a]
-        last = True
-        for b in range(succ_ptr[u], succ_ptr[u + 1]):
-            z = succ_idx[b]
-            if z != v and _has(sched, s, z) == 0:
-                last = False
-                break
-        if last:
-            cl -= size_out[u]
-    return cl
-
-
 @njit(cache=True)
 def beam_expand_kernel(
     sched, ready, hsh, live, peak, logp, y, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob, ctz, mode
@@ -184,19 +164,8 @@ def beam_expand_kernel(
     the survivors are built afterwards by :func:`heuristics.peak_dp.materialise_kernel`).
     Returns per child its parent, op, hash, peak, live memory and log-probability, in
     insertion order (states in order, each state's ops by increasing index)."""
-    n_states, n_words = sched.shape
-    total = 0
-    for s in range(n_states):
-        for w in range(n_words):
-            x = ready[s, w]
-            while x != 0:
-                x &= x - _ONE
-                total += 1
-    cap = 2
-    while cap < 2 * total + 2:
-        cap *= 2
-    mask = np.uint64(cap - 1)
-    slots = np.full(cap if mode != 2 else 1, -1, dtype=np.int64)
+    slots, total = hash_table(ready)
+    mask = np.uint64(slots.size - 1)
     c_parent = np.empty(total, dtype=np.int64)
     c_node = np.empty(total, dtype=np.int64)
     c_hash = np.empty(total, dtype=np.uint64)
@@ -204,85 +173,47 @@ def beam_expand_kernel(
     c_live = np.empty(total)
     c_logp = np.empty(total)
     count = 0
-    for s in range(n_states):
+    for s in range(sched.shape[0]):
+        ops = ready_ops(ready, s, ctz)
         # normaliser of Eq. 8 over R(S), shifted by its maximum
         top = -np.inf
-        for w in range(n_words):
-            x = ready[s, w]
-            while x != 0:
-                low = x & (~x + _ONE)
-                x ^= low
-                v = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
-                if y[v] > top:
-                    top = y[v]
+        for v in ops:
+            top = max(top, y[v])
         acc = 0.0
-        for w in range(n_words):
-            x = ready[s, w]
-            while x != 0:
-                low = x & (~x + _ONE)
-                x ^= low
-                v = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
-                acc += np.exp(y[v] - top)
+        for v in ops:
+            acc += np.exp(y[v] - top)
         lse = top + np.log(acc)
-        for w in range(n_words):
-            x = ready[s, w]
-            while x != 0:
-                low = x & (~x + _ONE)
-                x ^= low
-                v = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
-                lp = logp[s] + (y[v] - lse)
-                step = live[s] + size_out[v] + size_param[v]
-                p = peak[s] if peak[s] > step else step
-                h = hsh[s] ^ zob[v]
-                if mode == 2:
+        for v in ops:
+            lp = logp[s] + (y[v] - lse)
+            step = live[s] + size_out[v] + size_param[v]
+            p = peak[s] if peak[s] > step else step
+            h = hsh[s] ^ zob[v]
+            i = np.int64(h & mask)
+            while True:
+                e = -1 if mode == 2 else slots[i]
+                if e == -1:
+                    if mode != 2:
+                        slots[i] = count
                     c_parent[count] = s
                     c_node[count] = v
                     c_hash[count] = h
                     c_peak[count] = p
                     c_logp[count] = lp
-                    c_live[count] = _child_live(sched, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
+                    c_live[count] = child_live(sched, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
                     count += 1
-                    continue
-                i = np.int64(h & mask)
-                while True:
-                    e = slots[i]
-                    if e == -1:
-                        slots[i] = count
-                        c_parent[count] = s
-                        c_node[count] = v
-                        c_hash[count] = h
-                        c_peak[count] = p
-                        c_logp[count] = lp
-                        c_live[count] = _child_live(
-                            sched, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out
-                        )
-                        count += 1
-                        break
-                    if c_hash[e] == h:
-                        ps, pv = c_parent[e], c_node[e]
-                        same = True
-                        for ww in range(n_words):
-                            b1 = sched[ps, ww]
-                            if pv >> 6 == ww:
-                                b1 |= _ONE << np.uint64(pv & 63)
-                            b2 = sched[s, ww]
-                            if v >> 6 == ww:
-                                b2 |= _ONE << np.uint64(v & 63)
-                            if b1 != b2:
-                                same = False
-                                break
-                        if same:
-                            if mode == 0:
-                                better = p < c_peak[e] or (p == c_peak[e] and lp > c_logp[e])
-                            else:
-                                better = lp > c_logp[e] or (lp == c_logp[e] and p < c_peak[e])
-                            if better:  # same set, so the same live memory
-                                c_parent[e] = s
-                                c_node[e] = v
-                                c_peak[e] = p
-                                c_logp[e] = lp
-                            break
-                    i = (i + 1) & (cap - 1)
+                    break
+                if c_hash[e] == h and same_child(sched, c_parent[e], c_node[e], s, v):
+                    if mode == 0:
+                        better = p < c_peak[e] or (p == c_peak[e] and lp > c_logp[e])
+                    else:
+                        better = lp > c_logp[e] or (lp == c_logp[e] and p < c_peak[e])
+                    if better:  # same set, so the same live memory
+                        c_parent[e] = s
+                        c_node[e] = v
+                        c_peak[e] = p
+                        c_logp[e] = lp
+                    break
+                i = (i + 1) & mask
     return c_parent[:count], c_node[:count], c_hash[:count], c_peak[:count], c_live[:count], c_logp[:count]
 
 

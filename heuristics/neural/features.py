@@ -47,27 +47,26 @@ DENSE_LIMIT = 300
 
 
 @njit(cache=True)
-def hop_distances(topo, pred_ptr, pred_idx, succ_ptr, succ_idx):
-    """Min / max hops from any source and to any sink, one pass each way along ``topo``."""
-    n = topo.shape[0]
-    out = np.zeros((n, 4))
-    for v in topo:
-        if pred_ptr[v + 1] > pred_ptr[v]:
+def _hops_along(order, ptr, idx, out, col):
+    """``out[v, col]`` / ``out[v, col + 1]``: min / max hops to ``v`` from a node with no
+    neighbour in ``ptr``/``idx`` (a source for predecessors, a sink for successors),
+    filled in ``order`` (neighbours first)."""
+    for v in order:
+        if ptr[v + 1] > ptr[v]:
             lo, hi = np.inf, 0.0
-            for e in range(pred_ptr[v], pred_ptr[v + 1]):
-                p = pred_idx[e]
-                lo = min(lo, out[p, 0] + 1.0)
-                hi = max(hi, out[p, 1] + 1.0)
-            out[v, 0], out[v, 1] = lo, hi
-    for t in range(n - 1, -1, -1):
-        v = topo[t]
-        if succ_ptr[v + 1] > succ_ptr[v]:
-            lo, hi = np.inf, 0.0
-            for e in range(succ_ptr[v], succ_ptr[v + 1]):
-                s = succ_idx[e]
-                lo = min(lo, out[s, 2] + 1.0)
-                hi = max(hi, out[s, 3] + 1.0)
-            out[v, 2], out[v, 3] = lo, hi
+            for e in range(ptr[v], ptr[v + 1]):
+                u = idx[e]
+                lo = min(lo, out[u, col] + 1.0)
+                hi = max(hi, out[u, col + 1] + 1.0)
+            out[v, col], out[v, col + 1] = lo, hi
+
+
+def hop_distances(graph: Graph) -> np.ndarray:
+    """``(n, 4)``: min / max hops from any source, then min / max hops to any sink."""
+    out = np.zeros((graph.n, 4))
+    topo = np.asarray(graph.topological_order)
+    _hops_along(topo, graph.pred_ptr, graph.pred_idx, out, 0)
+    _hops_along(topo[::-1].copy(), graph.succ_ptr, graph.succ_idx, out, 2)
     return out
 
 
@@ -112,7 +111,7 @@ def node_features(graph: Graph, pe_dim: int = PE_DIM) -> np.ndarray:
     g = graph
     indeg = np.diff(g.pred_ptr).astype(np.float64)
     outdeg = np.diff(g.succ_ptr).astype(np.float64)
-    hops = hop_distances(g.topological_order, g.pred_ptr, g.pred_idx, g.succ_ptr, g.succ_idx)
+    hops = hop_distances(g)
     depth = max(float(hops[:, 1].max()), 1.0)
     max_deg = max(float(indeg.max()), float(outdeg.max()), 1.0)
     scalar = np.column_stack(

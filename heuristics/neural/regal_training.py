@@ -47,7 +47,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ from heuristics.neural.regal import (
     sample_betas,
     uniform_brkga,
 )
+from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.weights import save_weights
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
@@ -139,22 +140,11 @@ class RegalTrainConfig:
         return RegalConfig(N_SCALAR + PE_DIM, hidden=self.hidden, rounds=self.rounds, choices=tuple(self.choices))
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["nodes"] = list(self.nodes)
-        d["choices"] = list(self.choices)
-        return d
+        return options_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RegalTrainConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise InvalidParameterError(f"unknown REGAL training options {sorted(unknown)}")
-        d = dict(data)
-        for name in ("nodes", "choices"):
-            if name in d:
-                d[name] = tuple(d[name])
-        return cls(**d)
+        return options_from_dict(cls, data)
 
 
 @dataclass
@@ -179,17 +169,6 @@ def _ratio(learned: float, uniform: float) -> float:
     if uniform > 0:
         return learned / uniform
     return 1.0 if learned <= uniform else math.inf
-
-
-def _comparable(options: dict[str, Any]) -> dict[str, Any]:
-    """The options a resumed run must share (more epochs or threads are fine)."""
-    return {k: v for k, v in options.items() if k not in ("epochs", "threads")}
-
-
-def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
 
 
 def validation_ratios(model: RegalGNN, graphs: Sequence[Graph], objective: OrderObjective, evaluations: int,
@@ -243,9 +222,7 @@ def train_regal(
 
     history: list[dict[str, float]] = []
     if resume and ckpt.is_file():
-        state = torch.load(ckpt, map_location="cpu", weights_only=True)
-        if _comparable(state["config"]) != _comparable(config.to_dict()):
-            raise InvalidParameterError(f"{ckpt} was written with other training options; use another directory")
+        state = load_checkpoint(ckpt, config.to_dict())
         model.load_state_dict(state["model"])
         optimiser.load_state_dict(state["optimiser"])
         history = list(state["history"])
@@ -299,7 +276,7 @@ def train_regal(
             "seconds": elapsed,
         }
         history.append(row)
-        _save_checkpoint(ckpt, {
+        save_checkpoint(ckpt, {
             "config": config.to_dict(), "model": model.state_dict(), "optimiser": optimiser.state_dict(),
             "baseline": baseline, "epoch": epoch + 1, "history": history, "elapsed": elapsed,
             "best_model": best_state, "best_ratio": best_ratio, "best_epoch": best_epoch,

@@ -38,7 +38,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ from heuristics.neural.history import plot_history
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
 from heuristics.neural.policy import order_log_probs
+from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.topoformer import Topoformer, TopoformerConfig
 from heuristics.neural.weights import save_weights
 from heuristics.peak_dp import state_dp
@@ -121,22 +122,11 @@ class TrainConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["nodes"] = list(self.nodes)
-        d["heads_per_relation"] = list(self.heads_per_relation)
-        return d
+        return options_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise InvalidParameterError(f"unknown training options {sorted(unknown)}")
-        d = dict(data)
-        for name in ("nodes", "heads_per_relation"):
-            if name in d:
-                d[name] = tuple(d[name])
-        return cls(**d)
+        return options_from_dict(cls, data)
 
 
 @dataclass
@@ -204,17 +194,6 @@ def _sample_seed(seed: int, epoch: int, index: int) -> int:
     return int(np.random.default_rng([seed, epoch + 1, index, 7]).integers(2**31))
 
 
-def _comparable(options: dict[str, Any]) -> dict[str, Any]:
-    """The training options a resumed run must share (more epochs or threads are fine)."""
-    return {k: v for k, v in options.items() if k not in ("epochs", "threads")}
-
-
-def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
-
-
 def train(
     config: TrainConfig,
     out_dir: str | os.PathLike[str],
@@ -237,9 +216,7 @@ def train(
     start_epoch, elapsed = 0, 0.0
     ckpt = out / CHECKPOINT
     if resume and ckpt.is_file():
-        state = torch.load(ckpt, map_location="cpu", weights_only=True)
-        if _comparable(state["config"]) != _comparable(config.to_dict()):
-            raise InvalidParameterError(f"{ckpt} was written with other training options; use another directory")
+        state = load_checkpoint(ckpt, config.to_dict())
         model.load_state_dict(state["model"])
         baseline.load_state_dict(state["baseline"])
         optimiser.load_state_dict(state["optimiser"])
@@ -297,7 +274,7 @@ def train(
             "seconds": elapsed,
         }
         history.append(row)
-        _save_checkpoint(ckpt, {
+        save_checkpoint(ckpt, {
             "config": config.to_dict(), "model": model.state_dict(), "baseline": baseline.state_dict(),
             "optimiser": optimiser.state_dict(), "history": history,
             "epoch": epoch + 1, "elapsed": elapsed,

@@ -88,6 +88,7 @@ def save_weights(path: str | os.PathLike[str], kind: str, config: dict[str, Any]
     os.close(fd)
     try:
         torch.save(payload, tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a weights file is meant to be shared
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):

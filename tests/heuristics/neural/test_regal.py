@@ -9,11 +9,10 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from heuristics.neural.objectives import make_objective  # noqa: E402
-from heuristics.neural.regal import (  # noqa: E402
+from heuristics.neural.objectives import make_objective
+from heuristics.neural.regal import (
     DEFAULT_CHOICES,
     EDGE_DIM,
     RegalConfig,
@@ -28,16 +27,17 @@ from heuristics.neural.regal import (  # noqa: E402
     sample_betas,
     uniform_brkga,
 )
-from heuristics.neural.regal_training import CHECKPOINT, HISTORY, PLOT, WEIGHTS, RegalTrainConfig, train_regal  # noqa: E402
-from heuristics.neural.weights import save_weights  # noqa: E402
-from heuristics.slicegraph import slice_order  # noqa: E402
-from mtpp.errors import InvalidParameterError, WeightsError  # noqa: E402
-from mtpp.evaluate import evaluate  # noqa: E402
-from mtpp.generators.layered import layered_graph  # noqa: E402
-from mtpp.generators.regal import regal_graph  # noqa: E402
-from mtpp.graph import Graph  # noqa: E402
-from mtpp.memory import peak_memory  # noqa: E402
-from mtpp.problem import Problem  # noqa: E402
+from heuristics.neural.regal_training import CHECKPOINT, HISTORY, PLOT, WEIGHTS, RegalTrainConfig, train_regal
+from heuristics.neural.weights import save_weights
+from heuristics.slicegraph import slice_order
+from mtpp.errors import InvalidParameterError, WeightsError
+from mtpp.evaluate import evaluate
+from mtpp.generators.layered import layered_graph
+from mtpp.generators.regal import regal_graph
+from mtpp.graph import Graph
+from mtpp.memory import peak_memory
+from mtpp.problem import Problem
+from tests.oracle import is_topological
 
 torch.set_num_threads(1)
 
@@ -278,3 +278,17 @@ def test_bad_weights_files_raise(tmp_path):
     mismatch = save_weights(tmp_path / "shape.pt", "regal", model.config.to_dict(), other.state_dict())
     with pytest.raises(WeightsError):
         load_regal(mismatch)
+
+
+@pytest.mark.parametrize("name", ["regal-peak", "regal-mtpp"])
+def test_shipped_regal_weights_load_offline_and_choose_deterministically(name: str) -> None:
+    g = regal_graph(60, seed=21)
+    model = load_regal(name)
+    a1, b1 = regal_betas(model, g, greedy=True)
+    a2, b2 = regal_betas(load_regal(name), g, greedy=True)
+    assert np.array_equal(a1, a2) and np.array_equal(b1, b2)
+    assert set(np.unique(np.concatenate([a1, b1]))) <= set(model.config.choices)
+    objective = make_objective(name.split("-")[1], 4)
+    res = regal_brkga(g, objective, name, evaluations=200, seed=3)
+    assert is_topological(g, res.order)
+    assert res.cost == pytest.approx(float(objective.order_costs(g, res.order)[0]))

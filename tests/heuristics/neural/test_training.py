@@ -129,5 +129,5 @@ def test_bad_training_options() -> None:
         TrainConfig(samples=0)
     with pytest.raises(InvalidParameterError, match="nodes"):
         TrainConfig(nodes=(50, 10))
-    with pytest.raises(InvalidParameterError, match="unknown training options"):
+    with pytest.raises(InvalidParameterError, match="unknown TrainConfig options"):
         TrainConfig.from_dict({"epochz": 3})
