@@ -9,7 +9,7 @@ every bottleneck is a partition re-checked by the evaluator.  Cells: the geometr
 mean over graphs of bottleneck / simple lower bound (Lemma 3.3; the form of the MTPP
 paper's Table 2, lower is better) and the mean wall time.
 
-Orderers: ``topoformer`` (greedy), ``topoformer-sample-16``, ``regal-brkga-N`` (the
+Orderers: ``topoformer`` (greedy), ``topoformer-sample-16`` and ``-100``, ``regal-brkga-N`` (the
 learned BRKGA), against ``random-100``, ``brkga-100`` and ``brkga-10000``; and, for
 the equal-time question, ``random`` and ``brkga-10000`` stopped at the wall time the
 learned ``topoformer-sample-16`` took on the same graph (``@t(sample)``).
@@ -37,7 +37,7 @@ from mtpp.generators.regal import regal_graph  # noqa: E402
 from mtpp.partitioner import partition  # noqa: E402
 
 TEST_SEED = 1_000_000
-FIXED = ("topoformer", "topoformer-sample-16", "random-100", "brkga-100", "brkga-10000")
+FIXED = ("topoformer", "topoformer-sample-16", "topoformer-sample-100", "random-100", "brkga-100", "brkga-10000")
 TIMED = ("random@t(sample)", "brkga-10000@t(sample)")
 
 

@@ -170,6 +170,9 @@ def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
 
     def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
         from heuristics.neural.objectives import Bottleneck
+        from heuristics.neural.weights import require_torch
+
+        require_torch()
         from heuristics.neural.regal import regal_brkga
 
         res = regal_brkga(problem.graph, Bottleneck.of(problem), weights or "regal-mtpp", evaluations, seed=seed,

@@ -220,7 +220,9 @@ def _run_brkga(search: _Search, seed: int, time_limit: float | None) -> None:
 def _run_learned(search: _Search, method: str, weights: str | None, width: int | None, seed: int,
                  time_limit: float | None) -> None:  # fmt: skip
     from heuristics.neural.objectives import PeakMemory
+    from heuristics.neural.weights import require_torch
 
+    require_torch()  # a typed error naming the extra, before any torch import
     t = time.perf_counter()
     if method == "regal-brkga":
         from heuristics.neural.regal import regal_brkga

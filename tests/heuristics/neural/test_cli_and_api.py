@@ -78,3 +78,17 @@ def test_weights_only_for_learned_orderers() -> None:
         schedule(layered_graph(20, seed=0), method="dfs", weights="x.pt")
     with pytest.raises(InvalidParameterError, match="unknown orderer"):
         get_orderer("topoformer-greedy")
+
+
+def test_missing_torch_is_a_typed_error_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from mtpp.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    g = regal_graph(20, seed=1)
+    for orderer in ("topoformer", "regal-brkga-50"):
+        with pytest.raises(MissingDependencyError, match=r"mtpp\[neural\]"):
+            partition(g, 3, orderer=orderer)
+    with pytest.raises(MissingDependencyError, match=r"mtpp\[neural\]"):
+        schedule(g, method="regal-brkga")
