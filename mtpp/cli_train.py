@@ -38,9 +38,9 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--dim", type=int, default=None, help="topoformer: embedding size")
     p.add_argument("--layers", type=int, default=None, help="topoformer: attention layers")
     p.add_argument("--imitation-epochs", type=int, default=None,
-                   help="topoformer: first epochs imitate a teacher's orders (approximate DP / BRKGA)")  # fmt: skip
+                   help="first epochs imitate a teacher's orders (approximate DP / BRKGA)")  # fmt: skip
     p.add_argument("--teacher-effort", type=int, default=None,
-                   help="topoformer: teacher's DP states per level (peak) or BRKGA evaluations (mtpp)")  # fmt: skip
+                   help="teacher's DP states per level (peak) or BRKGA evaluations (mtpp)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-resume", action="store_true", help="start afresh even if DIR has a checkpoint")
@@ -83,7 +83,8 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
         else:
             from heuristics.neural.regal_training import RegalTrainConfig, train_regal
 
-            opts = _options(args, {**common, "evaluations": "evaluations"})
+            opts = _options(args, {**common, "evaluations": "evaluations", "imitation_epochs": "imitation_epochs",
+                                   "teacher_effort": "teacher_effort"})  # fmt: skip
             res = train_regal(RegalTrainConfig(**opts), args.out, not args.no_resume, progress)
             weights, history = res.weights, res.history
     last = history[-1] if history else {}

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_graphs
 from heuristics.neural.features import N_SCALAR, PE_DIM
@@ -70,6 +71,7 @@ from heuristics.neural.regal import (
     uniform_brkga,
 )
 from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
+from heuristics.neural.teachers import beta_targets, teacher_order
 from heuristics.neural.weights import save_weights
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
@@ -94,7 +96,9 @@ class RegalTrainConfig:
     run (learned and uniform) spends about ``evaluations`` decodes (the paper uses
     5000); ``validation`` graphs form the fixed validation set.  ``hidden``,
     ``rounds`` and ``choices`` are the model's (:class:`~heuristics.neural.regal.RegalConfig`);
-    ``threads`` is torch's thread count.
+    ``threads`` is torch's thread count.  The first ``imitation_epochs`` epochs
+    instead fit the choices to a teacher's order (:mod:`heuristics.neural.teachers`,
+    ``teacher_effort``) by cross-entropy, a warm start for REINFORCE.
     """
 
     objective: str = "mtpp"
@@ -112,16 +116,24 @@ class RegalTrainConfig:
     rounds: int = 3
     choices: tuple[float, ...] = DEFAULT_CHOICES
     threads: int = 1
+    imitation_epochs: int = 0
+    teacher_effort: int = 64
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         object.__setattr__(self, "nodes", check_nodes(self.nodes))
-        for name in ("k", "epochs", "graphs_per_epoch", "batch", "evaluations", "validation", "threads"):
+        for name in ("k", "epochs", "graphs_per_epoch", "batch", "evaluations", "validation", "threads",
+                     "teacher_effort"):  # fmt: skip
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise InvalidParameterError(f"RegalTrainConfig.{name} must be an integer >= 1, got {value!r}")
             object.__setattr__(self, name, int(value))
+        if isinstance(self.imitation_epochs, bool) or not isinstance(self.imitation_epochs, int) or (
+            self.imitation_epochs < 0
+        ):
+            raise InvalidParameterError(f"RegalTrainConfig.imitation_epochs must be an integer >= 0, got "
+                                        f"{self.imitation_epochs!r}")  # fmt: skip
         seed = self.seed
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InvalidParameterError(f"RegalTrainConfig.seed must be an integer >= 0, got {seed!r}")
@@ -239,6 +251,7 @@ def train_regal(
     for epoch in range(start, config.epochs):
         t0 = time.perf_counter()
         graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
+        imitating = epoch < config.imitation_epochs
         model.train()
         rewards, losses = [], []
         for first in range(0, len(graphs), config.batch):
@@ -248,6 +261,13 @@ def train_regal(
             for j, g in enumerate(batch):
                 i = first + j
                 logits = regal_logits(model, GraphInputs.of(g, mcfg))
+                if imitating:
+                    teacher = teacher_order(g, objective, config.teacher_effort, _seed(config.seed, epoch, i, 2))
+                    ta, tb = beta_targets(teacher, mcfg.choices)
+                    loss = (F.cross_entropy(logits[0], ta) + F.cross_entropy(logits[1], tb)) / len(batch)
+                    loss.backward()
+                    losses.append(float(loss.detach()) * len(batch))
+                    continue
                 alpha, beta, log_prob = sample_betas(logits, mcfg.choices, seed=_seed(config.seed, epoch, i, 0))
                 bseed = _seed(config.seed, epoch, i, 1)
                 learned = beta_brkga(g, objective, (alpha, beta), config.evaluations, bseed).cost
@@ -259,9 +279,11 @@ def train_regal(
                 losses.append(float(loss.detach()) * len(batch))
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
-            baseline = config.baseline_decay * baseline + (1 - config.baseline_decay) * float(np.mean(batch_rewards))
+            if batch_rewards:
+                decay = config.baseline_decay
+                baseline = decay * baseline + (1 - decay) * float(np.mean(batch_rewards))
             rewards.extend(batch_rewards)
-        mean_reward = float(np.mean(rewards))
+        mean_reward = float(np.mean(rewards)) if rewards else math.nan
         ratio = validate()
         if ratio < best_ratio:
             best_ratio, best_state, best_epoch = ratio, _copy_state(model), epoch + 1
@@ -273,6 +295,7 @@ def train_regal(
             "train_ratio": -mean_reward,
             "validation_ratio": ratio,
             "baseline": baseline,
+            "phase": float(imitating),
             "seconds": elapsed,
         }
         history.append(row)

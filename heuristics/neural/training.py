@@ -45,8 +45,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from heuristics.brkga import BrkgaParams, brkga
-from heuristics.kahn import kahn_order, priorities_for
 from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_graphs
 from heuristics.neural.decoding import greedy_order, sample_orders
 from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
@@ -55,9 +53,9 @@ from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
 from heuristics.neural.policy import order_log_probs
 from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
+from heuristics.neural.teachers import rank_targets, teacher_order
 from heuristics.neural.topoformer import Topoformer, TopoformerConfig
 from heuristics.neural.weights import save_weights
-from heuristics.peak_dp import state_dp
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
@@ -167,27 +165,6 @@ def classic_costs(data: list[Encoded], objective: OrderObjective) -> np.ndarray:
     return np.array(
         [min(float(objective.order_costs(e.graph, o(e.graph))[0]) for o in (dfs_order, bfs_order)) for e in data]
     )
-
-
-def teacher_order(graph: Graph, objective: OrderObjective, effort: int, seed: int) -> np.ndarray:
-    """A good order to imitate: the approximate DP (``effort`` states per level) for
-    peak memory, BRKGA with about ``effort`` evaluations (seeded with the dfs and bfs
-    orders) for any other objective."""
-    if objective.name == "peak":
-        return state_dp(graph, beam_width=effort, seed=seed).order
-    initial = np.vstack([priorities_for(o(graph)) for o in (dfs_order, bfs_order)])
-    res = brkga(lambda keys, ub: objective.key_costs(graph, keys, ub), graph.n, BrkgaParams.for_budget(effort),
-                seed=seed, initial=initial)  # fmt: skip
-    return kahn_order(graph, res.keys)
-
-
-def rank_targets(order: np.ndarray, alpha: float) -> torch.Tensor:
-    """``alpha * zscore(-position)``: the Eq. 17 priorities whose greedy order is ``order``."""
-    pos = np.empty(order.size)
-    pos[order] = np.arange(order.size)
-    spread = pos.std()
-    z = -(pos - pos.mean()) / spread if spread > 0 else np.zeros_like(pos)
-    return torch.from_numpy(alpha * z).float()
 
 
 def _sample_seed(seed: int, epoch: int, index: int) -> int:

@@ -292,3 +292,15 @@ def test_shipped_regal_weights_load_offline_and_choose_deterministically(name: s
     res = regal_brkga(g, objective, name, evaluations=200, seed=3)
     assert is_topological(g, res.order)
     assert res.cost == pytest.approx(float(objective.order_costs(g, res.order)[0]))
+
+
+def test_imitation_epochs_fit_the_teacher_then_reinforce(tmp_path) -> None:
+    cfg = dataclasses.replace(TINY, objective="peak", epochs=3, imitation_epochs=2, teacher_effort=8)
+    result = train_regal(cfg, tmp_path)
+    phases = [row["phase"] for row in result.history]
+    assert phases == [1.0, 1.0, 0.0]
+    assert all(math.isnan(row["mean_reward"]) for row in result.history[:2])
+    assert math.isfinite(result.history[2]["mean_reward"])
+    assert result.history[1]["loss"] < result.history[0]["loss"] * 1.5  # a finite cross-entropy, not diverging
+    with pytest.raises(InvalidParameterError, match="imitation_epochs"):
+        RegalTrainConfig(imitation_epochs=-1)

@@ -12,7 +12,7 @@ import torch
 from heuristics.neural.decoding import greedy_order
 from heuristics.neural.inference import load_topoformer, topoformer_order, topoformer_priorities, weights_meta
 from heuristics.neural.objectives import Bottleneck, PeakMemory
-from heuristics.neural.training import CHECKPOINT, HISTORY, PLOT, TrainConfig, rank_targets, teacher_order, train
+from heuristics.neural.training import CHECKPOINT, HISTORY, PLOT, TrainConfig, train
 from heuristics.neural.weights import SHIPPED, load_weights, save_weights
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.errors import InvalidParameterError, WeightsError
@@ -108,18 +108,6 @@ def test_bad_weights_give_clear_errors(trained: Path, tmp_path: Path) -> None:
     with pytest.raises(WeightsError, match="does not fit"):
         load_topoformer(broken)
     assert set(SHIPPED) >= {"topoformer-peak", "topoformer-mtpp", "regal-peak", "regal-mtpp"}
-
-
-@pytest.mark.parametrize("objective", [PeakMemory(), Bottleneck(3)])
-def test_teacher_orders_and_rank_targets(objective: PeakMemory | Bottleneck) -> None:
-    g = regal_graph(40, seed=4)
-    teacher = teacher_order(g, objective, 32, seed=0)
-    assert is_topological(g, teacher)
-    classic = min(objective.order_costs(g, o(g))[0] for o in (dfs_order, bfs_order))
-    assert objective.order_costs(g, teacher)[0] <= classic + 1e-9  # both teachers start from dfs / bfs
-    y = rank_targets(teacher, 5.0)
-    assert np.array_equal(greedy_order(g, y.double().numpy()), teacher)
-    assert float(y.std(unbiased=False)) == pytest.approx(5.0, rel=1e-5)
 
 
 def test_bad_training_options() -> None:

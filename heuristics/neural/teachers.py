@@ -1,0 +1,72 @@
+"""Teachers for the imitation warm start of the learned orderers (not in the papers).
+
+A policy trained by REINFORCE alone from a random start needs GPU-days (Topoformer
+App. C.1); on a CPU and minutes, both trainers can first imitate a good order and
+only then optimise the objective.  The teacher is the approximate DP with state
+collapsing for peak memory (Topoformer App. C.3, ``effort`` states per level) and
+BRKGA for other objectives (``effort`` evaluations).  The targets:
+
+* Topoformer: the Eq. 17 priorities whose greedy (Kahn) order *is* the teacher's,
+  ``alpha * zscore(-position)`` (:func:`rank_targets`);
+* REGAL: per node the ``Beta(alpha, beta)`` pair from the choices whose mean is
+  closest to ``1 - position / (n - 1)``, among the sharpest such pairs, so mutants
+  are noisy copies of the teacher's priorities (:func:`beta_targets`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from heuristics.brkga import BrkgaParams, brkga
+from heuristics.kahn import kahn_order, priorities_for
+from heuristics.neural.objectives import OrderObjective
+from heuristics.peak_dp import state_dp
+from heuristics.traversal import bfs_order, dfs_order
+from mtpp.graph import Graph
+
+
+def teacher_order(graph: Graph, objective: OrderObjective, effort: int, seed: int) -> np.ndarray:
+    """A good order to imitate: the approximate DP (``effort`` states per level) for
+    peak memory, BRKGA with about ``effort`` evaluations (seeded with the dfs and bfs
+    orders) for any other objective."""
+    if objective.name == "peak":
+        return state_dp(graph, beam_width=effort, seed=seed).order
+    initial = np.vstack([priorities_for(o(graph)) for o in (dfs_order, bfs_order)])
+    res = brkga(lambda keys, ub: objective.key_costs(graph, keys, ub), graph.n, BrkgaParams.for_budget(effort),
+                seed=seed, initial=initial)  # fmt: skip
+    return kahn_order(graph, res.keys)
+
+
+def positions(order: np.ndarray) -> np.ndarray:
+    """``pos[v]``: the step of node ``v`` in ``order``."""
+    pos = np.empty(order.size)
+    pos[order] = np.arange(order.size)
+    return pos
+
+
+def rank_targets(order: np.ndarray, alpha: float) -> torch.Tensor:
+    """``alpha * zscore(-position)``: the Eq. 17 priorities whose greedy order is ``order``."""
+    pos = positions(order)
+    spread = pos.std()
+    z = -(pos - pos.mean()) / spread if spread > 0 else np.zeros_like(pos)
+    return torch.from_numpy(alpha * z).float()
+
+
+def beta_targets(order: np.ndarray, choices: Sequence[float]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Indices into ``choices`` of each node's target ``(alpha, beta)``: the pair whose
+    mean ``alpha / (alpha + beta)`` is closest to ``1 - position / (n - 1)`` (early
+    nodes get high priorities, which Kahn's algorithm schedules first), ties to the
+    larger ``alpha + beta`` (the sharper distribution)."""
+    c = np.asarray(choices, dtype=np.float64)
+    ia, ib = np.meshgrid(np.arange(c.size), np.arange(c.size), indexing="ij")
+    ia, ib = ia.ravel(), ib.ravel()
+    means = c[ia] / (c[ia] + c[ib])
+    rank = np.lexsort((-(c[ia] + c[ib]), means))  # by mean, sharpest first among equal means
+    ia, ib, means = ia[rank], ib[rank], means[rank]
+    pos = positions(order)
+    want = 1.0 - pos / max(order.size - 1, 1)
+    best = np.abs(want[:, None] - means[None, :]).argmin(axis=1)  # first minimum: the sharpest
+    return torch.from_numpy(ia[best]), torch.from_numpy(ib[best])
