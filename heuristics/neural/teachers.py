@@ -61,8 +61,8 @@ def beta_targets(order: np.ndarray, choices: Sequence[float]) -> tuple[torch.Ten
     nodes get high priorities, which Kahn's algorithm schedules first), ties to the
     larger ``alpha + beta`` (the sharper distribution)."""
     c = np.asarray(choices, dtype=np.float64)
-    ia, ib = np.meshgrid(np.arange(c.size), np.arange(c.size), indexing="ij")
-    ia, ib = ia.ravel(), ib.ravel()
+    ia = np.repeat(np.arange(c.size), c.size)  # every (alpha, beta) index pair
+    ib = np.tile(np.arange(c.size), c.size)
     means = c[ia] / (c[ia] + c[ib])
     rank = np.lexsort((-(c[ia] + c[ib]), means))  # by mean, sharpest first among equal means
     ia, ib, means = ia[rank], ib[rank], means[rank]

@@ -9,12 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from heuristics.neural.decoding import greedy_order
 from heuristics.neural.inference import load_topoformer, topoformer_order, topoformer_priorities, weights_meta
 from heuristics.neural.objectives import Bottleneck, PeakMemory
 from heuristics.neural.training import CHECKPOINT, HISTORY, PLOT, TrainConfig, train
 from heuristics.neural.weights import SHIPPED, load_weights, save_weights
-from heuristics.traversal import bfs_order, dfs_order
 from mtpp.errors import InvalidParameterError, WeightsError
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
