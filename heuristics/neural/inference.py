@@ -81,9 +81,9 @@ class NeuralOrder:
 def topoformer_order(graph: Graph, objective: OrderObjective, source: str | os.PathLike[str] = "topoformer-peak",
                      mode: str = "greedy", count: int = 16, seed: int = 0) -> NeuralOrder:  # fmt: skip
     """Decode the model's priorities: ``greedy``; ``sample`` (best of ``count`` samples
-    of Eq. 8 and the greedy order); ``beam`` (width ``count``, state collapsing on the
-    peak for the peak objective, on log-probability otherwise; best of the final beam
-    and the greedy order)."""
+    of Eq. 8 and the greedy order); ``beam`` (width ``count``; state collapsing on the
+    peak for the peak objective, a plain beam of the most likely partial orders
+    otherwise; best of the final beam and the greedy order)."""
     if mode not in MODES:
         raise InvalidParameterError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
@@ -93,7 +93,9 @@ def topoformer_order(graph: Graph, objective: OrderObjective, source: str | os.P
     if mode == "sample":
         candidates.append(sample_orders(graph, y, int(count), seed))
     elif mode == "beam":
-        collapse = "peak" if objective.name == "peak" else "logp"
+        # collapsing by log-probability would leave one order on single-sink graphs (every
+        # order shares its first n - 1 ops); without collapsing the beam keeps ``count`` orders
+        collapse = "peak" if objective.name == "peak" else "none"
         candidates.append(beam_search(graph, y, int(count), collapse=collapse).orders)
     orders = np.vstack(candidates)
     costs = objective.order_costs(graph, orders)
