@@ -11,10 +11,8 @@ randomness, and Kahn breaks ties by node index.
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,47 +21,45 @@ from heuristics.neural.decoding import beam_search, greedy_order, sample_orders
 from heuristics.neural.features import N_SCALAR, node_features
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OrderObjective
-from heuristics.neural.weights import load_state, load_weights, require_torch, resolve
+from heuristics.neural.weights import LoadedWeights, load_model, require_torch
 from mtpp.errors import InvalidParameterError, WeightsError
 from mtpp.graph import Graph
 
 MODES = ("greedy", "sample", "beam")
 
 
-@functools.lru_cache(maxsize=8)
-def _load(path: Path) -> Any:
+def _build(weights: LoadedWeights) -> Any:
     from heuristics.neural.topoformer import Topoformer, TopoformerConfig
 
-    weights = load_weights(path, "topoformer")
+    config = TopoformerConfig.from_dict(weights.config)
     pe_dim = weights.meta.get("pe_dim")
-    try:
-        config = TopoformerConfig.from_dict(weights.config)
-    except (InvalidParameterError, TypeError) as exc:
-        raise WeightsError(f"{path} has an unusable Topoformer config: {exc}") from exc
     if not isinstance(pe_dim, int) or config.in_features != N_SCALAR + pe_dim:
-        raise WeightsError(f"{path} expects {config.in_features} input features; these features give {N_SCALAR} + pe")
-    model = Topoformer(config)
-    load_state(model, weights)
-    model.eval()
-    return model, int(pe_dim), dict(weights.meta)
+        raise WeightsError(f"{weights.path} expects {config.in_features} input features; "
+                           f"these features give {N_SCALAR} + pe_dim ({pe_dim!r} in the file)")  # fmt: skip
+    return Topoformer(config)
+
+
+def _load(source: str | os.PathLike[str]) -> tuple[Any, LoadedWeights]:
+    return load_model(source, "topoformer", _build)
 
 
 def load_topoformer(source: str | os.PathLike[str] = "topoformer-peak") -> Any:
-    """The Topoformer of a weights file, in eval mode (cached per file)."""
-    return _load(resolve(source).resolve())[0]
+    """The Topoformer of a weights file, in eval mode (cached per file and its
+    modification time)."""
+    return _load(source)[0]
 
 
 def weights_meta(source: str | os.PathLike[str]) -> dict[str, Any]:
     """What the weights file says about its training (objective, k, epochs, ...)."""
-    return dict(_load(resolve(source).resolve())[2])
+    return dict(_load(source)[1].meta)
 
 
 def topoformer_priorities(graph: Graph, source: str | os.PathLike[str] = "topoformer-peak") -> np.ndarray:
     """Node priorities (Eq. 7, normalised by Eq. 17) of the model in ``source``."""
     torch = require_torch()
-    model, pe_dim, _ = _load(resolve(source).resolve())
+    model, weights = _load(source)
     with torch.no_grad():
-        x = torch.from_numpy(node_features(graph, pe_dim))
+        x = torch.from_numpy(node_features(graph, int(weights.meta["pe_dim"])))
         y = model(x, torch.from_numpy(relation_matrix(graph)))
     return np.asarray(y.double().numpy(), dtype=np.float64)
 

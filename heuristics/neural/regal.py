@@ -60,9 +60,9 @@ from heuristics.brkga import BrkgaParams, Progress, brkga
 from heuristics.kahn import kahn_order, priorities_for
 from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
 from heuristics.neural.objectives import OrderObjective
-from heuristics.neural.weights import load_state, load_weights, resolve
+from heuristics.neural.weights import load_model
 from heuristics.traversal import bfs_order, dfs_order
-from mtpp.errors import InvalidParameterError, WeightsError
+from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 
 KIND = "regal"
@@ -265,27 +265,12 @@ def regal_betas(model: RegalGNN, graph: Graph, greedy: bool = True,
     return alpha, beta
 
 
-_CACHE: dict[tuple[str, int, int], RegalGNN] = {}
-
-
 def load_regal(source: str | os.PathLike[str] = "regal-mtpp") -> RegalGNN:
     """The :class:`RegalGNN` of a weights file (a shipped name such as ``"regal-mtpp"``
     or a path), in eval mode, cached per file (and its modification time).  A missing,
     unreadable or mismatched file is a :class:`~mtpp.errors.WeightsError`."""
-    path = resolve(source).resolve()
-    stat = path.stat()
-    key = (str(path), stat.st_mtime_ns, stat.st_size)
-    if key not in _CACHE:
-        weights = load_weights(path, KIND)
-        try:
-            config = RegalConfig.from_dict(weights.config)
-        except (InvalidParameterError, TypeError) as exc:
-            raise WeightsError(f"{path} has an unusable REGAL config: {exc}") from exc
-        model = RegalGNN(config)
-        load_state(model, weights)
-        model.eval()
-        _CACHE[key] = model
-    return _CACHE[key]
+    model, _ = load_model(source, KIND, lambda w: RegalGNN(RegalConfig.from_dict(w.config)))
+    return model
 
 
 @dataclass(frozen=True)

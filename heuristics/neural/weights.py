@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mtpp.errors import MissingDependencyError, WeightsError
+from mtpp.errors import InvalidParameterError, MissingDependencyError, WeightsError
 
 FORMAT = "mtpp-weights"
 VERSION = 1
@@ -122,3 +123,29 @@ def load_state(model: Any, weights: LoadedWeights) -> None:
         model.load_state_dict(weights.state_dict, strict=True)
     except RuntimeError as exc:
         raise WeightsError(f"{weights.path} does not fit the {weights.kind} model: {exc}") from exc
+
+
+_MODELS: dict[tuple[str, str, int, int], tuple[Any, LoadedWeights]] = {}
+
+
+def load_model(
+    source: str | os.PathLike[str], kind: str, build: Callable[[LoadedWeights], Any]
+) -> tuple[Any, LoadedWeights]:
+    """The model of a ``kind`` weights file (a shipped name or a path) in eval mode, with
+    the file's contents; cached per file and its modification time, so a file trained
+    again at the same path is read again.  ``build`` makes the empty model from the
+    file's config; a config it rejects (:class:`InvalidParameterError`, ``TypeError``)
+    becomes a :class:`WeightsError` naming the file."""
+    path = resolve(source).resolve()
+    stat = path.stat()
+    key = (kind, str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _MODELS:
+        weights = load_weights(path, kind)
+        try:
+            model = build(weights)
+        except (InvalidParameterError, TypeError) as exc:
+            raise WeightsError(f"{path} has an unusable {kind} config: {exc}") from exc
+        load_state(model, weights)
+        model.eval()
+        _MODELS[key] = (model, weights)
+    return _MODELS[key]
