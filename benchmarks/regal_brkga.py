@@ -38,7 +38,8 @@ import torch  # noqa: E402
 from benchmarks.peak_memory import git_commit  # noqa: E402
 from heuristics.brkga import BrkgaParams, brkga  # noqa: E402
 from heuristics.neural.objectives import OrderObjective, make_objective  # noqa: E402
-from heuristics.neural.regal import classic_seeds, load_regal, regal_brkga, uniform_brkga  # noqa: E402
+from heuristics.neural.regal import load_regal, regal_brkga, uniform_brkga  # noqa: E402
+from heuristics.traversal import classic_priorities  # noqa: E402
 from mtpp.generators.layered import layered_graph  # noqa: E402
 from mtpp.generators.regal import regal_graph  # noqa: E402
 from mtpp.graph import Graph  # noqa: E402
@@ -59,7 +60,7 @@ def uniform_for(g: Graph, objective: OrderObjective, evaluations: int, seed: int
     (generation by generation, the last one finishing past the limit): the equal-time rival."""
     side = BrkgaParams.for_budget(evaluations).population
     res = brkga(lambda keys, ub: objective.key_costs(g, keys, ub), g.n, BrkgaParams(side, 10**7), seed=seed,
-                initial=classic_seeds(g), time_limit=seconds)  # fmt: skip
+                initial=classic_priorities(g), time_limit=seconds)  # fmt: skip
     return res.fitness
 
 

@@ -46,7 +46,7 @@ from heuristics.brkga import BrkgaParams, Progress, brkga
 from heuristics.kahn import kahn_order, priorities_for
 from heuristics.mla import mla_fitness
 from heuristics.slicegraph import sort_and_slice_fitness
-from heuristics.traversal import bfs_order, dfs_order
+from heuristics.traversal import bfs_order, classic_priorities, dfs_order
 from mtpp.errors import InvalidParameterError
 from mtpp.problem import Problem
 
@@ -78,12 +78,6 @@ def _fixed(make_order: Callable[[Problem], np.ndarray]) -> Orderer:
         return OrderSearch(priorities_for(order), order, evaluations=1, objective="none")
 
     return run
-
-
-def _classic_priorities(problem: Problem) -> np.ndarray:
-    """Priorities of the kahn, dfs and bfs orders, to seed a search."""
-    g = problem.graph
-    return np.vstack([priorities_for(o) for o in (kahn_order(g), dfs_order(g), bfs_order(g))])
 
 
 def random_orderer(samples: int) -> Orderer:
@@ -125,7 +119,7 @@ def brkga_orderer(evaluations: int, objective: str = "bottleneck") -> Orderer:
             def decode(keys: np.ndarray, ub: float) -> np.ndarray:
                 return sort_and_slice_fitness(problem, keys, upper_bound=ub)
 
-            initial = _classic_priorities(problem)
+            initial = classic_priorities(problem.graph)
         else:
             weighted = objective == "mla-weighted"
 

@@ -13,6 +13,7 @@ from collections import deque
 
 import numpy as np
 
+from heuristics.kahn import kahn_order, priorities_for
 from mtpp.graph import Graph
 
 
@@ -44,3 +45,9 @@ def dfs_order(graph: Graph) -> np.ndarray:
 def bfs_order(graph: Graph) -> np.ndarray:
     """Breadth-first topological order (Kahn with a FIFO queue)."""
     return _kahn_with(graph, lifo=False)
+
+
+def classic_priorities(graph: Graph) -> np.ndarray:
+    """Priorities (one row each) whose Kahn orders are the kahn, dfs and bfs orders:
+    the seeds of a BRKGA's first population, so it never does worse than those."""
+    return np.vstack([priorities_for(o) for o in (kahn_order(graph), dfs_order(graph), bfs_order(graph))])

@@ -57,11 +57,11 @@ import torch
 from torch import Tensor, nn
 
 from heuristics.brkga import BrkgaParams, Progress, brkga
-from heuristics.kahn import kahn_order, priorities_for
+from heuristics.kahn import kahn_order
 from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
 from heuristics.neural.objectives import OrderObjective
 from heuristics.neural.weights import load_model
-from heuristics.traversal import bfs_order, dfs_order
+from heuristics.traversal import classic_priorities
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 
@@ -290,12 +290,6 @@ class RegalResult:
     stopped_by_time: bool
 
 
-def classic_seeds(graph: Graph) -> np.ndarray:
-    """Priorities of the kahn, dfs and bfs orders: the first population's seeds (as in
-    :mod:`heuristics.orderers`), shared by learned and uniform runs."""
-    return np.vstack([priorities_for(o) for o in (kahn_order(graph), dfs_order(graph), bfs_order(graph))])
-
-
 def beta_brkga(
     graph: Graph,
     objective: OrderObjective,
@@ -309,7 +303,7 @@ def beta_brkga(
     """``H(G, D)`` of Section 2.2: BRKGA over node priorities with ``objective.key_costs``
     as the decoder, ``BrkgaParams.for_budget(evaluations)``, mutants from
     ``Beta(alpha_i, beta_i)`` (``mutant_beta = None``: uniform), the first population
-    seeded with :func:`classic_seeds` followed by the rows of ``initial``."""
+    seeded with :func:`classic_priorities` followed by the rows of ``initial``."""
     if isinstance(evaluations, bool) or not isinstance(evaluations, (int, np.integer)) or evaluations < 1:
         raise InvalidParameterError(f"evaluations must be an integer >= 1, got {evaluations!r}")
     n = graph.n
@@ -321,7 +315,7 @@ def beta_brkga(
         if not (np.all(a > 0) and np.all(b > 0) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
             raise InvalidParameterError("mutant_beta parameters must be finite and > 0")
         mutant_beta = (a, b)
-    seeds = classic_seeds(graph)
+    seeds = classic_priorities(graph)
     if initial is not None:
         extra = np.atleast_2d(np.asarray(initial, dtype=np.float64))
         if extra.shape[1] != n:

@@ -18,7 +18,6 @@ from heuristics.neural.regal import (
     RegalConfig,
     RegalGNN,
     beta_brkga,
-    classic_seeds,
     edge_features,
     load_regal,
     regal_betas,
@@ -30,6 +29,7 @@ from heuristics.neural.regal import (
 from heuristics.neural.regal_training import CHECKPOINT, HISTORY, PLOT, WEIGHTS, RegalTrainConfig, train_regal
 from heuristics.neural.weights import save_weights
 from heuristics.slicegraph import slice_order
+from heuristics.traversal import classic_priorities
 from mtpp.errors import InvalidParameterError, WeightsError
 from mtpp.evaluate import evaluate
 from mtpp.generators.layered import layered_graph
@@ -175,7 +175,7 @@ def test_regal_brkga_cost_is_recomputed_exactly(objective_name):
     assert res.cost == pytest.approx(truth, rel=1e-9)
     assert res.cost == pytest.approx(float(objective.order_costs(g, res.order)[0]), rel=1e-12)
     # seeded with the kahn / dfs / bfs orders, so never worse than those
-    seeds = objective.key_costs(g, classic_seeds(g))
+    seeds = objective.key_costs(g, classic_priorities(g))
     assert res.cost <= seeds.min() + 1e-9
     again = regal_brkga(g, objective, model, evaluations=300, seed=1)
     assert again.cost == res.cost and np.array_equal(again.order, res.order)
@@ -189,7 +189,7 @@ def test_all_ones_betas_are_uniform_mutants_but_not_the_same_draws():
     a = beta_brkga(g, objective, (ones, ones), evaluations=200, seed=3)
     u = uniform_brkga(g, objective, evaluations=200, seed=3)
     assert a.evaluations == u.evaluations
-    bound = objective.key_costs(g, classic_seeds(g)).min()
+    bound = objective.key_costs(g, classic_priorities(g)).min()
     for res in (a, u):
         assert_topological(g, res.order)
         assert res.cost <= bound + 1e-9
