@@ -6,7 +6,7 @@
 (a) HSDAG Table 2 form.  inception_v2, resnet50, densenet121 (the ONNX model-zoo
     architectures shipped with ``onnx``, ``onnx/backend/test/data/light``) and
     BERT-base (``transformers``, random weights, sequence length 128, through
-    :func:`mtpp.io_torch.from_torch`) on the ``cpu-igpu-dgpu`` preset.  Op times are
+    :func:`mtpp.io.torch_model.from_torch`) on the ``cpu-igpu-dgpu`` preset.  Op times are
     priced with the ``--spec`` roofline (default ``cpu``: the preset's reference
     device, speed 1, is the CPU, so ``work`` is the CPU time); the iGPU and dGPU times
     follow from the preset's speed factors.  For each: the runtime of each single
@@ -65,7 +65,7 @@ def load(name: str, spec: str) -> Graph:
         import torch
         import transformers
 
-        from mtpp.io_torch import from_torch
+        from mtpp.io.torch_model import from_torch
 
         torch.manual_seed(0)
         model = transformers.BertModel(transformers.BertConfig()).eval()
@@ -73,7 +73,7 @@ def load(name: str, spec: str) -> Graph:
         return from_torch(model, (ids,), device_spec=spec, name="bert-base")
     import onnx
 
-    from mtpp.io_onnx import from_onnx
+    from mtpp.io.onnx_model import from_onnx
 
     light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
     return from_onnx(light / f"light_{name}.onnx", device_spec=spec)

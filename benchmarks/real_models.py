@@ -4,7 +4,7 @@ from optimal is each (issue 6, section 5).  Run by hand:
 
 Graphs: the ONNX model-zoo architectures shipped with ``onnx``
 (``onnx/backend/test/data/light``) and BERT-base (``transformers``, random weights,
-sequence length 128, through :func:`mtpp.io_torch.from_torch`), priced on the
+sequence length 128, through :func:`mtpp.io.torch_model.from_torch`), priced on the
 ``a100`` preset (microseconds, bytes; unlimited memory, so no overflow).
 
 For each graph and k, three partitions, each re-checked by :func:`mtpp.evaluate`:
@@ -40,7 +40,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from mtpp import Graph, evaluate  # noqa: E402
 from mtpp.certificate import certify  # noqa: E402
 from mtpp.devices import get_device  # noqa: E402
-from mtpp.io_onnx import from_onnx  # noqa: E402
+from mtpp.io.onnx_model import from_onnx  # noqa: E402
 from mtpp.partitioner import partition  # noqa: E402
 
 ONNX_MODELS = ["bvlc_alexnet", "zfnet512", "vgg19", "squeezenet", "inception_v1", "resnet50", "shufflenet",
@@ -75,7 +75,7 @@ def bert_graph(seq: int) -> tuple[Graph, float]:
     import torch
     import transformers
 
-    from mtpp.io_torch import from_torch
+    from mtpp.io.torch_model import from_torch
 
     torch.manual_seed(0)
     model = transformers.BertModel(transformers.BertConfig()).eval()

@@ -118,7 +118,7 @@ def generate(directory: str | Path, preset: str = "mixed-50") -> list[Path]:
 def verify(directory: str | Path) -> list[str]:
     """Regenerate every graph of the manifest in ``directory``; the mismatches (none: identical)."""
     from mtpp.batch.tasks import graph_hash
-    from mtpp.io import load_graph
+    from mtpp.io.graph_file import load_graph
 
     out = Path(directory)
     manifest = json.loads((out / "testbed.json").read_text())

@@ -23,7 +23,7 @@ from mtpp.errors import (
 )
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph, Node, NodeId
-from mtpp.io import load_graph
+from mtpp.io.graph_file import load_graph
 from mtpp.problem import Problem
 
 __version__ = "0.1.0"
@@ -38,8 +38,8 @@ _LAZY = {
     "schedule": "mtpp.scheduling",
     "Schedule": "mtpp.scheduling",
     "peak_memory": "mtpp.memory",
-    "from_onnx": "mtpp.io_onnx",
-    "from_torch": "mtpp.io_torch",
+    "from_onnx": "mtpp.io.onnx_model",
+    "from_torch": "mtpp.io.torch_model",
     "DeviceSpec": "mtpp.devices",
     "place": "mtpp.placement.api",
     "Placement": "mtpp.placement.api",

@@ -221,7 +221,7 @@ def discover_graphs(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[s
 def load_sources(graphs: Any) -> list[GraphSource]:
     """:class:`GraphSource` for each graph: ``graphs`` is a :class:`Graph`, a file, a
     directory, a glob, or a list of those.  Identical graphs (same hash) are kept once."""
-    from mtpp.io import load_graph
+    from mtpp.io.graph_file import load_graph
 
     items = [graphs] if isinstance(graphs, (str, os.PathLike, Graph)) else list(graphs)
     sources: list[GraphSource] = []
@@ -281,7 +281,7 @@ def execute(task: Task, graph_json: str) -> dict[str, Any]:
     ``ub``, ``method_time``, ``solver_used``, ``solver_version``, ``message``,
     ``result``), where ``result`` is the certificate or solution JSON.  A method
     that raises gives status ``error``; it never propagates."""
-    from mtpp.io import graph_from_dict
+    from mtpp.io.graph_file import graph_from_dict
 
     try:
         graph = graph_from_dict(json.loads(graph_json), source=task.graph)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
-from mtpp.io import load_graph
+from mtpp.io.graph_file import load_graph
 
 _HERE = Path(__file__).resolve().parent
 

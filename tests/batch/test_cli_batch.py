@@ -11,7 +11,7 @@ from rich.console import Console
 
 from benchmarks.testbed import generate, verify
 from mtpp.cli import main
-from mtpp.cli_batch import COMMANDS
+from mtpp.cli.batch import COMMANDS
 from mtpp.errors import GraphFormatError, InvalidParameterError
 
 

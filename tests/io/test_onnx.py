@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 import mtpp  # noqa: E402
 from mtpp.devices import PRESETS, DeviceSpec  # noqa: E402
 from mtpp.graph import NodeId  # noqa: E402
-from mtpp.io_onnx import MissingShapeError, UnsupportedOpError, folded_nodes, from_onnx  # noqa: E402
+from mtpp.io.onnx_model import MissingShapeError, UnsupportedOpError, folded_nodes, from_onnx  # noqa: E402
 from mtpp.partitioner import partition  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
@@ -176,7 +176,7 @@ def test_cli_import_handler(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from mtpp.cli_import import add_import_command, cmd_import
+    from mtpp.cli.importer import add_import_command, cmd_import
 
     parser = argparse.ArgumentParser(prog="mtpp")
     add_import_command(parser.add_subparsers(dest="command"))

@@ -12,11 +12,11 @@ is used and the traced module is run once on the example inputs.
 * **Parameters, buffers and lifted constants are not nodes**: their bytes are the
   ``size_param`` of every op that reads them.  Ops whose tensor inputs are all such
   constants (``t(weight)`` from the linear decomposition, ``arange`` of position
-  ids) are folded the same way, as in :mod:`mtpp.io_onnx`.
+  ids) are folded the same way, as in :mod:`mtpp.io.onnx_model`.
 * **Several outputs**: an op returning a tuple is read through ``getitem`` nodes;
   each used ``getitem`` stays as a zero-work node whose ``size_out`` is its tensor,
   and the op's own ``size_out`` is the sum of its used outputs: the model
-  :mod:`mtpp.io_onnx` documents for ops with several outputs.
+  :mod:`mtpp.io.onnx_model` documents for ops with several outputs.
 * **Costs** (microseconds, bytes; :mod:`mtpp.devices`): FLOPs per node from
   :data:`torch.utils.flop_counter.flop_registry` on the traced shapes (export path)
   or :class:`~torch.utils.flop_counter.FlopCounterMode` around each node (fx path),

@@ -38,7 +38,7 @@ def cmd_import(args: argparse.Namespace, out: Console) -> int:
     """Import ``args.model``, write the graph JSON, print its size and the device's
     ``B`` and ``M`` in the graph's units."""
     from mtpp.devices import get_device
-    from mtpp.io_onnx import from_onnx
+    from mtpp.io.onnx_model import from_onnx
 
     spec = get_device(args.device)
     graph = from_onnx(args.model, batch_size=args.batch, device_spec=spec, fallback_cost=args.fallback_cost)

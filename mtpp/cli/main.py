@@ -33,7 +33,7 @@ from heuristics.brkga import Progress as ProgressCallback
 from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
-from mtpp.io import load_graph
+from mtpp.io.graph_file import load_graph
 from mtpp.problem import Problem
 
 EXIT_USAGE = 2
@@ -118,9 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="print sizes and totals of a graph")
     info.add_argument("file")
 
-    from mtpp.cli_batch import add_commands
-    from mtpp.cli_import import add_import_command
-    from mtpp.cli_train import add_train_command
+    from mtpp.cli.batch import add_commands
+    from mtpp.cli.importer import add_import_command
+    from mtpp.cli.train import add_train_command
 
     add_commands(sub)
     add_import_command(sub)
@@ -365,9 +365,9 @@ COMMANDS = {
 def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
     if name in COMMANDS:
         return COMMANDS[name]
-    from mtpp.cli_batch import COMMANDS as BATCH_COMMANDS
-    from mtpp.cli_import import COMMANDS as IMPORT_COMMANDS
-    from mtpp.cli_train import COMMANDS as TRAIN_COMMANDS
+    from mtpp.cli.batch import COMMANDS as BATCH_COMMANDS
+    from mtpp.cli.importer import COMMANDS as IMPORT_COMMANDS
+    from mtpp.cli.train import COMMANDS as TRAIN_COMMANDS
 
     return {**BATCH_COMMANDS, **IMPORT_COMMANDS, **TRAIN_COMMANDS}[name]
 
@@ -384,6 +384,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mtpp: interrupted; finished results are kept (rerun a batch to go on)", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())
