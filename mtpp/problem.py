@@ -6,7 +6,9 @@ import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 
-from mtpp.errors import InvalidParameterError
+import numpy as np
+
+from mtpp.errors import WEIGHT_LIMIT, InvalidParameterError, WeightOverflowError
 from mtpp.graph import Graph
 
 
@@ -70,6 +72,11 @@ class Problem:
             raise InvalidParameterError(f"peak_aware must be True or False, got {self.peak_aware!r}")
         if self.peak_aware and self.reserve != 0:
             raise InvalidParameterError("reserve must be 0 with peak_aware=True: the computed peak replaces it")
+        g = self.graph
+        with np.errstate(over="ignore"):
+            io_total = (float(g.size_param.sum()) + 2 * float(g.size_out.sum())) / self.bandwidth + float(g.work.sum())
+        if not io_total <= WEIGHT_LIMIT:
+            raise WeightOverflowError(f"work + (size_param + twice size_out) / B at B = {self.bandwidth!r}", io_total)
         if self.reserve > self.memory:
             raise InvalidParameterError(
                 f"reserve ({self.reserve}) exceeds memory ({self.memory}): no memory left for parameters"

@@ -55,14 +55,14 @@ class Tolerances:
         feasibility and optimality errors, ``A = max_r sum_{j integer} |a_rj|`` for
         integrality slack.  The margin is
 
-            4 (feasibility + optimality + 16 eps) (1 + M) + 4 integrality A
+            2 (feasibility + optimality + 16 eps) (1 + M) + 2 integrality A
             + abs_gap + rel_gap |bound|,
 
-        a factor 4 above the first-order error, which is why the formulations scale
+        twice the first-order error, which is why the formulations scale
         their models to ``O(1)`` magnitudes first (then the margin is a few 1e-9)."""
         act, int_mag = model.magnitudes()
         first_order = (self.feasibility + self.optimality + 16 * EPS) * (1.0 + act) + self.integrality * int_mag
-        return 4.0 * first_order + self.abs_gap + self.rel_gap * abs(bound)
+        return 2.0 * first_order + self.abs_gap + self.rel_gap * abs(bound)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from types import ModuleType
 import numpy as np
 
 from solvers.base import Backend, RawResult, SolveOptions, Tolerances
-from solvers.cpsat_common import cp_solver, neutral_status
+from solvers.cpsat_common import cp_solver, neutral_status, proven_bound
 from solvers.integral import complete_continuous, integer_relaxation
 from solvers.model import Model
 from solvers.result import Status
@@ -96,7 +96,7 @@ class CpSatBackend(Backend):
             solution = relax.to_original(z)
             if not model.is_feasible(solution, tol=1e-6):
                 solution = complete_continuous(model, solution)
-        dual = relax.bound(float(solver.best_objective_bound)) if st is not Status.ERROR else math.nan
+        dual = relax.bound(proven_bound(solver, status)) if st is not Status.ERROR else math.nan
         if st is Status.OPTIMAL and solution is not None:
             obj = model.objective_value(solution)
             if abs(obj - dual) > GAP_TOL * max(1.0, abs(obj)):

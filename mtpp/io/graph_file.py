@@ -80,7 +80,17 @@ def _from_node_link(data: dict[str, Any], source: str) -> Graph:
         if not isinstance(rec, dict):
             raise GraphFormatError(f"{source}: nodes[{pos}] is not an object")
         node_id: Any = rec.get("id", rec.get("name", pos))
-        weight: dict[str, Any] = {key: rec.get(alias, rec.get(key, 0.0)) for key, alias in NODE_LINK_WEIGHTS.items()}
+        missing = [alias for key, alias in NODE_LINK_WEIGHTS.items() if alias not in rec and key not in rec]
+        if missing:
+            raise GraphFormatError(
+                f"{source}: nodes[{pos}] (id {node_id!r}) has no {' / '.join(missing)}: node-link files need "
+                f"{', '.join(NODE_LINK_WEIGHTS.values())} (or work, size_param, size_out) on every node"
+            )
+        weight: dict[str, Any] = {key: rec.get(alias, rec.get(key)) for key, alias in NODE_LINK_WEIGHTS.items()}
+        bad = [k for k, v in weight.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+        if bad:
+            raise GraphFormatError(f"{source}: nodes[{pos}] (id {node_id!r}) has a non-numeric {bad[0]}: "
+                                   f"{weight[bad[0]]!r}")
         try:
             nodes.append(
                 Node(
