@@ -39,7 +39,7 @@ from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
-from mtpp.problem import Problem
+from mtpp.problem import Problem, check_seed, check_time_limit
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
 METHODS = ("simple", *MIP_METHODS)
@@ -107,7 +107,12 @@ class Certificate(BaseModel):
 
 def parse_bounds(bounds: str | Iterable[str]) -> tuple[str, ...]:
     """Normalise ``"all"``, a comma-separated string or a list of method names."""
-    names = [b.strip() for b in bounds.split(",")] if isinstance(bounds, str) else list(bounds)
+    if isinstance(bounds, str):
+        names = [b.strip() for b in bounds.split(",")]
+    elif isinstance(bounds, Iterable) and all(isinstance(b, str) for b in bounds):
+        names = list(bounds)
+    else:
+        raise InvalidParameterError(f"bounds must be 'all', a comma-separated string or a list of names: {bounds!r}")
     if names == ["all"]:
         return METHODS
     unknown = [b for b in names if b not in METHODS]
@@ -156,8 +161,8 @@ def certify(
     start = time.perf_counter()
     problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
     methods = parse_bounds(bounds)
-    if not time_limit > 0:
-        raise InvalidParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    time_limit = check_time_limit(time_limit)
+    seed = check_seed(seed)
     if any(m in MIP_METHODS for m in methods):
         _check_solver(solver)
     say = report or (lambda line: None)

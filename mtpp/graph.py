@@ -190,8 +190,11 @@ class Graph:
     ) -> Graph:
         """Build a graph from weight arrays and edges given as index pairs ``(u, v)``."""
         n = len(np.asarray(work))
-        e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
-        e = e.reshape(-1, 2)
+        try:
+            e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
+            e = e.reshape(-1, 2)
+        except (TypeError, ValueError) as exc:
+            raise GraphError(f"edges must be pairs of node indices 0..{n - 1} ({exc})") from None
         ids = list(range(n)) if ids is None else list(ids)
         bad = np.flatnonzero((e < 0) | (e >= n))
         if bad.size:
@@ -206,12 +209,20 @@ class Graph:
         name: str | None = None,
     ) -> Graph:
         """Build a graph from :class:`Node` records (or dicts of their fields) and id pairs."""
-        recs = [n if isinstance(n, Node) else Node(**n) for n in nodes]
+        recs = []
+        for pos, rec in enumerate(nodes):
+            try:
+                recs.append(rec if isinstance(rec, Node) else Node(**rec))
+            except TypeError as exc:
+                raise GraphError(f"node {pos}: {rec!r} is not a node record ({exc})") from None
         index: dict[Any, int] = {}
         for i, rec in enumerate(recs):
             index.setdefault(rec.id, i)
         src, dst = [], []
-        for u, v in edges:
+        for edge in edges:
+            if not isinstance(edge, (tuple, list)) or len(edge) != 2:
+                raise GraphError(f"edge {edge!r} is not a pair of node ids")
+            u, v = edge
             for end in (u, v):
                 if end not in index:
                     raise UnknownNodeError(end, f"in edge {u!r} -> {v!r}")

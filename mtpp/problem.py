@@ -21,6 +21,20 @@ def check_k(k: object) -> int:
     return int(k)
 
 
+def check_seed(seed: object) -> int:
+    """``seed`` as an int; :class:`InvalidParameterError` unless it is an integer >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise InvalidParameterError(f"seed must be an integer >= 0, got {seed!r}")
+    return int(seed)
+
+
+def check_time_limit(time_limit: object) -> float:
+    """``time_limit`` in seconds; :class:`InvalidParameterError` unless it is a number > 0."""
+    if isinstance(time_limit, bool) or not isinstance(time_limit, Real) or not float(time_limit) > 0:
+        raise InvalidParameterError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+    return float(time_limit)
+
+
 def _check_real(name: str, value: object, *, positive: bool, allow_inf: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
         raise InvalidParameterError(f"{name} must be a number, got {value!r}")

@@ -31,6 +31,8 @@ NODE_LINK_WEIGHTS = {"work": "duration", "size_param": "param_cost", "size_out":
 
 def load_graph(path: str | os.PathLike[str]) -> Graph:
     """Read a graph file (mtpp JSON or node-link JSON) and validate it."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise GraphFormatError(f"expected a path to a graph file, got {path!r}")
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
