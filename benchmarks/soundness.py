@@ -64,6 +64,7 @@ def main() -> int:
             t[0] += count
             t[1].extend(bad)
             t[2] += secs
+            print(f"  {solver}: {t[0]} checked, {len(t[1])} violations", flush=True)
     print(f"{'backend':8} {'instances':>10} {'violations':>11} {'s / instance':>13}")
     for solver, (count, bad, secs) in totals.items():
         print(f"{solver:8} {count:>10} {len(bad):>11} {secs / max(count, 1):>13.3f}")
