@@ -23,8 +23,14 @@ key ``f(S) = max(g(S), h(S))``, ties to the deeper state, with an admissible
       h_v(S) = F(v) + sum_{u in S cap Q(v)} size_out(u),   Q(v) = P(v) - anc*(v),
 
   with ``F(v)`` the static forced-live memory and ``P(v)`` the producers of
-  ``desc*(v)``; ``h(S)`` takes the largest ``h_v``.  Ops are tried by decreasing
-  ``F(v) + size_out(Q(v))``, stopping once that cannot beat the best so far.
+  ``desc*(v)``;
+* the *min-cut live memory* ``B(v)`` of every op ``v`` not in ``S``
+  (:mod:`heuristics.peak_cut`): ``v`` still has to run, and ``B(v)`` bounds its step
+  in every order.
+
+``h(S) = max_{v not in S} max(B(v), h_v(S))`` with the next-step term; ops are tried
+by decreasing ``max(B(v), F(v) + size_out(Q(v)))``, stopping once that cannot beat
+the best so far.
 
 Equal sets are collapsed through a Zobrist hash (the cheapest ``g`` kept; a state
 reached again more cheaply is re-opened), children whose key reaches the best
@@ -61,6 +67,7 @@ import numpy as np
 from numba import njit
 
 from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
+from heuristics.peak_cut import cut_live_memory
 from heuristics.peak_dp import _CTZ, _has, ready_ops
 from heuristics.peak_orders import order_peak, traversal_order
 from mtpp.errors import InvalidParameterError
@@ -115,16 +122,18 @@ def _pop(hk, hd, hi, hg, size):
 
 
 @njit(cache=True)
-def set_bound(bits, s, order, forced, reach_q, q_bits, size_out, best):
+def set_bound(bits, s, order, static, forced, reach_q, q_bits, size_out, best):
     """``max(best, max_{v not in S} h_v(S))`` (module docstring); ``order`` sorts the
-    ops by decreasing ``forced + reach_q``, the largest ``h_v`` can get."""
+    ops by decreasing ``max(static, forced + reach_q)``, the largest ``h_v`` can get."""
     n_words = bits.shape[1]
     for k in range(order.shape[0]):
         v = order[k]
-        if forced[v] + reach_q[v] <= best:
+        if max(static[v], forced[v] + reach_q[v]) <= best:
             break
         if _has(bits, s, v):
             continue
+        if static[v] > best:
+            best = static[v]
         total = forced[v]
         for w in range(n_words):
             x = bits[s, w] & q_bits[v, w]
@@ -142,7 +151,7 @@ def search_kernel(
     bits, rdy, hsh, g, live, hval, parent, node, depth,
     hk, hd, hi, hg, table, ctr, ub_box,
     succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob,
-    order, forced, reach_q, q_bits, target, max_expansions,
+    order, static, forced, reach_q, q_bits, target, max_expansions,
 ):  # fmt: skip
     """Runs at most ``max_expansions`` expansions of the best-first search on the
     state arrays (module docstring) and returns a status code.  ``ctr`` holds the
@@ -265,7 +274,7 @@ def search_kernel(
                 if add < nxt:
                     nxt = add
             hb = cl + nxt
-            hb = set_bound(bits, c, order, forced, reach_q, q_bits, size_out, hb)
+            hb = set_bound(bits, c, order, static, forced, reach_q, q_bits, size_out, hb)
             key = cg if cg > hb else hb
             if key >= ub:
                 continue  # not stored: it can never beat the best order
@@ -304,9 +313,9 @@ class SearchResult:
     wall_time: float
 
 
-def _relative_bound_data(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _relative_bound_data(graph: Graph, static: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``F(v)``, ``Q(v)`` bitsets, ``size_out(Q(v))`` and the ops by decreasing
-    ``F(v) + size_out(Q(v))`` (module docstring)."""
+    ``max(B(v), F(v) + size_out(Q(v)))`` (module docstring)."""
     g = graph
     anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)
     reach = needed_bits(g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
@@ -315,7 +324,7 @@ def _relative_bound_data(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarr
     idx = np.arange(g.n)
     q_bits[idx, idx >> 6] &= ~(_ONE << (idx & 63).astype(np.uint64))
     reach_q = masked_sums(q_bits, g.size_out)
-    order = np.argsort(-(forced + reach_q), kind="stable").astype(np.int64)
+    order = np.argsort(-np.maximum(static, forced + reach_q), kind="stable").astype(np.int64)
     return forced, q_bits, reach_q, order
 
 
@@ -326,6 +335,7 @@ def best_first_search(
     memory_mb: float = DEFAULT_MEMORY_MB,
     target: float = -math.inf,
     seed: int = 0,
+    static_bound: np.ndarray | None = None,
 ) -> SearchResult:
     """Minimum-peak order of ``graph`` by anytime best-first search over scheduled
     sets (module docstring).
@@ -334,7 +344,9 @@ def best_first_search(
     something better is found and prunes the search; ``time_limit`` seconds and
     ``memory_mb`` megabytes of state arrays stop it with a valid ``lower_bound``;
     ``target`` ends it as soon as an order with peak ``<= target`` is known (a caller
-    that needs no better).  ``seed`` only fixes the hash keys.
+    that needs no better).  ``static_bound`` gives ``B(v)`` (default: the min-cut
+    live memory of every op, :mod:`heuristics.peak_cut`).  ``seed`` only fixes the
+    hash keys.
     """
     t0 = time.perf_counter()
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, (int, float)) or not memory_mb > 0:
@@ -359,12 +371,13 @@ def best_first_search(
     hi, hg = np.zeros(hcap, dtype=np.int64), np.zeros(hcap)
     table = np.full(table_size, -1, dtype=np.int64)
     memory_bytes = sum(a.nbytes for a in (bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table))
-    forced, q_bits, reach_q, by_bound = _relative_bound_data(g)
+    static = cut_live_memory(g, every_op=True)[0] if static_bound is None else np.asarray(static_bound, float)
+    forced, q_bits, reach_q, by_bound = _relative_bound_data(g, static)
     zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + _ONE
     # the root: nothing scheduled, the sources ready
     sources = np.flatnonzero(np.diff(g.pred_ptr) == 0)
     np.bitwise_or.at(rdy[0], sources >> 6, _ONE << (sources & 63).astype(np.uint64))
-    hval[0] = max(float((g.size_out + g.size_param)[sources].min()), float(forced.max()))
+    hval[0] = max(float((g.size_out + g.size_param)[sources].min()), float(static.max()), float(forced.max()))
     table[0] = 0  # the empty set hashes to 0, slot 0
     hk[0], hi[0] = hval[0], 0
     ctr = np.array([1, 1 if hval[0] < ub else 0, 0, -1], dtype=np.int64)  # states, heap size, expansions, goal
@@ -378,7 +391,7 @@ def best_first_search(
         status = search_kernel(
             bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table, ctr, ub_box,
             g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.size_out, g.size_param, zob,
-            by_bound, forced, reach_q, q_bits, float(target), batch,
+            by_bound, static, forced, reach_q, q_bits, float(target), batch,
         )  # fmt: skip
         took = time.perf_counter() - t
         if took < 0.05:  # about 0.1 s between time checks
