@@ -94,6 +94,16 @@ class Part:
         real = local[(local >= self.sources) & (local < self.sources + self.ops.size)]
         return self.ops[real - self.sources]
 
+    def restrict(self, order: np.ndarray) -> np.ndarray:
+        """The order of the part that runs the segment's ops as ``order`` (a
+        topological order of the whole graph) does: pseudo-sources first, ``END``
+        last."""
+        rank = np.empty(int(np.max(order)) + 1, dtype=np.int64)
+        rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+        inner = self.sources + np.argsort(rank[self.ops], kind="stable")
+        end = [self.graph.n - 1] if self.has_end else []
+        return np.concatenate((np.arange(self.sources), inner, end)).astype(np.int64)
+
 
 def split_graph(graph: Graph, min_ops: int = 1) -> list[Part]:
     """The parts of ``graph`` between consecutive cut nodes (module docstring), in run
