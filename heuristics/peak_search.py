@@ -371,7 +371,9 @@ def best_first_search(
     hi, hg = np.zeros(hcap, dtype=np.int64), np.zeros(hcap)
     table = np.full(table_size, -1, dtype=np.int64)
     memory_bytes = sum(a.nbytes for a in (bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table))
-    static = cut_live_memory(g, time_limit, every_op=True)[0] if static_bound is None else np.asarray(static_bound, float)
+    static = (
+        cut_live_memory(g, time_limit, every_op=True)[0] if static_bound is None else np.asarray(static_bound, float)
+    )
     forced, q_bits, reach_q, by_bound = _relative_bound_data(g, static)
     zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + _ONE
     # the root: nothing scheduled, the sources ready

@@ -22,7 +22,8 @@ from mtpp.memory import REL_TOL, local_lower_bound, peak_memory
 
 OBJECTIVES = ("peak_memory",)
 LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
-METHODS = ("auto", "search", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random", *LEARNED, "regal-brkga")
+METHODS = ("auto", "search", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random", *LEARNED,
+           "regal-brkga")  # fmt: skip
 NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Section 5)
 REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
