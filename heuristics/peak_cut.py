@@ -58,13 +58,23 @@ def bits_to_bool(bits: np.ndarray, n: int) -> np.ndarray:
 
 def cut_live_memory(
     graph: Graph, time_limit: float | None = None, every_op: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per op ``v``, a lower bound on the memory of ``v``'s step in every order: the
     min-cut value ``size_out(v) + size_param(v) + C(v)`` of the module docstring where
     it was computed, else the forced-live memory (also valid).  Returns the values
     and the mask of ops whose cut was computed: unless ``every_op``, ops that cannot
     beat the maximum are skipped; ``time_limit`` seconds stop the cuts early (the
-    values stay valid)."""
+    values stay valid).  With ``every_op``, also the residuals ``R[v, u] =
+    size_out(u) - flow(x_u -> c_u)`` of a maximum flow for ``v`` (rows of skipped ops,
+    and of ops whose rounded-down cut fell below their forced-live value, are zero;
+    an ``(0, 0)`` array without ``every_op``): for a scheduled set ``S``, each ``u`` in
+    ``S`` with a consumer in ``desc*(v)`` adds the path source ``-> x_u -> c_u ->``
+    that consumer ``->`` sink, whose only finite arc is ``u``'s own, so
+
+        C(v | S) >= C(v) + sum_{u in S, u feeds desc*(v)} R[v, u],
+
+    where ``C(v | S)`` also forces ``S`` to the source side (the search's
+    relative bound, :mod:`heuristics.peak_search`)."""
     t0 = time.perf_counter()
     g = graph
     n = g.n
@@ -73,9 +83,10 @@ def cut_live_memory(
     own = g.size_out + g.size_param
     values = own + masked_sums(anc_bits & reach, g.size_out)  # forced-live: valid everywhere
     done = np.zeros(n, dtype=bool)
+    residual = np.zeros((n, n) if every_op else (0, 0))
     total = float(g.size_out.sum())
     if g.m == 0 or total <= 0 or n > MAX_NODES:
-        return values, done
+        return values, done, residual
     anc = bits_to_bool(anc_bits, n)
     desc = anc.T.copy()
     np.fill_diagonal(desc, True)
@@ -95,6 +106,7 @@ def cut_live_memory(
     base_cols = np.concatenate([src, n + np.arange(n), dst])
     base_caps = np.concatenate([big, cap_out, big])
     source, sink = 2 * n, 2 * n + 1
+    idx = np.arange(n)
     best = float(values.max())
     for v in np.argsort(-values, kind="stable").tolist():
         if upper[v] <= (values[v] if every_op else best):
@@ -106,11 +118,15 @@ def cut_live_memory(
         cols = np.concatenate([base_cols, a, np.full(d.size, sink)])
         caps = np.concatenate([base_caps, np.full(a.size + d.size, INFINITE)]).astype(np.int32)
         net = sp.csr_matrix((caps, (rows, cols)), shape=(2 * n + 2, 2 * n + 2))
-        flow = maximum_flow(net, source, sink).flow_value
-        values[v] = max(values[v], own[v] + flow / scale)
+        res = maximum_flow(net, source, sink)
+        cut = own[v] + res.flow_value / scale
         done[v] = True
+        if every_op and cut >= values[v]:  # residuals extend this flow, not a larger forced-live value
+            through = np.asarray(res.flow.tocsr()[idx, n + idx]).ravel()
+            residual[v] = g.size_out - through / scale
+        values[v] = max(values[v], cut)
         best = max(best, float(values[v]))
-    return values, done
+    return values, done, residual
 
 
 def cut_live_bound(graph: Graph, time_limit: float | None = None) -> float:

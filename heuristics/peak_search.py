@@ -24,13 +24,15 @@ key ``f(S) = max(g(S), h(S))``, ties to the deeper state, with an admissible
 
   with ``F(v)`` the static forced-live memory and ``P(v)`` the producers of
   ``desc*(v)``;
-* the *min-cut live memory* ``B(v)`` of every op ``v`` not in ``S``
-  (:mod:`heuristics.peak_cut`): ``v`` still has to run, and ``B(v)`` bounds its step
-  in every order.
+* the *min-cut live memory relative to S* (:mod:`heuristics.peak_cut`): every op
+  ``v`` not in ``S`` still has to run, and its step holds at least
+  ``B(v) + sum_{u in S cap Q(v)} R[v, u]`` (``B(v)`` the min-cut live memory, ``R``
+  the residuals of its maximum flow: each such ``u`` adds an augmenting path of its
+  own once ``S`` is forced to the source side).
 
-``h(S) = max_{v not in S} max(B(v), h_v(S))`` with the next-step term; ops are tried
-by decreasing ``max(B(v), F(v) + size_out(Q(v)))``, stopping once that cannot beat
-the best so far.
+``h(S) = max_{v not in S} max(F(v) + sum_{S cap Q(v)} size_out, B(v) + sum_{S cap
+Q(v)} R[v, .])`` with the next-step term; ops are tried by decreasing largest value
+their ``h_v`` can reach, stopping once that cannot beat the best so far.
 
 Equal sets are collapsed through a Zobrist hash (the cheapest ``g`` kept; a state
 reached again more cheaply is re-opened), children whose key reaches the best
@@ -67,7 +69,7 @@ import numpy as np
 from numba import njit
 
 from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
-from heuristics.peak_cut import cut_live_memory
+from heuristics.peak_cut import bits_to_bool, cut_live_memory
 from heuristics.peak_dp import _CTZ, _has, ready_ops
 from heuristics.peak_orders import order_peak, traversal_order
 from mtpp.errors import InvalidParameterError
@@ -82,9 +84,10 @@ RUNNING, FINISHED, MEMORY_FULL, TARGET_REACHED = 0, 1, 2, 3
 
 
 @njit(cache=True, inline="always")
-def _before(ka, da, kb, db):
-    """Heap order: smaller key first, then the deeper state."""
-    return ka < kb or (ka == kb and da > db)
+def _before(ka, ga, da, kb, gb, db):
+    """Heap order: smaller key first, then the smaller peak so far, then the deeper
+    state."""
+    return ka < kb or (ka == kb and (ga < gb or (ga == gb and da > db)))
 
 
 @njit(cache=True)
@@ -92,7 +95,7 @@ def _push(hk, hd, hi, hg, size, key, depth, idx, g):
     i = size
     while i > 0:
         p = (i - 1) >> 1
-        if not _before(key, depth, hk[p], hd[p]):
+        if not _before(key, g, depth, hk[p], hg[p], hd[p]):
             break
         hk[i], hd[i], hi[i], hg[i] = hk[p], hd[p], hi[p], hg[p]
         i = p
@@ -110,9 +113,9 @@ def _pop(hk, hd, hi, hg, size):
         c = 2 * i + 1
         if c >= size:
             break
-        if c + 1 < size and _before(hk[c + 1], hd[c + 1], hk[c], hd[c]):
+        if c + 1 < size and _before(hk[c + 1], hg[c + 1], hd[c + 1], hk[c], hg[c], hd[c]):
             c += 1
-        if not _before(hk[c], hd[c], key, depth):
+        if not _before(hk[c], hg[c], hd[c], key, g, depth):
             break
         hk[i], hd[i], hi[i], hg[i] = hk[c], hd[c], hi[c], hg[c]
         i = c
@@ -122,27 +125,30 @@ def _pop(hk, hd, hi, hg, size):
 
 
 @njit(cache=True)
-def set_bound(bits, s, order, static, forced, reach_q, q_bits, size_out, best):
+def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best):
     """``max(best, max_{v not in S} h_v(S))`` (module docstring); ``order`` sorts the
-    ops by decreasing ``max(static, forced + reach_q)``, the largest ``h_v`` can get."""
+    ops by decreasing ``top``, the largest ``h_v`` can get."""
     n_words = bits.shape[1]
     for k in range(order.shape[0]):
         v = order[k]
-        if max(static[v], forced[v] + reach_q[v]) <= best:
+        if top[v] <= best:
             break
         if _has(bits, s, v):
             continue
-        if static[v] > best:
-            best = static[v]
         total = forced[v]
+        cut = static[v]
         for w in range(n_words):
             x = bits[s, w] & q_bits[v, w]
             while x != 0:
                 low = x & (~x + _ONE)
                 x ^= low
-                total += size_out[w * 64 + _CTZ[(low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58)]]
+                u = w * 64 + _CTZ[(low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58)]
+                total += size_out[u]
+                cut += resid[v, u]
         if total > best:
             best = total
+        if cut > best:
+            best = cut
     return best
 
 
@@ -151,7 +157,7 @@ def search_kernel(
     bits, rdy, hsh, g, live, hval, parent, node, depth,
     hk, hd, hi, hg, table, ctr, ub_box,
     succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob,
-    order, static, forced, reach_q, q_bits, target, max_expansions,
+    order, static, forced, top, q_bits, resid, target, max_expansions,
 ):  # fmt: skip
     """Runs at most ``max_expansions`` expansions of the best-first search on the
     state arrays (module docstring) and returns a status code.  ``ctr`` holds the
@@ -274,7 +280,7 @@ def search_kernel(
                 if add < nxt:
                     nxt = add
             hb = cl + nxt
-            hb = set_bound(bits, c, order, static, forced, reach_q, q_bits, size_out, hb)
+            hb = set_bound(bits, c, order, static, forced, top, q_bits, resid, size_out, hb)
             key = cg if cg > hb else hb
             if key >= ub:
                 continue  # not stored: it can never beat the best order
@@ -313,9 +319,11 @@ class SearchResult:
     wall_time: float
 
 
-def _relative_bound_data(graph: Graph, static: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``F(v)``, ``Q(v)`` bitsets, ``size_out(Q(v))`` and the ops by decreasing
-    ``max(B(v), F(v) + size_out(Q(v)))`` (module docstring)."""
+def _relative_bound_data(
+    graph: Graph, static: np.ndarray, resid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``F(v)``, ``Q(v)`` bitsets, the largest ``h_v`` can get and the ops by
+    decreasing that (module docstring)."""
     g = graph
     anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)
     reach = needed_bits(g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
@@ -323,9 +331,10 @@ def _relative_bound_data(graph: Graph, static: np.ndarray) -> tuple[np.ndarray, 
     q_bits = reach & ~anc
     idx = np.arange(g.n)
     q_bits[idx, idx >> 6] &= ~(_ONE << (idx & 63).astype(np.uint64))
-    reach_q = masked_sums(q_bits, g.size_out)
-    order = np.argsort(-np.maximum(static, forced + reach_q), kind="stable").astype(np.int64)
-    return forced, q_bits, reach_q, order
+    q_mask = bits_to_bool(q_bits, g.n)
+    top = np.maximum(forced + q_mask @ g.size_out, static + (q_mask * resid).sum(axis=1))
+    order = np.argsort(-top, kind="stable").astype(np.int64)
+    return forced, q_bits, top, order
 
 
 def best_first_search(
@@ -371,10 +380,11 @@ def best_first_search(
     hi, hg = np.zeros(hcap, dtype=np.int64), np.zeros(hcap)
     table = np.full(table_size, -1, dtype=np.int64)
     memory_bytes = sum(a.nbytes for a in (bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table))
-    static = (
-        cut_live_memory(g, time_limit, every_op=True)[0] if static_bound is None else np.asarray(static_bound, float)
-    )
-    forced, q_bits, reach_q, by_bound = _relative_bound_data(g, static)
+    if static_bound is None:
+        static, _, resid = cut_live_memory(g, time_limit, every_op=True)
+    else:
+        static, resid = np.asarray(static_bound, dtype=np.float64), np.zeros((n, n))
+    forced, q_bits, top, by_bound = _relative_bound_data(g, static, resid)
     zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + _ONE
     # the root: nothing scheduled, the sources ready
     sources = np.flatnonzero(np.diff(g.pred_ptr) == 0)
@@ -393,7 +403,7 @@ def best_first_search(
         status = search_kernel(
             bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table, ctr, ub_box,
             g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.size_out, g.size_param, zob,
-            by_bound, static, forced, reach_q, q_bits, float(target), batch,
+            by_bound, static, forced, top, q_bits, resid, float(target), batch,
         )  # fmt: skip
         took = time.perf_counter() - t
         if took < 0.05:  # about 0.1 s between time checks

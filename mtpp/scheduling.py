@@ -28,7 +28,9 @@ NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Se
 REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
 RANDOM_ORDERS = 100
-AUTO_BEAM_SHARE = 0.2  # share of the time left that "auto" gives the beam before the exact search
+AUTO_BEAM_SHARE = 0.15  # share of the time left that "auto" gives the beam
+AUTO_BRKGA_SHARE = 0.25  # then BRKGA (seeded with the best order), before the exact search
+AUTO_BRKGA_GENERATIONS = 2000
 SEARCH_MEMORY_MB = 512  # state arrays of one best-first search (one part at a time)
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ class _Search:
         from heuristics.peak_cut import cut_live_memory
 
         t = time.perf_counter()
-        values, done = cut_live_memory(self.graph, self.left())
+        values, done, _ = cut_live_memory(self.graph, self.left())
         self.offer("cut-live", None, float(values.max()), time.perf_counter() - t, "bound", f"cuts={int(done.sum())}")
 
     def left(self) -> float | None:
@@ -254,7 +256,7 @@ def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: floa
     search.offer("cpsat", res.order, lower, res.wall_time, res.status.value, detail)
 
 
-def _run_brkga(search: _Search, seed: int, time_limit: float | None) -> None:
+def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations: int = 200) -> None:
     from heuristics.brkga import BrkgaParams
     from heuristics.peak_dp import state_dp
     from heuristics.peak_orders import brkga_order
@@ -262,7 +264,7 @@ def _run_brkga(search: _Search, seed: int, time_limit: float | None) -> None:
     greedy = state_dp(search.graph, beam_width=1).order
     seeds = [greedy] + ([search.order] if search.order is not None else [])
     t = time.perf_counter()
-    res = brkga_order(search.graph, BrkgaParams(population=50, generations=200), seed, seeds, time_limit)
+    res = brkga_order(search.graph, BrkgaParams(population=50, generations=generations), seed, seeds, time_limit)
     search.offer("brkga", res.order, 0.0, time.perf_counter() - t, "feasible", f"evaluations={res.evaluations}")
 
 
@@ -326,8 +328,9 @@ def schedule(
       :mod:`heuristics.peak_search` (optimal when every part finishes; otherwise
       its bound is the smallest open key, proven at any stop);
     * ``"auto"`` (default): the baselines, the min-cut live bound, the beam with
-      20% of the time left, then ``"search"`` with the rest, then CP-SAT if time
-      is left (a search stopped by its memory cap) and the gap is still open.
+      15% of the time left, BRKGA (2000 generations, seeded with the best order)
+      with 25% of the rest, then ``"search"`` with the rest, then CP-SAT if time is
+      left (a search stopped by its memory cap) and the gap is still open.
 
     ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
     (every stage gets a share of what is left; within a second or so on 1000 ops);
@@ -364,6 +367,9 @@ def schedule(
         if method in ("auto", "exact-dp") and not search.proven:
             left = search.left()
             _run_beam(search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
+        if method == "auto" and not search.proven:
+            left = search.left()
+            _run_brkga(search, seed, None if left is None else AUTO_BRKGA_SHARE * left, AUTO_BRKGA_GENERATIONS)
         if method == "exact-dp" and not search.proven:
             _run_beam(search, "exact-dp", None, seed, search.left())
         if method in ("auto", "search") and not search.proven:
