@@ -29,7 +29,9 @@ REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
 RANDOM_ORDERS = 100
 AUTO_BEAM_SHARE = 0.15  # share of the time left that "auto" gives the beam
-AUTO_BRKGA_SHARE = 0.25  # then BRKGA (seeded with the best order), before the exact search
+AUTO_WIDE_BEAM = 10  # then a beam this many times wider, if twice that many first beams fit in
+AUTO_WIDE_SHARE = 0.25  # this share of the time left
+AUTO_BRKGA_SHARE = 0.2  # then BRKGA (seeded with the best order), before the exact search
 AUTO_BRKGA_GENERATIONS = 2000
 SEARCH_MEMORY_MB = 512  # state arrays of one best-first search (one part at a time)
 
@@ -328,8 +330,9 @@ def schedule(
       :mod:`heuristics.peak_search` (optimal when every part finishes; otherwise
       its bound is the smallest open key, proven at any stop);
     * ``"auto"`` (default): the baselines, the min-cut live bound, the beam with
-      15% of the time left, BRKGA (2000 generations, seeded with the best order)
-      with 25% of the rest, then ``"search"`` with the rest, then CP-SAT if time is
+      15% of the time left, a 10 times wider beam if it likely fits in 25% of the
+      rest, BRKGA (2000 generations, seeded with the best order) with 20% of the
+      rest, then ``"search"`` with the rest, then CP-SAT if time is
       left (a search stopped by its memory cap) and the gap is still open.
 
     ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
@@ -367,6 +370,11 @@ def schedule(
         if method in ("auto", "exact-dp") and not search.proven:
             left = search.left()
             _run_beam(search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
+        if method == "auto" and not search.proven:
+            left, first = search.left(), search.stages[-1].wall_time
+            if left is None or 2 * AUTO_WIDE_BEAM * first <= AUTO_WIDE_SHARE * left:
+                share = None if left is None else AUTO_WIDE_SHARE * left
+                _run_beam(search, "beam", AUTO_WIDE_BEAM * width, seed, share)
         if method == "auto" and not search.proven:
             left = search.left()
             _run_brkga(search, seed, None if left is None else AUTO_BRKGA_SHARE * left, AUTO_BRKGA_GENERATIONS)
