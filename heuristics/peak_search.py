@@ -9,7 +9,8 @@ empty set to the full set over the down-closed sets (ideals), with path cost the
 largest step.  ``g(S)`` is the smallest peak of a known prefix reaching ``S``.
 
 Search (A* with the max in place of the sum).  States are expanded by increasing
-key ``f(S) = max(g(S), h(S))``, ties to the deeper state, with an admissible
+key ``f(S) = max(g(S), h(S))``, ties to the smaller ``g`` (fewer states reached
+again more cheaply later), then to the deeper state, with an admissible
 ``h(S)`` (every completion of ``S`` has a step ``>= h(S)``):
 
 * the next step holds ``I(S)`` plus the next op: ``I(S) + min_{v ready}
@@ -41,8 +42,9 @@ known peak ``U`` are dropped, and a goal (the full set) lowers ``U``.
 Bound.  Every order passes through one state per level.  Take an optimal order and
 its deepest prefix state ``S`` stored with ``g(S)`` no larger than the prefix's
 peak: ``S`` is still open (had it been expanded, its successor on the order would
-be stored at least as cheaply), and ``f(S) <= max(prefix peak, h(S)) <= OPT``
-because ``h`` is admissible.  So at any moment
+be stored at least as cheaply, unless its key reached ``U``, and then ``OPT >= U``),
+and ``f(S) <= max(prefix peak, h(S)) <= OPT`` because ``h`` is admissible.  So at
+any moment
 
     OPT >= min(U, smallest key still open),
 

@@ -15,7 +15,7 @@ from heuristics.peak_split import cut_nodes, split_graph
 from mtpp import Graph
 from mtpp.generators import layered_graph
 from mtpp.memory import peak_memory
-from tests.oracle import brute_force_peak, is_topological, random_dag
+from tests.oracle import brute_force_peak, chain_of_blocks, is_topological, random_dag
 
 
 def random_cases(seed: int, count: int, n_max: int):
@@ -23,21 +23,6 @@ def random_cases(seed: int, count: int, n_max: int):
     for it in range(count):
         n = int(rng.integers(1, n_max + 1))
         yield it, random_dag(rng, n, p=float(rng.uniform(0.1, 0.7)), integral=it % 2 == 0)
-
-
-def chain_of_blocks(rng: np.random.Generator, blocks: int) -> Graph:
-    """Diamonds and skip connections between single nodes: a chain of blocks."""
-    edges, n = [], 1
-    for _ in range(blocks):
-        width = int(rng.integers(1, 4))
-        inner = list(range(n, n + width))
-        join = n + width
-        edges += [(n - 1, v) for v in inner] + [(v, join) for v in inner]
-        if width > 1:
-            edges.append((inner[0], inner[1]))
-        n = join + 1
-    sizes = rng.integers(1, 10, size=(3, n)).astype(float)
-    return Graph.from_arrays(sizes[0], sizes[1], sizes[2], edges)
 
 
 def test_search_equals_brute_force_and_interrupted_bounds_hold():
