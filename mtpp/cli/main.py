@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
     sch.add_argument("file", help="graph file")
-    sch.add_argument("--method", default="auto", help="auto, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, random, "
-                     "topoformer, topoformer-sample, topoformer-beam, regal-brkga")  # fmt: skip
+    sch.add_argument("--method", default="auto", help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
+                     "random, topoformer, topoformer-sample, topoformer-beam, regal-brkga")  # fmt: skip
     sch.add_argument("--weights", default=None, help="weights file for a learned method (default: shipped)")
     sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
     sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
