@@ -99,7 +99,8 @@ def torch_costed_ops(
         ep = torch.export.export(module, args, strict=False).run_decompositions()
     except Exception as export_error:  # torch raises many types; fall back to fx
         if not fx_fallback:
-            raise TorchImportError(f"torch.export cannot trace {type(module).__name__}: {export_error}") from export_error
+            name = type(module).__name__
+            raise TorchImportError(f"torch.export cannot trace {name}: {export_error}") from export_error
         try:
             return _from_fx(module, args, spec)
         except Exception as fx_error:

@@ -25,6 +25,7 @@ with a certificate: :func:`plan_pipeline` and the :class:`PipelinePlan` it retur
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -149,7 +150,11 @@ class PipelinePlan:
         """Write the stage chart (:func:`mtpp.pipelining.plot.plot_stages`) to ``path``."""
         from mtpp.pipelining.plot import plot_stages
 
-        plot_stages(self.evaluation.costs, self.lower_bound, path,
+        used = len(self.stages)  # the evaluator lists k blocks; a plan may use fewer
+        c = self.evaluation.costs
+        costs = dataclasses.replace(c, input_io=c.input_io[:used], work=c.work[:used], overflow=c.overflow[:used],
+                                    output_io=c.output_io[:used])  # fmt: skip
+        plot_stages(costs, self.lower_bound, path,
                     title=title or f"{self.graph.name}: {self.rule} plan, k={self.problem.k}", unit="us")  # fmt: skip
 
 
@@ -206,7 +211,7 @@ def plan_pipeline(
     problem = Problem(graph, k, bandwidth=bandwidth)
 
     starts = units.starts
-    per_unit = lambda values: np.add.reduceat(np.asarray(values, dtype=np.float64), starts[:-1])  # noqa: E731
+    per_unit = lambda values: np.add.reduceat(np.asarray(values, dtype=np.float64), starts[:-1]).tolist()  # noqa: E731
     if rule == "mtpp":
         firsts, _ = min_max_segmentation(unit_costs(problem, starts), k)
         parts = [*firsts, units.count]
@@ -227,8 +232,8 @@ def plan_pipeline(
     return PipelinePlan(
         rule=rule, graph=graph, problem=problem, units=units, parts=tuple(parts), split_spec=split_spec,
         stages=stages, assignment=assignment, evaluation=evaluation,
-        balance=_balance(module, units, parts, split_spec), certificate=_for_plan(unrestricted, graph, evaluation, rule),
-        unrestricted=unrestricted,
+        balance=_balance(module, split_spec),
+        certificate=_for_plan(unrestricted, graph, evaluation, rule), unrestricted=unrestricted,
     )  # fmt: skip
 
 
@@ -262,7 +267,7 @@ def _split_spec(units: Units, parts: Sequence[int]) -> dict[str, Any]:
 def _stages(graph: Graph, units: Units, parts: Sequence[int], ev: Evaluation) -> tuple[Stage, ...]:
     stages = []
     c = ev.costs
-    for s, (a, b) in enumerate(zip(parts[:-1], parts[1:])):
+    for s, (a, b) in enumerate(itertools.pairwise(parts)):
         lo, hi = units.starts[a], units.starts[b]
         inside = np.arange(lo, hi)
         producers = sorted({int(p) for v in inside for p in graph.predecessors(int(v)) if p < lo})
@@ -275,7 +280,7 @@ def _stages(graph: Graph, units: Units, parts: Sequence[int], ev: Evaluation) ->
     return tuple(stages)
 
 
-def _balance(module: Any, units: Units, parts: Sequence[int], split_spec: dict[str, Any]) -> Balance | None:
+def _balance(module: Any, split_spec: dict[str, Any]) -> Balance | None:
     """Layers per stage for an ``nn.Sequential`` whose cuts are all between layers."""
     import torch
 

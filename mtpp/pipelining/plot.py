@@ -12,7 +12,7 @@ import numpy as np
 from mtpp.cost import BlockCosts
 
 TERMS = (("input_io", "input IO", "#9ecae1"), ("work", "work", "#3182bd"),
-         ("overflow", "overflow", "#fd8d3c"), ("output_io", "output IO", "#c6dbef"))  # fmt: skip
+         ("overflow", "overflow", "#fd8d3c"), ("output_io", "output IO", "#a1d99b"))  # fmt: skip
 
 
 def plot_stages(costs: BlockCosts, lower_bound: float | None, path: str, title: str = "",
@@ -24,7 +24,7 @@ def plot_stages(costs: BlockCosts, lower_bound: float | None, path: str, title: 
 
     total = costs.total
     k = total.size
-    fig = Figure(figsize=(max(5.0, 0.6 * k + 3.0), 4.0), layout="constrained")
+    fig = Figure(figsize=(max(6.5, 0.6 * k + 4.5), 4.0), layout="constrained")
     FigureCanvasAgg(fig)
     ax: Any = fig.add_subplot()
     x = np.arange(k)
@@ -47,7 +47,7 @@ def plot_stages(costs: BlockCosts, lower_bound: float | None, path: str, title: 
     ax.set_xlabel("stage")
     ax.set_ylabel(f"cost ({unit})" if unit else "cost")
     ax.set_ylim(0, max(float(total.max()) if k else 1.0, lower_bound or 0.0) * 1.15)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if title:
         ax.set_title(title, fontsize=10)
     fig.savefig(path, dpi=120)
