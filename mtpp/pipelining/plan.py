@@ -211,16 +211,21 @@ def plan_pipeline(
     problem = Problem(graph, k, bandwidth=bandwidth)
 
     starts = units.starts
-    per_unit = lambda values: np.add.reduceat(np.asarray(values, dtype=np.float64), starts[:-1]).tolist()  # noqa: E731
     if rule == "mtpp":
         firsts, _ = min_max_segmentation(unit_costs(problem, starts), k)
         parts = [*firsts, units.count]
-    elif rule == "deepspeed-uniform":
-        parts = uniform_parts(units.count, k)
-    elif rule == "deepspeed-parameters":
-        parts = balanced_parts(per_unit(param_bytes), k)
-    else:
-        parts = block_partition_parts(per_unit(measured_work(scopes, roofline, times)), k)
+    else:  # the baselines balance layers, then cut at their first units
+        layers = [*units.layers, units.count]
+        per_layer = lambda values: np.add.reduceat(  # noqa: E731
+            np.asarray(values, dtype=np.float64), [starts[u] for u in layers[:-1]]
+        ).tolist()
+        if rule == "deepspeed-uniform":
+            cuts = uniform_parts(len(layers) - 1, k)
+        elif rule == "deepspeed-parameters":
+            cuts = balanced_parts(per_layer(param_bytes), k)
+        else:
+            cuts = block_partition_parts(per_layer(measured_work(scopes, roofline, times)), k)
+        parts = [layers[c] for c in cuts]
     parts = [p for i, p in enumerate(parts) if i == 0 or p > parts[i - 1]]  # drop empty stages
 
     unit_block = np.repeat(np.arange(len(parts) - 1), np.diff(parts))

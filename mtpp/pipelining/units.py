@@ -52,6 +52,16 @@ class Units:
         """Number of units."""
         return len(self.starts) - 1
 
+    @property
+    def layers(self) -> tuple[int, ...]:
+        """The units that begin a *layer* (what DeepSpeed and torchgpipe balance): a
+        unit with a module call begins one; units of top-level ops only (glue such as
+        a residual add or a reshape, and the inputs) join the layer before them, or
+        the first layer."""
+        has_call = [any(self.scopes[p] for p in range(a, b)) for a, b in zip(self.starts[:-1], self.starts[1:])]
+        first = next((u for u, c in enumerate(has_call) if c), self.count)
+        return (0, *(u for u in range(first + 1, self.count) if has_call[u]))
+
     def calls(self, lo: int, hi: int) -> tuple[str, ...]:
         """What positions ``lo..hi-1`` run, readably: for each op the outermost call
         that lies wholly inside the range, else its innermost call marked
