@@ -158,6 +158,126 @@ class PipelinePlan:
                     title=title or f"{self.graph.name}: {self.rule} plan, k={self.problem.k}", unit="us")  # fmt: skip
 
 
+@dataclass(frozen=True)
+class TracedModel:
+    """A module traced and priced once, to plan for several ``k`` and rules
+    (:func:`trace_model`, then :func:`plan_stages`).  ``graph``: the op graph in
+    traced order; ``scopes``: each op's module calls; ``param_bytes``: each op's
+    parameter bytes at inference; ``roofline``: each op's roofline time;
+    ``bandwidth``: ``B`` of the planned mode."""
+
+    module: Any
+    args: tuple[Any, ...]
+    graph: Graph
+    scopes: tuple[tuple[str, ...], ...]
+    param_bytes: tuple[float, ...]
+    roofline: tuple[float, ...]
+    bandwidth: float
+    times: dict[str, float]
+    repeats: int
+
+    def layer_times(self) -> dict[str, float]:
+        """The measured call times (:func:`~mtpp.pipelining.timing.call_times`),
+        profiled on first use when the costs are rooflines."""
+        if not self.times:
+            self.times.update(call_times(self.module, self.args, repeats=self.repeats))
+        return self.times
+
+
+def trace_model(
+    module: Any,
+    example_args: Sequence[Any] | Any,
+    *,
+    cost: str = "roofline",
+    device_spec: str | DeviceSpec = "a100",
+    mode: str = "inference",
+    repeats: int = 5,
+) -> TracedModel:
+    """Trace ``module`` on ``example_args`` (one micro-batch: a tuple of positional
+    arguments, or one tensor) and price its ops.  ``cost``: ``"roofline"`` on
+    ``device_spec`` or ``"measured"`` (median of ``repeats`` timed forwards on the
+    module's own device); ``mode``: ``"inference"`` or ``"training"``.  Raises
+    :class:`~mtpp.io.torch_model.TorchImportError` when ``torch.export`` cannot
+    trace the module (the reason is in the message)."""
+    import torch
+
+    if cost not in ("roofline", "measured"):
+        raise InvalidParameterError(f"cost must be 'roofline' or 'measured', got {cost!r}")
+    if mode not in ("inference", "training"):
+        raise InvalidParameterError(f"mode must be 'inference' or 'training', got {mode!r}")
+    spec = get_device(device_spec)
+    args = (example_args,) if isinstance(example_args, torch.Tensor) else tuple(example_args)
+    ops, edges = torch_costed_ops(module, args, spec, fx_fallback=False)
+    scopes = tuple(op.scope for op in ops)
+    roofline = tuple(spec.roofline_time(op.flops, op.bytes_moved) for op in ops)
+    times = call_times(module, args, repeats=repeats) if cost == "measured" else {}
+    priced = ops
+    if cost == "measured":
+        priced = [dataclasses.replace(op, work=w) for op, w in zip(ops, measured_work(scopes, roofline, times))]
+    if mode == "training":
+        priced = [_training(op) for op in priced]
+    return TracedModel(
+        module=module, args=args, graph=costed_graph(priced, edges, spec, name=type(module).__name__),
+        scopes=scopes, param_bytes=tuple(op.size_param for op in ops), roofline=roofline,
+        bandwidth=spec.bandwidth_bytes_per_us / (2.0 if mode == "training" else 1.0), times=times, repeats=repeats,
+    )  # fmt: skip
+
+
+def plan_stages(
+    traced: TracedModel,
+    k: int,
+    *,
+    rule: str = "mtpp",
+    granularity: int | None = None,
+    time_limit: float = 10.0,
+    bounds: str | Sequence[str] = ("simple", "bottleneck"),
+    certificate: Certificate | None = None,
+) -> PipelinePlan:
+    """Cut ``traced`` into at most ``k`` stages by ``rule`` (``"mtpp"``: the optimal
+    split-point plan; or a baseline of :data:`RULES`), cutting only at module calls
+    of call depth ``<= granularity`` (``None``: any depth), and certify it:
+    ``bounds`` and ``time_limit`` (seconds per MIP) go to :func:`mtpp.certify`,
+    unless ``certificate`` (an earlier plan's ``unrestricted`` for the same model
+    and ``k``) is reused."""
+    from mtpp.certificate import certify
+
+    if rule not in RULES:
+        raise InvalidParameterError(f"unknown rule {rule!r}; choose from {', '.join(RULES)}")
+    graph = traced.graph
+    problem = Problem(graph, k, bandwidth=traced.bandwidth)
+    units = module_units(traced.scopes, granularity)
+    starts = units.starts
+    if rule == "mtpp":
+        firsts, _ = min_max_segmentation(unit_costs(problem, starts), k)
+        parts = [*firsts, units.count]
+    else:  # the baselines balance layers, then cut at their first units
+        layers = [*units.layers, units.count]
+        per_layer = lambda values: np.add.reduceat(  # noqa: E731
+            np.asarray(values, dtype=np.float64), [starts[u] for u in layers[:-1]]
+        ).tolist()
+        if rule == "deepspeed-uniform":
+            cuts = uniform_parts(len(layers) - 1, k)
+        elif rule == "deepspeed-parameters":
+            cuts = balanced_parts(per_layer(traced.param_bytes), k)
+        else:
+            cuts = block_partition_parts(per_layer(measured_work(traced.scopes, traced.roofline,
+                                                                 traced.layer_times())), k)  # fmt: skip
+        parts = [layers[c] for c in cuts]
+    parts = [p for i, p in enumerate(parts) if i == 0 or p > parts[i - 1]]  # drop empty stages
+
+    unit_block = np.repeat(np.arange(len(parts) - 1), np.diff(parts))
+    assignment = np.repeat(unit_block, np.diff(starts))
+    evaluation = evaluate(problem, assignment)
+    split_spec = _split_spec(units, parts)
+    unrestricted = certificate or certify(problem, bounds=bounds, time_limit=time_limit)
+    return PipelinePlan(
+        rule=rule, graph=graph, problem=problem, units=units, parts=tuple(parts), split_spec=split_spec,
+        stages=_stages(graph, units, parts, evaluation), assignment=assignment, evaluation=evaluation,
+        balance=_balance(traced.module, split_spec),
+        certificate=_for_plan(unrestricted, graph, evaluation, rule), unrestricted=unrestricted,
+    )  # fmt: skip
+
+
 def plan_pipeline(
     module: Any,
     example_args: Sequence[Any] | Any,
@@ -172,74 +292,11 @@ def plan_pipeline(
     bounds: str | Sequence[str] = ("simple", "bottleneck"),
     repeats: int = 5,
 ) -> PipelinePlan:
-    """Plan ``k`` pipeline stages for ``module`` called on ``example_args`` (one
-    micro-batch: a tuple of positional arguments, or one tensor).
-
-    ``cost``: ``"roofline"`` on ``device_spec`` or ``"measured"`` (median of
-    ``repeats`` timed forwards on the module's own device); ``granularity``: cut only
-    at module calls of call depth ``<= granularity`` (``None``: any depth);
-    ``mode``: ``"inference"`` or ``"training"``; ``rule``: ``"mtpp"`` (optimal
-    split-point plan) or a baseline of :data:`RULES`; ``bounds`` and
-    ``time_limit`` (seconds per MIP) go to :func:`mtpp.certify`.  Raises
-    :class:`~mtpp.io.torch_model.TorchImportError` when ``torch.export`` cannot
-    trace the module (the reason is in the message).
-    """
-    import torch
-
-    from mtpp.certificate import certify
-
-    if cost not in ("roofline", "measured"):
-        raise InvalidParameterError(f"cost must be 'roofline' or 'measured', got {cost!r}")
-    if mode not in ("inference", "training"):
-        raise InvalidParameterError(f"mode must be 'inference' or 'training', got {mode!r}")
-    if rule not in RULES:
-        raise InvalidParameterError(f"unknown rule {rule!r}; choose from {', '.join(RULES)}")
-    spec = get_device(device_spec)
-    args = (example_args,) if isinstance(example_args, torch.Tensor) else tuple(example_args)
-    ops, edges = torch_costed_ops(module, args, spec, fx_fallback=False)
-    scopes = [op.scope for op in ops]
-    param_bytes = [op.size_param for op in ops]
-    units = module_units(scopes, granularity)
-    times = call_times(module, args, repeats=repeats) if cost == "measured" or rule == "torchgpipe-time" else {}
-    roofline = [spec.roofline_time(op.flops, op.bytes_moved) for op in ops]
-    if cost == "measured":
-        ops = [dataclasses.replace(op, work=w) for op, w in zip(ops, measured_work(scopes, roofline, times))]
-    if mode == "training":
-        ops = [_training(op) for op in ops]
-    graph = costed_graph(ops, edges, spec, name=type(module).__name__)
-    bandwidth = spec.bandwidth_bytes_per_us / (2.0 if mode == "training" else 1.0)
-    problem = Problem(graph, k, bandwidth=bandwidth)
-
-    starts = units.starts
-    if rule == "mtpp":
-        firsts, _ = min_max_segmentation(unit_costs(problem, starts), k)
-        parts = [*firsts, units.count]
-    else:  # the baselines balance layers, then cut at their first units
-        layers = [*units.layers, units.count]
-        per_layer = lambda values: np.add.reduceat(  # noqa: E731
-            np.asarray(values, dtype=np.float64), [starts[u] for u in layers[:-1]]
-        ).tolist()
-        if rule == "deepspeed-uniform":
-            cuts = uniform_parts(len(layers) - 1, k)
-        elif rule == "deepspeed-parameters":
-            cuts = balanced_parts(per_layer(param_bytes), k)
-        else:
-            cuts = block_partition_parts(per_layer(measured_work(scopes, roofline, times)), k)
-        parts = [layers[c] for c in cuts]
-    parts = [p for i, p in enumerate(parts) if i == 0 or p > parts[i - 1]]  # drop empty stages
-
-    unit_block = np.repeat(np.arange(len(parts) - 1), np.diff(parts))
-    assignment = np.repeat(unit_block, np.diff(starts))
-    evaluation = evaluate(problem, assignment)
-    split_spec = _split_spec(units, parts)
-    stages = _stages(graph, units, parts, evaluation)
-    unrestricted = certify(problem, bounds=bounds, time_limit=time_limit)
-    return PipelinePlan(
-        rule=rule, graph=graph, problem=problem, units=units, parts=tuple(parts), split_spec=split_spec,
-        stages=stages, assignment=assignment, evaluation=evaluation,
-        balance=_balance(module, split_spec),
-        certificate=_for_plan(unrestricted, graph, evaluation, rule), unrestricted=unrestricted,
-    )  # fmt: skip
+    """Plan ``k`` pipeline stages for ``module`` called on ``example_args``:
+    :func:`trace_model` (``cost``, ``device_spec``, ``mode``, ``repeats``) then
+    :func:`plan_stages` (``rule``, ``granularity``, ``time_limit``, ``bounds``)."""
+    traced = trace_model(module, example_args, cost=cost, device_spec=device_spec, mode=mode, repeats=repeats)
+    return plan_stages(traced, k, rule=rule, granularity=granularity, time_limit=time_limit, bounds=bounds)
 
 
 def _training(op: CostedOp) -> CostedOp:
