@@ -24,7 +24,10 @@ is used and the traced module is run once on the example inputs.
   convolutions at 2 FLOPs per MAC, elementwise ops 0 FLOPs (their roofline time
   comes from the bytes they move).  Tensor sizes come from ``node.meta["val"]``;
   floating-point activations at the device's ``bytes_per_element``, parameters at
-  their real dtype unless the device sets ``param_bytes_per_element``.
+  their real dtype unless the device sets ``param_bytes_per_element``.  Bytes moved
+  (the roofline's memory term) are the activations read and written plus the
+  parameters read: all of them, except for lookups (:data:`GATHER_OPS`), which read
+  only the rows they return.
 * **Names**: a node's ``name`` is the qualified name of the innermost module whose
   call the op runs in (``nn_module_stack`` on the export path, the called submodule
   on the fx path; ``None`` at the top level); ``op`` is the ATen op.  The whole
@@ -41,6 +44,10 @@ from typing import Any
 from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.graph import Graph
+
+#: Ops that read only the parameter rows they output (their roofline bytes count
+#: those rows, while ``size_param`` still holds the whole table).
+GATHER_OPS = frozenset({"embedding.default"})
 
 
 class TorchImportError(MtppError, ValueError):
@@ -163,7 +170,10 @@ def _build(
             continue
         param = sum(_nbytes(a.meta.get("val"), spec, param=True) for a in inputs if a.name in const)
         param += float(node.meta.get("module_param_bytes", 0.0))
-        moved = sum(_nbytes(a.meta.get("val"), spec) for a in inputs) + _nbytes(val, spec) + param
+        out_bytes = _nbytes(val, spec)
+        # a lookup reads only the rows it returns, not its whole table
+        read = out_bytes if getattr(node.target, "__name__", "") in GATHER_OPS else param
+        moved = sum(_nbytes(a.meta.get("val"), spec) for a in acts) + out_bytes + read
         consumers = used_by.get(node.name, [])
         if consumers and all(c.op == "call_function" and c.target is operator.getitem for c in consumers):
             size_out = sum(_nbytes(c.meta.get("val"), spec) for c in consumers if c.name in used_by)

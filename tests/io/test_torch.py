@@ -114,3 +114,13 @@ def test_bert_base_from_its_config_imports() -> None:
     assert sum(op.flops for op in ops) == 12 * per_layer + 2 * 768 * 768
     g = from_torch(model, (ids,), device_spec="a100")
     assert len(g.topological_order) == g.n and g.n > 500
+
+
+def test_bytes_moved_count_parameters_once_and_lookups_by_row() -> None:
+    model = torch.nn.Sequential(torch.nn.Embedding(1000, 64), torch.nn.Linear(64, 32))
+    ids = torch.randint(0, 1000, (2, 5))
+    ops = {op.op: op for op in torch_costed_ops(model, (ids,), device_spec="cpu")[0]}
+    lookup, linear = ops["embedding.default"], ops["addmm.default"]
+    assert lookup.size_param == 1000 * 64 * 4  # the whole table is the stage's memory
+    assert lookup.bytes_moved == ids.numel() * 8 + 2 * 10 * 64 * 4  # ids, the 10 rows read, the output
+    assert linear.bytes_moved == 10 * 64 * 4 + 10 * 32 * 4 + (64 * 32 + 32) * 4  # input, output, weights once
