@@ -7,7 +7,8 @@ k = 2, 4, 8, print for each rule
 * (a) DeepSpeed ``partition_method="uniform"`` and ``"parameters"``,
 * (b) torchgpipe ``balance_by_time`` (times profiled on this CPU),
 * (c) mtpp's optimal split-point plan, cutting between the same layers and, second,
-  at any module call,
+  at any module call; third, between layers under measured costs
+  (``cost="measured"``: every module call timed on this CPU),
 * (d) mtpp's unrestricted partition (:func:`mtpp.certify`: SliceGraph + BRKGA, any
   acyclic partition of the op graph; it cannot be run as split points),
 
@@ -16,7 +17,9 @@ BEGINNING), the bottleneck under mtpp's cost model (roofline on the ``cpu`` pres
 microseconds), LB / UB with the lower bound of :func:`mtpp.certify` over all
 acyclic partitions, and for (a)-(c) the measured time of each stage on this CPU:
 ``torch.distributed.pipelining.pipeline(model, args, split_spec=plan.split_spec)``,
-then each stage module's forward alone, median of ``REPEATS`` runs, one thread.
+then each stage module's forward alone on its real inputs, median of ``REPEATS``
+rounds, one thread; each round runs every stage of every plan for that ``k`` once
+(identical plans once), so a shared machine's load falls on all plans alike.
 "Layers" are the module calls at call depth 2 (ResNet: stem modules and the 16
 bottleneck blocks; GPT-2: embeddings, the 12 blocks, the final norm).
 
@@ -43,6 +46,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from mtpp import Problem, evaluate  # noqa: E402
 from mtpp.pipelining import plan_stages, trace_model  # noqa: E402
 
 REPEATS = 5
@@ -120,11 +124,11 @@ class GPT2Hidden(nn.Module):
         return self.gpt(ids, use_cache=False).last_hidden_state
 
 
-def stage_times(plan: Any, model: Any, args: tuple[Any, ...]) -> list[float]:
-    """Median forward time (ms) of each stage module, fed its real inputs."""
+def stage_calls(plan: Any, model: Any, args: tuple[Any, ...]) -> list[tuple[Any, tuple[Any, ...]]]:
+    """The stage modules of the plan's pipeline, each with its real inputs."""
     pipe = plan.pipeline(model, args)
     env: dict[str, Any] = {}
-    calls = []
+    calls: list[tuple[Any, tuple[Any, ...]]] = []
     for node in pipe.split_gm.graph.nodes:
         values = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
         if node.op == "placeholder":
@@ -135,20 +139,28 @@ def stage_times(plan: Any, model: Any, args: tuple[Any, ...]) -> list[float]:
             env[node.name] = stage(*values)
         elif node.op == "call_function":
             env[node.name] = node.target(*values)
-    medians = []
-    for stage, values in calls:
-        samples = []
-        for _ in range(REPEATS):
-            t = time.perf_counter()
-            stage(*values)
-            samples.append(time.perf_counter() - t)
-        medians.append(1e3 * statistics.median(samples))
-    return medians
+    return calls
+
+
+def stage_times(plans: list[list[tuple[Any, tuple[Any, ...]]]]) -> list[list[float]]:
+    """Median forward time (ms) of each stage of each plan over ``REPEATS`` rounds; a
+    round runs every stage of every plan once, so load on a shared machine falls on
+    all plans alike."""
+    samples = [[[] for _ in calls] for calls in plans]
+    for _ in range(REPEATS):
+        for p, calls in enumerate(plans):
+            for s, (stage, values) in enumerate(calls):
+                t = time.perf_counter()
+                stage(*values)
+                samples[p][s].append(1e3 * (time.perf_counter() - t))
+    return [[statistics.median(ts) for ts in plan] for plan in samples]
 
 
 def bench(name: str, model: Any, args: tuple[Any, ...], ks: list[int], time_limit: float) -> None:
     t = time.perf_counter()
     traced = trace_model(model, args, device_spec="cpu")
+    measured = trace_model(model, args, cost="measured", device_spec="cpu", repeats=REPEATS)
+    assert measured.graph.n == traced.graph.n  # the same trace, priced by the clock
     print(f"\n## {name}: {traced.graph.n} ops, {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters, "
           f"roofline total {traced.graph.work.sum() / 1e3:.1f} ms on the cpu preset (traced in "
           f"{time.perf_counter() - t:.0f} s)")  # fmt: skip
@@ -156,16 +168,27 @@ def bench(name: str, model: Any, args: tuple[Any, ...], ks: list[int], time_limi
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for k in ks:
         certificate = None
+        rows = []
         for label, rule, depth in RULES:
             plan = plan_stages(traced, k, rule=rule, granularity=depth, time_limit=time_limit, certificate=certificate)
             certificate = plan.unrestricted
-            with torch.no_grad():
-                ms = stage_times(plan, model, args)
-            cuts = " ".join(f"{name}{'^' if point.name == 'END' else ''}" for name, point in plan.split_spec.items())
-            print(f"| {k} | {label} | {cuts} | {plan.bottleneck:.1f} | {plan.ratio:.3f} | "
-                  f"{max(ms):.1f} | {' / '.join(f'{m:.1f}' for m in ms)} |")  # fmt: skip
+            rows.append((label, plan, plan.bottleneck))
+        # the optimal split-point plan between layers under *measured* costs, priced by the model
+        plan = plan_stages(measured, k, granularity=LAYER_DEPTH, bounds=("simple",))
+        model_ub = evaluate(Problem(traced.graph, k, bandwidth=traced.bandwidth), plan.assignment).bottleneck
+        rows.append(("mtpp (layers, measured costs)", plan, model_ub))
         assert certificate is not None
         lb, ub = certificate.lower_bound, certificate.upper_bound
+        specs = list(dict.fromkeys(tuple(p.split_spec.items()) for _, p, _ in rows))  # identical plans run once
+        with torch.no_grad():
+            calls = [stage_calls(next(p for _, p, _ in rows if tuple(p.split_spec.items()) == spec), model, args)
+                     for spec in specs]  # fmt: skip
+            times = stage_times(calls)
+        for label, plan, value in rows:
+            ms = times[specs.index(tuple(plan.split_spec.items()))]
+            cuts = " ".join(f"{n}{'^' if point.name == 'END' else ''}" for n, point in plan.split_spec.items())
+            print(f"| {k} | {label} | {cuts} | {value:.1f} | {lb / value:.3f} | {max(ms):.1f} | "
+                  f"{' / '.join(f'{m:.1f}' for m in ms)} |")  # fmt: skip
         print(f"| {k} | mtpp unrestricted ({certificate.lower_bound_method} LB) | (any partition) | {ub:.1f} | "
               f"{lb / ub:.3f} | - | - |")  # fmt: skip
 

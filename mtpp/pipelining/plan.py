@@ -38,6 +38,7 @@ from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.io.torch_model import torch_costed_ops
 from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
+from mtpp.pipelining.contract import unit_graph
 from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
 from mtpp.pipelining.timing import call_times, measured_work
 from mtpp.pipelining.units import Units, module_units
@@ -131,6 +132,14 @@ class PipelinePlan:
         only at module boundaries costs (>= 1 up to the search's quality)."""
         ub = self.unrestricted.upper_bound
         return 1.0 if ub == 0 else self.bottleneck / ub
+
+    def unit_graph(self) -> tuple[Graph, np.ndarray]:
+        """The unit graph (:func:`mtpp.pipelining.contract.unit_graph`: one node per
+        unit plus its output tensors) and the stage of each of its nodes: for
+        ``graph.to_dot(stages)`` at a readable size.  Exact for this plan."""
+        graph, owner = unit_graph(self.graph, self.units)
+        unit_stage = np.repeat(np.arange(len(self.parts) - 1), np.diff(self.parts))
+        return graph, unit_stage[owner]
 
     def pipeline(self, module: Any, mb_args: tuple[Any, ...]) -> Any:
         """``torch.distributed.pipelining.pipeline(module, mb_args, split_spec=...)``,

@@ -9,7 +9,8 @@ is its time minus that of the calls directly inside it, and the root module's is
 the whole forward minus its top-level calls (clamped at 0; hook overhead lands
 there).  The exclusive time of a call is spread over the traced ops whose innermost
 timed call it is, in proportion to their roofline work (equally if all are zero),
-so the ops' total is the measured forward time.  Calls are named as in the trace
+so the ops' total is the measured forward time (less the time of calls that left
+no op in the trace, such as dropout in eval mode).  Calls are named as in the trace
 (:attr:`mtpp.devices.CostedOp.scope`: ``"act@1"`` is the second call of ``act``).
 Times in microseconds.
 """

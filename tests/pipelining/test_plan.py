@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from mtpp import evaluate  # noqa: E402
+from mtpp import Problem, evaluate  # noqa: E402
 from mtpp.io.torch_model import TorchImportError  # noqa: E402
 from mtpp.pipelining import plan_pipeline, plan_stages, trace_model  # noqa: E402
 
@@ -80,6 +80,11 @@ def check_plan(plan: Any, model: Any, x: Any, expected: Any) -> None:
     assert plan.lower_bound <= ub + 1e-9  # the LB holds for every acyclic partition, so for the plan
     assert sum(len(s.ops) for s in plan.stages) == plan.graph.n
     assert max(s.cost for s in plan.stages) == pytest.approx(ub)
+    units, stage = plan.unit_graph()  # one node per unit: the same plan, priced the same
+    assert evaluate(Problem(units, plan.problem.k, bandwidth=plan.problem.bandwidth), stage).bottleneck == (
+        pytest.approx(ub)
+    )
+    assert units.to_dot(stage).count("fillcolor=\"#") == units.n
 
 
 @pytest.fixture(scope="module")
