@@ -38,8 +38,7 @@ def unit_graph(graph: Graph, units: Units) -> tuple[Graph, np.ndarray]:
     """The unit graph of ``graph`` (index order = traced order) and, for each of its
     nodes, the unit it belongs to (output nodes belong to their unit)."""
     unit_of = np.repeat(np.arange(units.count), np.diff(units.starts))
-    ids: list[str] = []
-    names: list[str | None] = []
+    ids: list[str] = []  # "u3: layer1.2 layer2.0" and "u3/relu_6": the ids say it all
     work: list[float] = []
     param: list[float] = []
     out: list[float] = []
@@ -50,7 +49,6 @@ def unit_graph(graph: Graph, units: Units) -> tuple[Graph, np.ndarray]:
         node = len(ids)
         calls = units.calls(lo, hi)
         ids.append(f"u{u}: {' '.join(calls) if calls else 'inputs'}")
-        names.append(", ".join(calls) or None)
         work.append(float(graph.work[lo:hi].sum()))
         param.append(float(graph.size_param[lo:hi].sum()))
         out.append(0.0)
@@ -60,7 +58,6 @@ def unit_graph(graph: Graph, units: Units) -> tuple[Graph, np.ndarray]:
             if not readers:
                 continue
             ids.append(f"u{u}/{graph.ids[p]}")
-            names.append(None)
             work.append(0.0)
             param.append(0.0)
             out.append(float(graph.size_out[p]))
@@ -70,4 +67,4 @@ def unit_graph(graph: Graph, units: Units) -> tuple[Graph, np.ndarray]:
             edges.extend((len(ids) - 1, -1 - r) for r in readers)  # unit nodes are resolved below
     first = {u: i for i, u in reversed(list(enumerate(owner)))}  # the unit node precedes its outputs
     resolved = [(a, first[-1 - b] if b < 0 else b) for a, b in edges]
-    return Graph.from_arrays(work, param, out, resolved, ids=ids, names=names, name=graph.name), np.asarray(owner)
+    return Graph.from_arrays(work, param, out, resolved, ids=ids, name=graph.name), np.asarray(owner)
