@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--time-limit", type=float, default=None, help="seconds for the order search")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
     solve.add_argument("-o", "--output", help="also write the solution JSON to this file")
+    solve.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
     solve.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar (default: when stderr is a terminal)")  # fmt: skip
 
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("--seed", type=int, default=0)
     cert.add_argument("--json", action="store_true", help="print the certificate as JSON")
     cert.add_argument("-o", "--output", help="also write the certificate JSON to this file")
+    cert.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
     cert.add_argument("--export-dir", help="write every MIP of the requested methods here as MPS")
 
     sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
@@ -185,6 +187,10 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
         sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update,
                         weights=args.weights)  # fmt: skip
     text = sol.to_json()
+    if args.plot:
+        from mtpp.pipelining.plot import plot_stages
+
+        plot_stages(sol.evaluation.costs, sol.lower_bound, args.plot, f"{args.file}, k={problem.k}")
     if _emit_json(text, args, out):
         return 0
     g = problem.graph
@@ -210,6 +216,12 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         n_jobs=args.jobs, orderer=args.orderer, seed=args.seed, report=None if args.json else err.print,
     )  # fmt: skip
     text = cert.model_dump_json(indent=2)
+    if args.plot:
+        from mtpp.evaluate import evaluate
+        from mtpp.pipelining.plot import plot_stages
+
+        ev = evaluate(problem, [cert.assignment[str(i)] for i in problem.graph.ids])
+        plot_stages(ev.costs, cert.lower_bound, args.plot, f"{args.file}, k={problem.k}")
     if _emit_json(text, args, out):
         return 0
     table = Table(title=f"bounds for {problem.graph.name or args.file}, k={problem.k}")
