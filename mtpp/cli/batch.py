@@ -97,7 +97,7 @@ def cmd_batch(args: argparse.Namespace, out: Console) -> int:
         orderer=args.orderer, seed=args.seed, threads=args.threads, bandwidth=args.bandwidth, memory=args.memory,
         reserve=args.reserve, grace=args.grace, retry_failed=args.retry_failed,
     )  # fmt: skip
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     if not args.quiet:
         err.print(str(summary), markup=False)
     table = bound_table(_records(args.store))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import math
 import os
 import sys
@@ -222,8 +223,38 @@ def _emit_json(document: Any, args: argparse.Namespace) -> bool:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
     if args.json:
-        sys.stdout.write(text + "\n")
+        stream = getattr(args, "result_stream", None) or sys.stdout
+        stream.write(text + "\n")
+        stream.flush()
     return bool(args.json)
+
+
+@contextlib.contextmanager
+def reserved_stdout(args: argparse.Namespace) -> Iterator[None]:
+    """With ``--json``, point fd 1 at stderr while the command runs, so nothing a
+    solver's C code prints can corrupt the document; ``args.result_stream`` is then
+    the real stdout, which :func:`_emit_json` writes the document to.  (Only when
+    ``sys.stdout`` is fd 1, i.e. not under an in-process capture.)"""
+    try:
+        real = bool(getattr(args, "json", False)) and sys.stdout.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        real = False
+    if not real:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with os.fdopen(os.dup(saved), "w", encoding="utf-8") as result:
+            args.result_stream = result
+            yield
+    finally:
+        sys.stdout.flush()
+        with contextlib.suppress(Exception):  # C stdio buffers still hold solver output: flush it to stderr
+            ctypes.CDLL(None).fflush(None)
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _problem(graph: Graph, args: argparse.Namespace, stored: dict[str, Any] | None = None) -> Problem:
@@ -390,10 +421,10 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     assignment = {by_str[str(key)]: block for key, block in raw.items()}
     order = None if raw_order is None else [graph.index(by_str[str(v)]) for v in raw_order]
     ev = evaluate(problem, assignment, order)
-    if args.json:
-        from mtpp.results_schema import evaluation_document
+    from mtpp.results_schema import evaluation_document
 
-        sys.stdout.write(evaluation_document(problem, ev, order).model_dump_json(indent=2) + "\n")
+    args.output = None
+    if _emit_json(evaluation_document(problem, ev, order), args):
         return 0
     out.print(_costs_table(problem, ev, f"{args.partition} on {args.file}"))
     machine = f"k={problem.k}, B={problem.bandwidth:g}, M={problem.memory:g}, R={problem.reserve:g}"
@@ -460,7 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Console(soft_wrap=True)
     try:
         check_paths(args)
-        return _command(args.command)(args, out)
+        with reserved_stdout(args):
+            return _command(args.command)(args, out)
     except MtppError as exc:
         print(f"mtpp: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_USAGE
