@@ -249,15 +249,22 @@ def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> 
     )  # fmt: skip
 
 
-def certificate_document(cert: Certificate, problem: Problem) -> CertificateDocument:
-    """The document of a certificate for ``problem``: its partition is re-checked by
-    :func:`mtpp.evaluate` here, which also gives the blocks' cost terms."""
+def certificate_evaluation(cert: Certificate, problem: Problem) -> tuple[Evaluation, np.ndarray]:
+    """The certificate's partition re-checked by :func:`mtpp.evaluate` on ``problem``,
+    and its run order as node indices."""
     from mtpp.evaluate import evaluate
 
     g = problem.graph
     by_str = {str(i): i for i in g.ids}
     order = np.array([g.index(by_str[v]) for v in cert.order], dtype=np.int64)
-    ev = evaluate(problem, {by_str[v]: b for v, b in cert.assignment.items()}, order)
+    return evaluate(problem, {by_str[v]: b for v, b in cert.assignment.items()}, order), order
+
+
+def certificate_document(cert: Certificate, problem: Problem) -> CertificateDocument:
+    """The document of a certificate for ``problem``: its partition is re-checked by
+    :func:`mtpp.evaluate` here, which also gives the blocks' cost terms."""
+    g = problem.graph
+    ev, order = certificate_evaluation(cert, problem)
     bounds = [BoundDocument(**{f: getattr(r, f) for f in BoundDocument.model_fields}) for r in cert.bounds]
     return CertificateDocument(
         **_graph_fields(g), **_partition_fields(problem, ev, order), upper_bound=cert.upper_bound,

@@ -157,9 +157,14 @@ def notes(args: argparse.Namespace) -> Console:
 
 
 def units_label(graph: Graph) -> str:
-    """``" [time us, size bytes]"`` for a graph with units, else ``""``."""
+    """``" (time in us, sizes in bytes)"`` for a graph with units, else ``""``."""
     u = graph.units
-    return f" [time {u.get('time', '?')}, size {u.get('size', '?')}]" if u else ""
+    return f" (time in {u.get('time', '?')}, sizes in {u.get('size', '?')})" if u else ""
+
+
+def unit(graph: Graph, kind: str) -> str:
+    """``" us"`` (``kind`` ``time`` or ``size``) for a graph with units, else ``""``."""
+    return f" {graph.units[kind]}" if graph.units and kind in graph.units else ""
 
 
 @contextlib.contextmanager
@@ -283,8 +288,9 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
         return 0
     g = problem.graph
     out.print(_costs_table(problem, sol.evaluation, f"{g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
-    out.print(f"bottleneck (upper bound)  {sol.bottleneck:.6g}   (* marks the bottleneck block)")
-    out.print(f"simple lower bound        {sol.lower_bound:.6g}   (Lemma 3.3)")
+    us = unit(g, "time")
+    out.print(f"bottleneck (upper bound)  {sol.bottleneck:.6g}{us}   (* marks the bottleneck block)")
+    out.print(f"simple lower bound        {sol.lower_bound:.6g}{us}   (Lemma 3.3)")
     out.print(f"LB / UB                   {sol.ratio:.4f}")
     stopped = " (stopped by the time limit)" if sol.stopped_by_time else ""
     out.print(f"orderer {sol.orderer}, seed {sol.seed}: {sol.evaluations} orders in {sol.wall_time:.2f} s{stopped}")
@@ -293,7 +299,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     from mtpp.certificate import certify, export_models
-    from mtpp.results_schema import certificate_document
+    from mtpp.results_schema import certificate_document, certificate_evaluation
 
     problem = _problem(load_graph(args.file), args)
     err = notes(args)
@@ -305,9 +311,13 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
             problem, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
             n_jobs=args.jobs, orderer=args.orderer, seed=args.seed, report=None if err.quiet else err.print,
         )  # fmt: skip
-    if _emit_json(certificate_document(cert, problem), args):
+    doc = certificate_document(cert, problem)
+    if _emit_json(doc, args):
         return 0
-    table = Table(title=f"bounds for {problem.graph.name or args.file}, k={problem.k}{units_label(problem.graph)}")
+    g, us = problem.graph, unit(problem.graph, "time")
+    ev, _ = certificate_evaluation(cert, problem)
+    out.print(_costs_table(problem, ev, f"partition of {g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
+    table = Table(title=f"lower bounds, k={problem.k}")
     for col in ("method", "solver", "status", "lower bound", "LB / UB", "seconds"):
         table.add_column(col, justify="right")
     for r in cert.bounds:
@@ -315,10 +325,13 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         ratio = "-" if r.bound is None or cert.upper_bound == 0 else f"{r.bound / cert.upper_bound:.4f}"
         table.add_row(r.method, r.solver or "-", r.status, bound, ratio, f"{r.wall_time:.2f}")
     out.print(table)
-    out.print(f"upper bound  {cert.upper_bound:.6g}   from {cert.partition_source}")
-    out.print(f"lower bound  {cert.lower_bound:.6g}   from {cert.lower_bound_method}")
-    verdict = "proven optimal" if cert.optimal else f"gap {cert.gap_percent:.2f}%"
+    out.print(f"upper bound  {cert.upper_bound:.6g}{us}   from {cert.partition_source} (* marks its bottleneck block)")
+    out.print(f"lower bound  {cert.lower_bound:.6g}{us}   from {cert.lower_bound_method}")
+    verdict = "proven optimal" if cert.optimal else f"gap {100 * (doc.gap or 0.0):.2f}%"
     out.print(f"LB / UB      {cert.ratio:.4f}   ({verdict}; {cert.wall_time:.1f} s)")
+    for r in cert.bounds:
+        if r.status == "error":
+            out.print(f"note: {r.method} gave no bound: {r.message}", markup=False)
     return 0
 
 
@@ -339,8 +352,9 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
         peak = "-" if math.isinf(st.peak) else f"{st.peak:.6g}"
         table.add_row(st.method, peak, f"{st.lower_bound:.6g}", st.status, f"{st.wall_time:.2f}")
     out.print(table)
-    out.print(f"best peak    {sched.peak:.6g}   ({sched.method})")
-    out.print(f"lower bound  {sched.lower_bound:.6g}   ({sched.bound_method})")
+    size = unit(graph, "size")
+    out.print(f"best peak    {sched.peak:.6g}{size}   ({sched.method})")
+    out.print(f"lower bound  {sched.lower_bound:.6g}{size}   ({sched.bound_method})")
     out.print(f"gap          {100 * sched.gap:.2f}%   ({sched.status}; {sched.wall_time:.1f} s)")
     return 0
 
@@ -428,7 +442,7 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
         return 0
     out.print(_costs_table(problem, ev, f"{args.partition} on {args.file}"))
     machine = f"k={problem.k}, B={problem.bandwidth:g}, M={problem.memory:g}, R={problem.reserve:g}"
-    out.print(f"valid partition; bottleneck {ev.bottleneck:.6g} ({machine})")
+    out.print(f"valid partition; bottleneck {ev.bottleneck:.6g}{unit(graph, 'time')} ({machine})")
     return 0
 
 
@@ -458,6 +472,7 @@ def cmd_info(args: argparse.Namespace, out: Console) -> int:
         ("total size_out", f"{g.size_out.sum():.6g}"), ("max work", f"{g.work.max():.6g}"),
         ("sources", int((g.pred_ptr[1:] == g.pred_ptr[:-1]).sum())),
         ("sinks", int((g.succ_ptr[1:] == g.succ_ptr[:-1]).sum())),
+        ("units", units_label(g).strip(" ()") or "not given"),
     ):  # fmt: skip
         table.add_row(key, str(value))
     out.print(table)
