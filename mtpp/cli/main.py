@@ -33,7 +33,15 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from heuristics.brkga import Progress as ProgressCallback
@@ -199,6 +207,17 @@ def _costs_table(problem: Problem, ev: Evaluation, title: str) -> Table:
 
 
 @contextlib.contextmanager
+def working(console: Console, label: str) -> Iterator[None]:
+    """A spinner with the elapsed time on ``console`` while long work runs (only on a
+    terminal, never with ``--quiet`` / ``--json``)."""
+    if console.quiet or not console.is_terminal:
+        yield
+        return
+    with Progress(SpinnerColumn(), TextColumn(label), TimeElapsedColumn(), console=console, transient=True):
+        yield
+
+
+@contextlib.contextmanager
 def compile_notice(console: Console) -> Iterator[None]:
     """Say once on ``console`` when numba starts compiling kernels (a first run, or a
     new numba): the cache makes every later run skip it."""
@@ -340,7 +359,9 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
     from mtpp.scheduling import schedule
 
     graph = load_graph(args.file)
-    with compile_notice(notes(args)):
+    err = notes(args)
+    label = f"schedule {graph.n} ops ({args.method}, time limit {args.time_limit:g} s)"
+    with compile_notice(err), working(err, label):
         sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
                          beam_width=args.beam_width, threads=args.threads, weights=args.weights)  # fmt: skip
     if _emit_json(schedule_document(sched, graph), args):
@@ -366,7 +387,9 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
 
     graph = load_graph(args.file)
     devices = get_devices(_device_set(args.devices))  # an unknown preset fails here, before any work
-    with compile_notice(notes(args)):
+    err = notes(args)
+    label = f"place {graph.n} ops on {devices.name} ({args.method}, time limit {args.time_limit:g} s)"
+    with compile_notice(err), working(err, label):
         p = place(graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit,
                   seed=args.seed)  # fmt: skip
     if _emit_json(placement_document(p, graph), args):

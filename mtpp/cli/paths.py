@@ -15,7 +15,7 @@ import os
 from mtpp.io.json_file import check_directory, check_readable, check_writable
 
 # argument name -> what the file is, for the messages
-INPUT_FILES = {"file": "graph file", "partition": "partition file", "model": "model file", "weights": "weights file"}
+INPUT_FILES = {"file": "graph file", "partition": "partition file", "weights": "weights file"}
 OUTPUT_FILES = {"output": "output file"}
 DIRECTORIES = {"export_dir": "export directory", "out": "output directory"}
 
@@ -26,6 +26,8 @@ def check_paths(args: argparse.Namespace) -> None:
         path = getattr(args, name, None)
         if isinstance(path, str):
             check_readable(path, what)
+    if args.command == "import":  # ``train`` has a ``model`` too: a model kind, not a file
+        check_readable(args.model, "ONNX model")
     devices = getattr(args, "devices", None)
     if isinstance(devices, str) and (devices.endswith(".json") or os.path.exists(devices)):
         check_readable(devices, "device-set JSON file")

@@ -140,3 +140,14 @@ def test_version_and_quiet_in_a_real_process(graph_file: str) -> None:
     assert res.returncode == 0 and res.stderr == ""
     res = run_cli("solve", graph_file + ".missing", "-k", "2")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_only_real_paths_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``train regal``: 'regal' is a model kind, not a file; its ``--out`` is a directory."""
+    from mtpp.cli.main import build_parser
+    from mtpp.cli.paths import check_paths
+
+    check_paths(build_parser().parse_args(["train", "regal", "--out", str(tmp_path / "new")]))
+    (tmp_path / "f").write_text("x")
+    assert main(["train", "regal", "--out", str(tmp_path / "f")]) == 2
+    one_error_line(capsys, "is a file")
