@@ -93,12 +93,12 @@ def cmd_batch(args: argparse.Namespace, out: Console) -> int:
     summary = run(
         args.graphs, args.k, args.methods, solver=args.solver, time_limit=args.time_limit, n_jobs=args.jobs,
         store=args.store, backend=args.backend, scheduler=args.scheduler,
-        progress=False if args.quiet else args.progress,
+        progress=False if getattr(args, "quiet", False) else args.progress,
         orderer=args.orderer, seed=args.seed, threads=args.threads, bandwidth=args.bandwidth, memory=args.memory,
         reserve=args.reserve, grace=args.grace, retry_failed=args.retry_failed,
     )  # fmt: skip
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    if not args.quiet:
+    if not getattr(args, "quiet", False):
         err.print(str(summary), markup=False)
     table = bound_table(_records(args.store))
     if table.rows:

@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def notes(args: argparse.Namespace) -> Console:
     """The console for notes and progress on stderr; silent with ``--quiet`` or ``--json``."""
-    return Console(stderr=True, highlight=False, quiet=bool(args.quiet or getattr(args, "json", False)))
+    quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
+    return Console(stderr=True, highlight=False, quiet=bool(quiet))
 
 
 def units_label(graph: Graph) -> str:
@@ -243,7 +244,7 @@ def _emit_json(document: Any, args: argparse.Namespace) -> bool:
     ``--output`` if given; print it and return True with ``--json`` (the caller then
     prints nothing else)."""
     text = document.model_dump_json(indent=2)
-    if args.output:
+    if getattr(args, "output", None):
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
     if args.json:
@@ -460,7 +461,6 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     ev = evaluate(problem, assignment, order)
     from mtpp.results_schema import evaluation_document
 
-    args.output = None
     if _emit_json(evaluation_document(problem, ev, order), args):
         return 0
     out.print(_costs_table(problem, ev, f"{args.partition} on {args.file}"))
@@ -480,7 +480,7 @@ def cmd_generate(args: argparse.Namespace, out: Console) -> int:
         graph = layered_graph(args.n, seed=args.seed)
     text = graph.to_json(args.output, indent=None)
     if args.output:
-        out.print(f"wrote {graph!r} to {args.output}")
+        notes(args).print(f"wrote {graph!r} to {args.output}", markup=False)
     else:
         sys.stdout.write(text + "\n")
     return 0

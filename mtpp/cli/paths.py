@@ -1,6 +1,6 @@
 """Every path a command names, checked before the command does any work.
 
-A graph, partition, model, weights or device-set file must be a readable file; ``-o``
+A graph, partition, ONNX model or device-set file must be a readable file; ``-o``
 must be writable (its directory exists, it is not a directory); ``--export-dir`` /
 ``--out`` must be a directory or creatable; the batch ``--store`` must not be a
 directory.  A failure raises :class:`mtpp.errors.InputFileError` (one line, exit 2)
@@ -15,7 +15,7 @@ import os
 from mtpp.io.json_file import check_directory, check_readable, check_writable
 
 # argument name -> what the file is, for the messages
-INPUT_FILES = {"file": "graph file", "partition": "partition file", "weights": "weights file"}
+INPUT_FILES = {"file": "graph file", "partition": "partition file"}  # --weights may name shipped weights
 OUTPUT_FILES = {"output": "output file"}
 DIRECTORIES = {"export_dir": "export directory", "out": "output directory"}
 

@@ -78,8 +78,8 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
         opts = _options(args, {**common, "evaluations": "evaluations", "imitation_epochs": "imitation_epochs",
                                "teacher_effort": "teacher_effort"})  # fmt: skip
         config = RegalTrainConfig(**opts)
-    err = Console(stderr=True, quiet=bool(args.quiet))
-    with Progress(*columns, console=err, transient=False, disable=bool(args.quiet)) as bar:
+    err = Console(stderr=True, quiet=bool(getattr(args, "quiet", False)))
+    with Progress(*columns, console=err, transient=False, disable=err.quiet) as bar:
         # the total is known up front (not "0/?"); a resumed run jumps to its epoch at the first update
         task = bar.add_task(f"{args.model} / {args.objective}", total=config.epochs, info="first epoch ...")
 

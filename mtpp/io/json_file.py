@@ -49,14 +49,18 @@ def check_writable(path: str | os.PathLike[str], what: str = "output file") -> s
 
 
 def check_directory(path: str | os.PathLike[str], what: str = "output directory") -> str:
-    """``path`` as a string if it is a directory or can be made one (it does not exist
-    as a file, and its parent exists)."""
+    """``path`` as a string if it is a directory or can be made one: it is not a file,
+    and its nearest existing ancestor is a writable directory."""
     path = os.fspath(path)
     if os.path.exists(path) and not os.path.isdir(path):
         raise InputFileError(f"{path}: is a file; expected an {what}")
-    parent = os.path.dirname(os.path.normpath(path)) or "."
-    if not os.path.exists(path) and not os.path.isdir(parent):
-        raise InputFileError(f"{path}: directory {parent} does not exist")
+    ancestor = os.path.abspath(path)
+    while not os.path.exists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise InputFileError(f"{path}: {ancestor} is a file; expected an {what}")
+    if not os.access(ancestor, os.W_OK):
+        raise InputFileError(f"{path}: permission denied")
     return path
 
 

@@ -40,7 +40,7 @@ def test_handlers_raise_mtpp_errors(tmp_path: Path) -> None:
     ns = argparse.Namespace(graphs=[str(tmp_path / "nothing")], k=[2], methods=["all"], solver="auto",
                             time_limit=1.0, jobs=1, store=str(tmp_path / "r.db"), backend="loky", scheduler=None,
                             progress=False, orderer="brkga", seed=0, threads=1, bandwidth=1.0, memory=None,
-                            reserve=0.0, grace=1.0, retry_failed=False, quiet=False)  # fmt: skip
+                            reserve=0.0, grace=1.0, retry_failed=False)  # fmt: skip
     with pytest.raises(GraphFormatError):
         COMMANDS["batch"](ns, console)
 
