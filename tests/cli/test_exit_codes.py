@@ -151,3 +151,26 @@ def test_only_real_paths_are_checked(tmp_path: Path, capsys: pytest.CaptureFixtu
     (tmp_path / "f").write_text("x")
     assert main(["train", "regal", "--out", str(tmp_path / "f")]) == 2
     one_error_line(capsys, "is a file")
+
+
+def test_compiling_numba_kernels_is_said_once_and_not_when_quiet() -> None:
+    import io
+
+    from numba import njit
+    from rich.console import Console
+
+    from mtpp.cli.main import compile_notice
+
+    def fresh_kernels() -> tuple:
+        return njit(lambda x: x + 1), njit(lambda x: x * 2)  # not cached: each call site compiles
+
+    for quiet, expected in ((False, 1), (True, 0)):
+        buf = io.StringIO()
+        with compile_notice(Console(file=buf, quiet=quiet)):
+            a, b = fresh_kernels()
+            assert a(1) == 2 and b(2.0) == 4.0 and a(1.5) == 2.5
+        assert buf.getvalue().count("compiling numba kernels") == expected
+    buf = io.StringIO()
+    with compile_notice(Console(file=buf)):
+        assert a(3) == 4  # compiled already: nothing to say
+    assert buf.getvalue() == ""
