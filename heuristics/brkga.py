@@ -32,7 +32,7 @@ Progress = Callable[[int, int, float], None]
 CHUNK_SECONDS = 0.25  # under a time limit, a population is decoded in chunks of about this long
 
 
-def _decode_until(decode: Decoder, chromosomes: np.ndarray, ub: float, deadline: float) -> tuple[np.ndarray, int]:
+def decode_until(decode: Decoder, chromosomes: np.ndarray, ub: float, deadline: float) -> tuple[np.ndarray, int]:
     """Fitness of ``chromosomes`` (``inf`` for those not decoded) and how many were
     decoded: all of them without a deadline; with one, chunk by chunk (sized from
     the first chromosome's time to last about :data:`CHUNK_SECONDS`) until a chunk
@@ -140,7 +140,7 @@ def brkga(
         if seeds.shape[1] != n_genes:
             raise InvalidParameterError(f"initial chromosomes have {seeds.shape[1]} genes; expected {n_genes}")
         pop[: len(seeds)] = seeds
-    fit, evaluations = _decode_until(decode, pop, math.inf, deadline)
+    fit, evaluations = decode_until(decode, pop, math.inf, deadline)
     stopped = evaluations < len(pop)
     n_elite, n_mut = p.elite_count, p.mutant_count
     n_off = p.population - n_elite - n_mut
@@ -164,7 +164,7 @@ def brkga(
         mask = rng.random((n_off, n_genes)) < p.elite_bias
         children = np.where(mask, pop[ea], pop[nb])
         fresh = np.vstack([mutants(n_mut), children])
-        fresh_fit, done = _decode_until(decode, fresh, threshold, deadline)
+        fresh_fit, done = decode_until(decode, fresh, threshold, deadline)
         evaluations += done
         stopped = done < len(fresh)
         pop = np.vstack([pop[elite], fresh])
