@@ -63,8 +63,9 @@ def test_solve_certify_evaluate_share_one_vocabulary(tmp_path: Path, capsys: pyt
     assert solved == json.loads(sol.read_text())
     check_document(solved, "mtpp-solution")
     check_blocks(solved, problem)
+    cert_file = tmp_path / "cert.json"
     assert main(["certify", path, "-k", "3", "--bounds", "simple,bottleneck", "--solver", "highs", "--orderer", "kahn",
-                 "--time-limit", "20", *machine, "--json"]) == 0  # fmt: skip
+                 "--time-limit", "20", *machine, "--json", "-o", str(cert_file)]) == 0  # fmt: skip
     cert = json.loads(capsys.readouterr().out)
     check_document(cert, "mtpp-certificate")
     check_blocks(cert, problem)
@@ -75,6 +76,8 @@ def test_solve_certify_evaluate_share_one_vocabulary(tmp_path: Path, capsys: pyt
     check_document(checked, "mtpp-evaluation")
     assert (checked["k"], checked["bandwidth"], checked["reserve"]) == (3, 2.0, 1.0)
     assert checked["upper_bound"] == pytest.approx(solved["upper_bound"])
+    assert main(["evaluate", path, str(cert_file), "--json"]) == 0  # a certificate file too
+    assert json.loads(capsys.readouterr().out)["upper_bound"] == pytest.approx(cert["upper_bound"])
     # an option given on the command line wins over the file's value
     assert main(["evaluate", path, str(sol), "--bandwidth", "1", "--json"]) == 0
     repriced = json.loads(capsys.readouterr().out)
