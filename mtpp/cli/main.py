@@ -23,28 +23,26 @@ on stdout.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
-from heuristics.brkga import Progress as ProgressCallback
+from mtpp.cli.output import (
+    compile_notice,
+    emit_json,
+    notes,
+    progress_bar,
+    reserved_stdout,
+    unit,
+    units_label,
+    working,
+)
 from mtpp.cli.paths import check_paths
 from mtpp.errors import InputFileError, InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
@@ -53,7 +51,7 @@ from mtpp.io.graph_file import load_graph
 from mtpp.io.json_file import read_json
 from mtpp.problem import Problem
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+EXIT_INTERNAL, EXIT_USAGE = 1, 2
 DEBUG_ENV = "MTPP_DEBUG"
 MACHINE_DEFAULTS = {"bandwidth": 1.0, "memory": math.inf, "reserve": 0.0, "peak_aware": False}
 
@@ -159,40 +157,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def notes(args: argparse.Namespace) -> Console:
-    """The console for notes and progress on stderr; silent with ``--quiet`` or ``--json``."""
-    quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
-    return Console(stderr=True, highlight=False, quiet=bool(quiet))
-
-
-def units_label(graph: Graph) -> str:
-    """``" (time in us, sizes in bytes)"`` for a graph with units, else ``""``."""
-    u = graph.units
-    return f" (time in {u.get('time', '?')}, sizes in {u.get('size', '?')})" if u else ""
-
-
-def unit(graph: Graph, kind: str) -> str:
-    """``" us"`` (``kind`` ``time`` or ``size``) for a graph with units, else ``""``."""
-    return f" {graph.units[kind]}" if graph.units and kind in graph.units else ""
-
-
-@contextlib.contextmanager
-def _progress_bar(enabled: bool, label: str) -> Iterator[ProgressCallback | None]:
-    if not enabled:
-        yield None
-        return
-    with Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("best {task.fields[best]}"),
-        TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-    ) as bar:  # fmt: skip
-        task = bar.add_task(label, total=None, best="-")
-
-        def update(done: int, total: int, best: float) -> None:
-            bar.update(task, completed=done, total=total, best=f"{best:.6g}")
-
-        yield update
-
-
 def _costs_table(problem: Problem, ev: Evaluation, title: str) -> Table:
     """One row per block with its cost terms (Eq. 3); ``O(n + k)``."""
     table = Table(title=title + units_label(problem.graph))
@@ -205,81 +169,6 @@ def _costs_table(problem: Problem, ev: Evaluation, title: str) -> Table:
         mark = " *" if b == ev.bottleneck_block else ""
         table.add_row(f"{b}{mark}", str(counts[b]), *(f"{col[b]:.6g}" for col in columns))
     return table
-
-
-@contextlib.contextmanager
-def working(console: Console, label: str) -> Iterator[None]:
-    """A spinner with the elapsed time on ``console`` while long work runs (only on a
-    terminal, never with ``--quiet`` / ``--json``)."""
-    if console.quiet or not console.is_terminal:
-        yield
-        return
-    with Progress(SpinnerColumn(), TextColumn(label), TimeElapsedColumn(), console=console, transient=True):
-        yield
-
-
-@contextlib.contextmanager
-def compile_notice(console: Console) -> Iterator[None]:
-    """Say once on ``console`` when numba starts compiling kernels (a first run, or a
-    new numba): the cache makes every later run skip it."""
-    from numba.core import event
-
-    class Notice(event.Listener):
-        said = False
-
-        def on_start(self, ev: Any) -> None:
-            if not self.said:
-                self.said = True
-                console.print("compiling numba kernels (first run only; cached for later runs) ...")
-
-        def on_end(self, ev: Any) -> None:
-            pass
-
-    with event.install_listener("numba:compile", Notice()):
-        yield
-
-
-def _emit_json(document: Any, args: argparse.Namespace) -> bool:
-    """Write the result document (pydantic, :mod:`mtpp.results_schema`) to
-    ``--output`` if given; print it and return True with ``--json`` (the caller then
-    prints nothing else)."""
-    text = document.model_dump_json(indent=2)
-    if getattr(args, "output", None):
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-    if args.json:
-        stream = getattr(args, "result_stream", None) or sys.stdout
-        stream.write(text + "\n")
-        stream.flush()
-    return bool(args.json)
-
-
-@contextlib.contextmanager
-def reserved_stdout(args: argparse.Namespace) -> Iterator[None]:
-    """With ``--json``, point fd 1 at stderr while the command runs, so nothing a
-    solver's C code prints can corrupt the document; ``args.result_stream`` is then
-    the real stdout, which :func:`_emit_json` writes the document to.  (Only when
-    ``sys.stdout`` is fd 1, i.e. not under an in-process capture.)"""
-    try:
-        real = bool(getattr(args, "json", False)) and sys.stdout.fileno() == 1
-    except (AttributeError, OSError, ValueError):
-        real = False
-    if not real:
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        with os.fdopen(os.dup(saved), "w", encoding="utf-8") as result:
-            args.result_stream = result
-            yield
-    finally:
-        sys.stdout.flush()
-        with contextlib.suppress(Exception):  # C stdio buffers still hold solver output: flush it to stderr
-            ctypes.CDLL(None).fflush(None)
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _problem(graph: Graph, args: argparse.Namespace, stored: dict[str, Any] | None = None) -> Problem:
@@ -301,10 +190,10 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     problem = _problem(load_graph(args.file), args)
     err = notes(args)
     show = (sys.stderr.isatty() if args.progress is None else args.progress) and not err.quiet
-    with compile_notice(err), _progress_bar(show, f"{args.orderer}") as update:
+    with compile_notice(err), progress_bar(show, f"{args.orderer}") as update:
         sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update,
                         weights=args.weights)  # fmt: skip
-    if _emit_json(solution_document(sol), args):
+    if emit_json(solution_document(sol), args):
         return 0
     g = problem.graph
     out.print(_costs_table(problem, sol.evaluation, f"{g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
@@ -332,7 +221,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
             n_jobs=args.jobs, orderer=args.orderer, seed=args.seed, report=None if err.quiet else err.print,
         )  # fmt: skip
     doc = certificate_document(cert, problem)
-    if _emit_json(doc, args):
+    if emit_json(doc, args):
         return 0
     g, us = problem.graph, unit(problem.graph, "time")
     ev, _ = certificate_evaluation(cert, problem)
@@ -365,7 +254,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
     with compile_notice(err), working(err, label):
         sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
                          beam_width=args.beam_width, threads=args.threads, weights=args.weights)  # fmt: skip
-    if _emit_json(schedule_document(sched, graph), args):
+    if emit_json(schedule_document(sched, graph), args):
         return 0
     table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}{units_label(graph)}")
     for col in ("stage", "peak", "lower bound", "status", "seconds"):
@@ -393,7 +282,7 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
     with compile_notice(err), working(err, label):
         p = place(graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit,
                   seed=args.seed)  # fmt: skip
-    if _emit_json(placement_document(p, graph), args):
+    if emit_json(placement_document(p, graph), args):
         return 0
     table = Table(title=f"placement of {graph.name or args.file} on {', '.join(p.devices)}{units_label(graph)}")
     table.add_column("candidate")
@@ -461,7 +350,7 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     ev = evaluate(problem, assignment, order)
     from mtpp.results_schema import evaluation_document
 
-    if _emit_json(evaluation_document(problem, ev, order), args):
+    if emit_json(evaluation_document(problem, ev, order), args):
         return 0
     out.print(_costs_table(problem, ev, f"{args.partition} on {args.file}"))
     machine = f"k={problem.k}, B={problem.bandwidth:g}, M={problem.memory:g}, R={problem.reserve:g}"

@@ -159,7 +159,7 @@ def test_compiling_numba_kernels_is_said_once_and_not_when_quiet() -> None:
     from numba import njit
     from rich.console import Console
 
-    from mtpp.cli.main import compile_notice
+    from mtpp.cli.output import compile_notice
 
     def fresh_kernels() -> tuple:
         return njit(lambda x: x + 1), njit(lambda x: x * 2)  # not cached: each call site compiles
