@@ -52,10 +52,16 @@ _LAZY = {
 }
 
 
+# submodules reachable as attributes after ``import mtpp`` (``mtpp.devices.get_device``)
+_SUBMODULES = ("batch", "devices", "examples", "generators", "io", "memory", "placement", "results_schema", "schema")
+
+
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
+    if name in _LAZY or name in _SUBMODULES:
         import importlib
 
+        if name in _SUBMODULES:
+            return importlib.import_module(f"mtpp.{name}")
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'mtpp' has no attribute {name!r}")
 

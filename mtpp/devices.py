@@ -81,6 +81,7 @@ class DeviceSpec(BaseModel):
 
 GB = 1e9
 GiB = 2**30
+IMPORT_UNITS = {"time": "us", "size": "bytes"}  # the ``units`` of every imported graph
 
 #: Named presets.  Peak FLOP/s are dense (no sparsity) at the precision of
 #: ``bytes_per_element``; link bandwidth is one direction of the link a stage uses
@@ -151,7 +152,8 @@ def costed_graph(
     ops: Sequence[CostedOp], edges: Sequence[tuple[int, int]], device: str | DeviceSpec, name: str | None = None
 ) -> Graph:
     """The :class:`mtpp.Graph` of ``ops`` (edges as index pairs into ``ops``) with
-    ``work`` = the device's roofline time in microseconds, sizes in bytes."""
+    ``work`` = the device's roofline time in microseconds, sizes in bytes
+    (``units`` = :data:`IMPORT_UNITS`)."""
     spec = get_device(device)
     work = [op.work if op.work is not None else spec.roofline_time(op.flops, op.bytes_moved) for op in ops]
     return Graph.from_arrays(
@@ -163,4 +165,5 @@ def costed_graph(
         names=[op.name for op in ops],
         ops=[op.op for op in ops],
         name=name,
+        units=IMPORT_UNITS,
     )

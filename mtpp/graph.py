@@ -115,6 +115,7 @@ class Graph:
         "succ_idx",
         "succ_ptr",
         "topological_order",
+        "units",
         "work",
     )  # fmt: skip
 
@@ -129,6 +130,7 @@ class Graph:
         names: Sequence[str | None] | None = None,
         ops: Sequence[str | None] | None = None,
         name: str | None = None,
+        units: Mapping[str, str] | None = None,
     ) -> None:
         n = len(ids)
         if n == 0:
@@ -164,6 +166,8 @@ class Graph:
         self.names: tuple[str | None, ...] = tuple(names) if names is not None else (None,) * n
         self.ops: tuple[str | None, ...] = tuple(ops) if ops is not None else (None,) * n
         self.name = name
+        # what work and sizes are measured in, e.g. {"time": "us", "size": "bytes"} (None: unitless)
+        self.units: dict[str, str] | None = None if units is None else dict(units)
 
         src = np.asarray(edge_src, dtype=np.int64).reshape(-1)
         dst = np.asarray(edge_dst, dtype=np.int64).reshape(-1)
@@ -191,6 +195,7 @@ class Graph:
         names: Sequence[str | None] | None = None,
         ops: Sequence[str | None] | None = None,
         name: str | None = None,
+        units: Mapping[str, str] | None = None,
     ) -> Graph:
         """Build a graph from weight arrays and edges given as index pairs ``(u, v)``."""
         n = len(np.asarray(work))
@@ -203,7 +208,7 @@ class Graph:
         bad = np.flatnonzero((e < 0) | (e >= n))
         if bad.size:
             raise UnknownNodeError(int(e.reshape(-1)[bad[0]]), "edge endpoint is not an index 0..n-1")
-        return cls(ids, work, size_param, size_out, e[:, 0], e[:, 1], names, ops, name)
+        return cls(ids, work, size_param, size_out, e[:, 0], e[:, 1], names, ops, name, units)
 
     @classmethod
     def from_nodes(
@@ -211,6 +216,7 @@ class Graph:
         nodes: Iterable[Node | Mapping[str, Any]],
         edges: Iterable[tuple[NodeId, NodeId]],
         name: str | None = None,
+        units: Mapping[str, str] | None = None,
     ) -> Graph:
         """Build a graph from :class:`Node` records (or dicts of their fields) and id pairs."""
         recs = []
@@ -242,6 +248,7 @@ class Graph:
             [r.name for r in recs],
             [r.op for r in recs],
             name,
+            units,
         )
 
     @classmethod
