@@ -16,7 +16,10 @@ For ``kk`` blocks numbered in DAG order it holds
 * optionally ``o[b] >= 0`` with ``o_b >= (size_param(block b) - budget_b) / B``: the
   linear overflow term ``(size_param(S) - (M - R))^+ / B`` of Eq. (2) with a fixed
   activation reserve (``budget_b`` is ``M - R`` times the number of real blocks a
-  superblock stands for).
+  superblock stands for; an infinite budget gets ``o_b = 0`` and no row).
+
+Variable caps (``o``, the cost cap) only keep domains finite; they are rounded up so
+that floating-point rounding never makes them cut off a partition.
 
 :meth:`BlockModel.cost_terms` gives the right-hand side of Eq. (7) for a block, to
 which each formulation attaches its own objective.
@@ -161,20 +164,23 @@ def build_blocks(
 
     o = None
     if use_overflow:
-        caps = np.maximum(total_param - budgets, 0.0) / bw
-        o = m.add_variables(kk, "continuous", lower=0.0, upper=caps, name="o")
+        # finite budgets only: a superblock without a budget never overflows (o = 0, no row,
+        # since a row with an infinite side would be free); caps rounded up, never binding
+        finite = np.isfinite(budgets)
+        caps = np.where(finite, np.maximum(total_param - np.where(finite, budgets, 0.0), 0.0) / bw, 0.0)
+        o = m.add_variables(kk, "continuous", lower=0.0, upper=caps * (1 + 1e-9), name="o")
     bm = BlockModel(
         problem=problem, model=m, kk=kk, y=y, producers=producers, c=c, o=o,
         budgets=np.asarray(budgets, dtype=np.float64), cost_cap=0.0,
     )  # fmt: skip
     if o is not None:  # o_b - size_param(block b) / B >= -budget_b / B
-        for b in range(kk):
+        for b in np.flatnonzero(np.isfinite(budgets)).tolist():
             cols, vals = bm.x_terms(b, g.size_param)
             m.add_rows_coo(np.zeros(cols.size + 1, dtype=np.int64), np.r_[o[b], cols], np.r_[1.0, -vals / bw], 1,
                            lower=-budgets[b] / bw)
     out_total = float(g.size_out[producers].sum()) / bw
     overflow_cap = max(total_param - float(np.min(budgets)), 0.0) / bw if use_overflow else 0.0
-    bm.cost_cap = float(g.work.sum()) + 2.0 * out_total + overflow_cap
+    bm.cost_cap = (float(g.work.sum()) + 2.0 * out_total + overflow_cap) * (1 + 1e-9)  # rounded up
     if not math.isfinite(bm.cost_cap):  # pragma: no cover - weights are finite by construction
         raise ValueError("block cost cap is not finite")
     return bm

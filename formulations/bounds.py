@@ -4,8 +4,17 @@
 builds the neutral model, hands it to the backend by name and turns the answer into
 a :class:`BoundResult` whose ``bound`` is always a valid lower bound on OPT:
 
-* only the solver's proven dual bound is used, never an incumbent; a timed-out
-  solve still contributes the bound it proved;
+* the model is built on the instance scaled by a power of two near the simple bound
+  (:mod:`formulations.scaling`), so its data and objective are ``O(1)`` whatever the
+  units, and the bound is scaled back;
+* only the solver's proven dual bound is used, never an incumbent, lowered by the
+  margin its own tolerances allow (:meth:`solvers.base.Tolerances.margin`); a
+  timed-out solve still contributes the bound it proved;
+* a solver status counts only where the mathematics makes it evidence.  Every model
+  here has solutions (the superblock MIPs: everything in block 2; the exact MIP: any
+  partition, and with an upper bound the partition that gave it, which the fixings
+  and the cap keep), so "infeasible" is a solver failure: it raises
+  :class:`~formulations.errors.InfeasibleFormulationError`, never a bound;
 * every model's optimum is at least the simple bound ``L`` (Lemma 3.3; by (14) for
   the superblock models, by Lemma 3.3 itself for the exact one), so the bound is
   ``max(L, dual)``; a solver error leaves ``L`` standing;
@@ -15,13 +24,12 @@ a :class:`BoundResult` whose ``bound`` is always a valid lower bound on OPT:
 * guess-the-bottleneck takes the minimum over ``j`` of its sub-MIPs (Section 3.3).
 
 For ``exact`` the decoded assignment is returned too; callers re-check it with
-:func:`mtpp.evaluate` (the tests do).
+:func:`mtpp.evaluate`.
 
 :func:`build_models` returns the named model(s) a method solves, built by the same
-code as :func:`solve_bound`, e.g. to write them out with
-:meth:`solvers.model.Model.write_mps`.  A MIP proven infeasible without an upper
-bound raises :class:`~formulations.errors.InfeasibleFormulationError`; an unknown,
-missing or licence-limited solver raises the typed errors of :mod:`solvers.errors`.
+code as :func:`solve_bound` but on the unscaled instance, e.g. to write them out
+with :meth:`solvers.model.Model.write_mps`.  An unknown, missing or licence-limited
+solver raises the typed errors of :mod:`solvers.errors`.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import numpy as np
 
 from formulations.errors import InfeasibleFormulationError
 from formulations.exact import ExactMip, build_exact
+from formulations.scaling import normalised
 from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
 from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError
@@ -44,7 +53,7 @@ from solvers.registry import get_backend
 from solvers.result import SolveResult, Status
 
 METHODS = ("exact", "bottleneck", "guess")
-DONE = (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED, Status.INFEASIBLE)
+DONE = (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED)
 """Statuses after which more time would not raise a bound."""
 
 
@@ -70,10 +79,17 @@ class BoundResult:
     message: str = ""
 
 
-def _capped(dual: float, floor: float, upper_bound: float | None) -> float:
-    """``min(UB, max(L, dual))`` (``dual`` may be +inf for an infeasible model)."""
-    b = max(floor, dual) if not math.isnan(dual) else floor
+def _capped(res: SolveResult, scale: float, floor: float, upper_bound: float | None) -> float:
+    """``min(UB, max(L, scale * safe dual))`` of a scaled model's result."""
+    dual = res.safe_bound * scale
+    b = max(floor, dual) if math.isfinite(dual) else floor
     return min(b, upper_bound) if upper_bound is not None else b
+
+
+def _check_status(res: SolveResult, method: str) -> None:
+    """Every model here has solutions (module docstring): "infeasible" is a failure."""
+    if res.status is Status.INFEASIBLE:
+        raise InfeasibleFormulationError(method, res.solver, res.message or "the model always has solutions")
 
 
 def _solve_kwargs(time_limit: float | None, threads: int, seed: int, target: float | None) -> dict[str, Any]:
@@ -154,8 +170,8 @@ def solve_bound(
     :class:`~solvers.errors.SolverNotInstalledError` or
     :class:`~solvers.errors.SolverLicenseError` (a model too large for Gurobi's
     size-limited licence; ``solver="auto"`` falls back instead), and
-    :class:`~formulations.errors.InfeasibleFormulationError` if a MIP is proven
-    infeasible although no ``upper_bound`` was given."""
+    :class:`~formulations.errors.InfeasibleFormulationError` when the solver calls a
+    model infeasible (all of them have solutions: a solver failure)."""
     _check_method(method)
     if method == "guess":
         return solve_guess(problem, solver, time_limit, upper_bound, threads, seed, n_jobs)
@@ -163,17 +179,18 @@ def solve_bound(
     backend = get_backend(solver)
     binary = bool(getattr(backend, "integral_data", False))
     L = simple_lower_bound(problem)
-    mip = _build(problem, method, None, upper_bound, fix, binary)
+    scaled, s = normalised(problem)
+    ub = None if upper_bound is None else upper_bound / s
+    mip = _build(scaled, method, None, ub, fix, binary)
     start = mip.start(warm_start) if warm_start is not None and isinstance(mip, ExactMip) else None
-    res = backend.solve(mip.model, mip_start=start, **_solve_kwargs(time_limit, threads, seed, upper_bound))
-    if res.status is Status.INFEASIBLE and upper_bound is None:
-        raise InfeasibleFormulationError(method, res.solver, res.message)
+    res = backend.solve(mip.model, mip_start=start, **_solve_kwargs(time_limit, threads, seed, ub))
+    _check_status(res, method)
     assignment = mip.decode(res.solution) if isinstance(mip, ExactMip) and res.solution is not None else None
     return BoundResult(
-        method=method, bound=_capped(res.dual_bound, L, upper_bound), status=res.status,
+        method=method, bound=_capped(res, s, L, upper_bound), status=res.status,
         proven_optimal=res.status in DONE, solver=res.solver, solver_version=res.version,
-        wall_time=time.perf_counter() - t0, objective=res.objective, assignment=assignment, parts=(res,),
-        message=res.message,
+        wall_time=time.perf_counter() - t0, objective=None if res.objective is None else res.objective * s,
+        assignment=assignment, parts=(res,), message=res.message,
     )  # fmt: skip
 
 
@@ -184,7 +201,7 @@ def _solve_guess_one(
     """One sub-MIP ``LB_j`` (module-level so joblib can ship it to a worker)."""
     backend = get_backend(solver)
     sb = _build(problem, "guess", j, binary_cuts=bool(getattr(backend, "integral_data", False)))
-    return backend.solve(sb.model, **_solve_kwargs(time_limit, threads, seed, target))
+    return backend.solve(sb.model, **_solve_kwargs(time_limit, threads, seed, target))  # problem is scaled
 
 
 def solve_guess(
@@ -201,25 +218,29 @@ def solve_guess(
     ``upper_bound`` each sub-MIP stops once its dual bound reaches it, since it can
     then no longer lower the minimum; each ``LB_j`` is reported as
     ``min(UB, max(L, dual_j))``, so the minimum stays a valid bound.  Raises the
-    errors of :func:`solve_bound` (a sub-MIP may be infeasible, but not all of them)."""
+    errors of :func:`solve_bound`; a sub-MIP called infeasible is a solver failure
+    (each has the solution "everything in block 2": block 2 = V carries work and
+    overflow at least ``L``)."""
     from joblib import Parallel, delayed
 
     t0 = time.perf_counter()
     get_backend(solver)  # an unknown or missing solver fails here, before any worker starts
     k = problem.k
     L = simple_lower_bound(problem)
+    scaled, s = normalised(problem)
+    target = None if upper_bound is None else upper_bound / s
     per_sub = None
     if time_limit is not None:
         rounds = math.ceil(k / max(1, n_jobs))
         per_sub = max(time_limit / rounds, 0.01)
-    jobs = [delayed(_solve_guess_one)(problem, j, solver, per_sub, threads, seed, upper_bound) for j in range(1, k + 1)]
+    jobs = [delayed(_solve_guess_one)(scaled, j, solver, per_sub, threads, seed, target) for j in range(1, k + 1)]
     if n_jobs == 1 or k == 1:
         parts = [job[0](*job[1], **job[2]) for job in jobs]
     else:
         parts = Parallel(n_jobs=min(n_jobs, k))(jobs)
-    if upper_bound is None and all(r.status is Status.INFEASIBLE for r in parts):
-        raise InfeasibleFormulationError("guess", parts[0].solver, "every sub-MIP LB_j")
-    lbs = [_capped(r.dual_bound, L, upper_bound) for r in parts]
+    for j, r in enumerate(parts, 1):  # every LB_j model has solutions (everything in block 2)
+        _check_status(r, f"guess_j{j}")
+    lbs = [_capped(r, s, L, upper_bound) for r in parts]
     all_done = all(r.status in DONE for r in parts)
     worst = next((r.status for r in parts if r.status not in DONE), Status.OPTIMAL)
     first = parts[0]

@@ -10,8 +10,9 @@ class FormulationError(MtppError, RuntimeError):
 
 
 class InfeasibleFormulationError(FormulationError):
-    """The solver proved a method's MIP infeasible although no upper bound was
-    imposed: every valid problem has a partition, so the model (or the solver) is wrong."""
+    """The solver called a method's MIP infeasible.  Every model of
+    :mod:`formulations` has solutions (with an upper bound, the partition that gave
+    it), so this is a solver failure, never a bound."""
 
     def __init__(self, method: str, solver: str = "", detail: str = "") -> None:
         self.method = method
@@ -20,8 +21,7 @@ class InfeasibleFormulationError(FormulationError):
         by = f" by {solver}" if solver else ""
         more = f" ({detail})" if detail else ""
         super().__init__(
-            f"the {method!r} MIP was proven infeasible{by} without an upper bound, which is impossible "
-            f"for a valid problem{more}"
+            f"the {method!r} MIP was called infeasible{by}, but it always has solutions: a solver failure{more}"
         )
 
     def __reduce__(self) -> tuple[type, tuple[str, str, str]]:  # picklable across joblib workers

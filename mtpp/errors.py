@@ -43,13 +43,42 @@ class InvalidNodeIdError(GraphError):
 
 
 class InvalidWeightError(GraphError):
-    """A node weight is negative, NaN or infinite."""
+    """A node weight is negative, NaN, infinite or not a number (a string, a boolean)."""
 
-    def __init__(self, node_id: Any, field: str, value: float) -> None:
+    def __init__(self, node_id: Any, field: str, value: Any) -> None:
         self.node_id = node_id
         self.field = field
         self.value = value
-        super().__init__(f"node {node_id!r} has {field} = {value!r}; weights must be finite and >= 0")
+        kind = "finite numbers >= 0" if isinstance(value, float) else "numbers (not strings or booleans)"
+        super().__init__(f"node {node_id!r} has {field} = {value!r}; weights must be {kind}")
+
+
+class WeightOverflowError(GraphError):
+    """The weights are so large that block costs would overflow float64."""
+
+    def __init__(self, what: str, total: float) -> None:
+        self.what = what
+        self.total = total
+        super().__init__(
+            f"{what} sum to {total!r}, beyond {WEIGHT_LIMIT:g}: block costs would overflow float64; "
+            "express the weights in larger units"
+        )
+
+
+WEIGHT_LIMIT = 1e300
+"""Largest total of all weights (and of their IO costs ``size / B``) mtpp accepts."""
+
+
+class AmbiguousNodeIdError(GraphError):
+    """Two node ids differ only in type (``1`` and ``"1"``): they read the same in
+    JSON object keys, partition files and on the command line."""
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.ids = (first, second)
+        super().__init__(
+            f"node ids {first!r} and {second!r} are distinct but read the same as text "
+            "(in partition files and on the command line); rename one"
+        )
 
 
 class UnknownNodeError(GraphError, KeyError):

@@ -15,19 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Real
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from mtpp.errors import (
+    WEIGHT_LIMIT,
+    AmbiguousNodeIdError,
     CycleError,
     DuplicateNodeError,
     EmptyGraphError,
+    GraphError,
     InvalidNodeIdError,
     InvalidWeightError,
     SelfLoopError,
     UnknownNodeError,
+    WeightOverflowError,
 )
 
 if TYPE_CHECKING:
@@ -47,6 +52,22 @@ class Node:
     size_out: float = 0.0
     name: str | None = None
     op: str | None = None
+
+
+def _weights(values: ArrayLike, field: str, ids: Sequence[NodeId]) -> np.ndarray:
+    """One weight per node as float64; strings, booleans and other non-numbers are
+    rejected (:class:`InvalidWeightError`), not coerced."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        arr = values.astype(np.float64).reshape(-1)
+    else:
+        items = list(np.asarray(values, dtype=object).reshape(-1))
+        for node_id, v in zip(ids, items):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.integer, np.floating)):
+                raise InvalidWeightError(node_id, field, v)
+        arr = np.array(items, dtype=np.float64)
+    if arr.shape != (len(ids),):
+        raise GraphError(f"{field} has {arr.size} entries for {len(ids)} nodes")
+    return arr
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -110,22 +131,29 @@ class Graph:
             raise EmptyGraphError()
         self.ids: tuple[NodeId, ...] = tuple(ids)
         self._index: dict[NodeId, int] = {}
+        as_text: dict[str, NodeId] = {}
         for i, node_id in enumerate(self.ids):
             if isinstance(node_id, bool) or not isinstance(node_id, (str, int, np.integer)):
                 raise InvalidNodeIdError(node_id)
             if node_id in self._index:
                 raise DuplicateNodeError(node_id)
+            text = str(node_id)
+            if text in as_text:
+                raise AmbiguousNodeIdError(as_text[text], node_id)
+            as_text[text] = node_id
             self._index[node_id] = i
         raw = {"work": work, "size_param": size_param, "size_out": size_out}
         weights: dict[str, np.ndarray] = {}
         for field, values in raw.items():
-            arr = np.array(values, dtype=np.float64).reshape(-1)
-            if arr.shape != (n,):
-                raise ValueError(f"{field} has {arr.size} entries for {n} nodes")
+            arr = _weights(values, field, self.ids)
             bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
             if bad.size:
                 raise InvalidWeightError(self.ids[bad[0]], field, float(arr[bad[0]]))
             weights[field] = _readonly(arr)
+        with np.errstate(over="ignore"):
+            total = float(sum(np.sum(w) for w in weights.values())) + float(weights["size_out"].sum())
+        if not total <= WEIGHT_LIMIT:  # work + size_param + 2 size_out: what one block can cost at B = 1
+            raise WeightOverflowError("the weights (work + size_param + twice size_out)", total)
         self.work: np.ndarray = weights["work"]
         self.size_param: np.ndarray = weights["size_param"]
         self.size_out: np.ndarray = weights["size_out"]
@@ -162,8 +190,11 @@ class Graph:
     ) -> Graph:
         """Build a graph from weight arrays and edges given as index pairs ``(u, v)``."""
         n = len(np.asarray(work))
-        e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
-        e = e.reshape(-1, 2)
+        try:
+            e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
+            e = e.reshape(-1, 2)
+        except (TypeError, ValueError) as exc:
+            raise GraphError(f"edges must be pairs of node indices 0..{n - 1} ({exc})") from None
         ids = list(range(n)) if ids is None else list(ids)
         bad = np.flatnonzero((e < 0) | (e >= n))
         if bad.size:
@@ -178,12 +209,20 @@ class Graph:
         name: str | None = None,
     ) -> Graph:
         """Build a graph from :class:`Node` records (or dicts of their fields) and id pairs."""
-        recs = [n if isinstance(n, Node) else Node(**n) for n in nodes]
+        recs = []
+        for pos, rec in enumerate(nodes):
+            try:
+                recs.append(rec if isinstance(rec, Node) else Node(**rec))
+            except TypeError as exc:
+                raise GraphError(f"node {pos}: {rec!r} is not a node record ({exc})") from None
         index: dict[Any, int] = {}
         for i, rec in enumerate(recs):
             index.setdefault(rec.id, i)
         src, dst = [], []
-        for u, v in edges:
+        for edge in edges:
+            if not isinstance(edge, (tuple, list)) or len(edge) != 2:
+                raise GraphError(f"edge {edge!r} is not a pair of node ids")
+            u, v = edge
             for end in (u, v):
                 if end not in index:
                     raise UnknownNodeError(end, f"in edge {u!r} -> {v!r}")

@@ -12,7 +12,7 @@ from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import evaluate
 from mtpp.graph import Graph
-from mtpp.problem import Problem
+from mtpp.problem import Problem, check_seed, check_time_limit
 from mtpp.solution import Solution
 
 # The DP and the evaluator add the same terms in different orders.
@@ -80,8 +80,8 @@ def partition(
     weights of a learned orderer (``topoformer*``, ``regal-brkga*``, extra ``mtpp[neural]``).
     """
     problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
-    if time_limit is not None and not time_limit > 0:
-        raise InvalidParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    seed = check_seed(seed)
+    time_limit = None if time_limit is None else check_time_limit(time_limit)
     search = get_orderer(orderer, weights) if isinstance(orderer, str) else orderer
     name = orderer if isinstance(orderer, str) else getattr(orderer, "__name__", "custom")
     start = time.perf_counter()

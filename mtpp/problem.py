@@ -6,7 +6,9 @@ import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 
-from mtpp.errors import InvalidParameterError
+import numpy as np
+
+from mtpp.errors import WEIGHT_LIMIT, InvalidParameterError, WeightOverflowError
 from mtpp.graph import Graph
 
 
@@ -17,6 +19,20 @@ def check_k(k: object) -> int:
     if k < 1:
         raise InvalidParameterError(f"k must be >= 1, got {k}")
     return int(k)
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as an int; :class:`InvalidParameterError` unless it is an integer >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise InvalidParameterError(f"seed must be an integer >= 0, got {seed!r}")
+    return int(seed)
+
+
+def check_time_limit(time_limit: object) -> float:
+    """``time_limit`` in seconds; :class:`InvalidParameterError` unless it is a number > 0."""
+    if isinstance(time_limit, bool) or not isinstance(time_limit, Real) or not float(time_limit) > 0:
+        raise InvalidParameterError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+    return float(time_limit)
 
 
 def _check_real(name: str, value: object, *, positive: bool, allow_inf: bool) -> float:
@@ -70,6 +86,11 @@ class Problem:
             raise InvalidParameterError(f"peak_aware must be True or False, got {self.peak_aware!r}")
         if self.peak_aware and self.reserve != 0:
             raise InvalidParameterError("reserve must be 0 with peak_aware=True: the computed peak replaces it")
+        g = self.graph
+        with np.errstate(over="ignore"):
+            io_total = (float(g.size_param.sum()) + 2 * float(g.size_out.sum())) / self.bandwidth + float(g.work.sum())
+        if not io_total <= WEIGHT_LIMIT:
+            raise WeightOverflowError(f"work + (size_param + twice size_out) / B at B = {self.bandwidth!r}", io_total)
         if self.reserve > self.memory:
             raise InvalidParameterError(
                 f"reserve ({self.reserve}) exceeds memory ({self.memory}): no memory left for parameters"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
 from mtpp.graph import Graph, Node
 
@@ -25,6 +25,8 @@ FORMAT: Literal["mtpp-graph"] = "mtpp-graph"
 VERSION: Literal[1] = 1
 
 JsonNodeId = Union[StrictStr, StrictInt]
+JsonWeight = Union[StrictInt, StrictFloat]
+"""A JSON number: ``"5"`` and ``true`` are rejected, not coerced."""
 
 
 class NodeRecord(BaseModel):
@@ -33,9 +35,9 @@ class NodeRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: JsonNodeId
-    work: float = 0.0
-    size_param: float = 0.0
-    size_out: float = 0.0
+    work: JsonWeight = 0.0
+    size_param: JsonWeight = 0.0
+    size_out: JsonWeight = 0.0
     name: str | None = None
     op: str | None = None
 

@@ -21,7 +21,48 @@ import numpy as np
 
 from solvers.errors import SolverError, SolverNotInstalledError
 from solvers.model import Model, ObjSense
+from solvers.quiet import silenced_stdout
 from solvers.result import SolveResult, Status
+
+EPS = 2.0**-52
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The tolerances a backend sets on its solver (all absolute unless named relative).
+
+    ``feasibility``: row and bound violation a solver accepts; ``optimality``: dual
+    feasibility (reduced cost) tolerance of its LPs; ``integrality``: distance from an
+    integer it accepts; ``abs_gap`` / ``rel_gap``: the gap at which it stops."""
+
+    feasibility: float
+    optimality: float
+    integrality: float
+    abs_gap: float
+    rel_gap: float = 0.0
+
+    def margin(self, model: Model, bound: float) -> float:
+        """How far below a proven dual ``bound`` the true optimum of ``model`` may lie
+        through the solver's tolerances (minimisation; see :meth:`SolveResult.safe_bound`).
+
+        A floating-point MIP solver proves its bound for the model *up to its
+        tolerances*: LP bounds carry dual-feasibility and primal-feasibility errors on
+        every row, presolve reductions are valid only up to the feasibility tolerance,
+        and nodes whose LP solution is integral to within ``integrality`` are closed at
+        their LP value.  Each effect moves the objective by at most its tolerance times
+        the magnitude of the rows it acts on: ``M = max_r sum_j |a_rj| max|x_j|`` (the
+        largest row activity over the variable domains, plus the objective's) for
+        feasibility and optimality errors, ``A = max_r sum_{j integer} |a_rj|`` for
+        integrality slack.  The margin is
+
+            2 (feasibility + optimality + 16 eps) (1 + M) + 2 integrality A
+            + abs_gap + rel_gap |bound|,
+
+        twice the first-order error, which is why the formulations scale
+        their models to ``O(1)`` magnitudes first (then the margin is a few 1e-9)."""
+        act, int_mag = model.magnitudes()
+        first_order = (self.feasibility + self.optimality + 16 * EPS) * (1.0 + act) + self.integrality * int_mag
+        return 2.0 * first_order + self.abs_gap + self.rel_gap * abs(bound)
 
 
 @dataclass(frozen=True)
@@ -72,6 +113,9 @@ class Backend(ABC):
 
     name: ClassVar[str]
     package: ClassVar[str]
+    tolerances: ClassVar[Tolerances]
+    """What the adapter sets on its solver; :meth:`Tolerances.margin` turns them into
+    the safety margin of every dual bound it reports."""
     integral_data: ClassVar[bool] = False
     """Capability flag: the solver works on an integer rounding of the model (CP-SAT),
     so builders should prefer integer variables where the formulation allows them."""
@@ -137,7 +181,11 @@ class Backend(ABC):
         opts = SolveOptions(time_limit, int(threads), int(seed), start, dual_bound_target, float(rel_gap), verbose)
         t0 = time.perf_counter()
         try:
-            raw = self._solve(model, opts)
+            if verbose:
+                raw = self._solve(model, opts)
+            else:
+                with silenced_stdout():
+                    raw = self._solve(model, opts)
         except SolverError:
             raise
         except Exception as exc:  # a solver crash must not look like a bound
@@ -169,6 +217,7 @@ class Backend(ABC):
             status = Status.BOUND_REACHED
         if status is Status.OPTIMAL and solution is None:
             status = Status.RELAXED_OPTIMAL if math.isfinite(dual) else Status.ERROR
+        margin = self.tolerances.margin(model, dual) if math.isfinite(dual) else 0.0
         return SolveResult(
             status=status,
             objective=objective,
@@ -179,6 +228,7 @@ class Backend(ABC):
             solver=self.name,
             version=self.version(),
             message=message,
+            margin=margin,
         )
 
 

@@ -10,8 +10,8 @@ from types import ModuleType
 
 import numpy as np
 
-from solvers.base import Backend, RawResult, SolveOptions
-from solvers.cpsat_common import cp_solver, neutral_status
+from solvers.base import Backend, RawResult, SolveOptions, Tolerances
+from solvers.cpsat_common import cp_solver, neutral_status, proven_bound
 from solvers.integral import complete_continuous, integer_relaxation
 from solvers.model import Model
 from solvers.result import Status
@@ -26,6 +26,9 @@ class CpSatBackend(Backend):
 
     name = "cpsat"
     package = "ortools"
+    tolerances = Tolerances(feasibility=0.0, optimality=0.0, integrality=0.0, abs_gap=0.0)
+    """CP-SAT is exact on the integer model; the rounding into it is accounted for by
+    :mod:`solvers.integral`, whose bound is already valid for the original model."""
     integral_data = True
 
     @classmethod
@@ -71,16 +74,21 @@ class CpSatBackend(Backend):
             proto.solution_hint.values.extend(z[given].astype(np.int64).tolist())
 
         solver = cp_solver(opts.time_limit, opts.threads, opts.seed, opts.verbose, opts.rel_gap)
+        stopped_at_target = False
         if opts.dual_bound_target is not None:
 
             def stop_at_target(beta: float) -> None:
+                nonlocal stopped_at_target
                 if opts.target_reached(relax.bound(beta), model.sense):
+                    stopped_at_target = True
                     solver.stop_search()
 
             solver.best_bound_callback = stop_at_target
         status = solver.solve(cpm)
 
         st = neutral_status(status, opts.time_limit)
+        if stopped_at_target and st in (Status.TIME_LIMIT, Status.INTERRUPTED):
+            st = Status.BOUND_REACHED
         message = "" if st is not Status.ERROR else f"CP-SAT: model invalid: {cpm.validate()}"
         solution = None
         if status in (cp.OPTIMAL, cp.FEASIBLE):
@@ -88,7 +96,7 @@ class CpSatBackend(Backend):
             solution = relax.to_original(z)
             if not model.is_feasible(solution, tol=1e-6):
                 solution = complete_continuous(model, solution)
-        dual = relax.bound(float(solver.best_objective_bound)) if st is not Status.ERROR else math.nan
+        dual = relax.bound(proven_bound(solver, status)) if st is not Status.ERROR else math.nan
         if st is Status.OPTIMAL and solution is not None:
             obj = model.objective_value(solution)
             if abs(obj - dual) > GAP_TOL * max(1.0, abs(obj)):

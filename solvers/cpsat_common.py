@@ -3,6 +3,7 @@ statuses to the neutral :class:`~solvers.result.Status`."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from solvers.result import Status
@@ -35,3 +36,15 @@ def neutral_status(status: Any, time_limit: float | None) -> Status:
         cp.UNKNOWN: Status.TIME_LIMIT if time_limit is not None else Status.INTERRUPTED,
         cp.MODEL_INVALID: Status.ERROR,
     }[status]
+
+
+def proven_bound(solver: Any, status: Any) -> float:
+    """CP-SAT's proven objective bound (minimisation: a lower bound), or ``-inf`` when
+    it proved nothing: with status ``UNKNOWN`` (stopped before any solution) the
+    response's ``best_objective_bound`` is not a bound (0 has been seen on models
+    whose optimum is negative), and ``INFEASIBLE`` gives ``+inf``."""
+    from ortools.sat.python import cp_model as cp
+
+    if status in (cp.OPTIMAL, cp.FEASIBLE):
+        return float(solver.best_objective_bound)
+    return math.inf if status == cp.INFEASIBLE else -math.inf

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from formulations.placement import PlacementModel
-from solvers.cpsat_common import cp_solver, neutral_status
+from solvers.cpsat_common import cp_solver, neutral_status, proven_bound
 from solvers.result import Status
 
 
@@ -106,12 +106,7 @@ def solve_placement(
         order = np.lexsort((model.topo_pos, ends, starts)).astype(np.int64)
         makespan = int(solver.value(mk))
     message = f"CP-SAT: model invalid: {m.validate()}" if neutral is Status.ERROR else ""
-    if neutral is Status.INFEASIBLE:
-        bound = float("inf")
-    elif neutral is Status.ERROR:
-        bound = float("nan")
-    else:
-        bound = float(solver.best_objective_bound)
+    bound = float("nan") if neutral is Status.ERROR else proven_bound(solver, status)
     return CpPlacementResult(
         neutral, place_out, order, makespan, bound, time.perf_counter() - t0, version("ortools"), message
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.schedule import ScheduleModel
-from solvers.cpsat_common import cp_solver, neutral_status
+from solvers.cpsat_common import cp_solver, neutral_status, proven_bound
 from solvers.result import Status
 
 
@@ -110,5 +110,5 @@ def solve_schedule(
         order = np.argsort(values, kind="stable").astype(np.int64)
         capacity = int(solver.value(cap))
     message = f"CP-SAT: model invalid: {m.validate()}" if st is Status.ERROR else ""
-    bound = float(solver.best_objective_bound) if st is not Status.ERROR else float("nan")
+    bound = proven_bound(solver, status) if st is not Status.ERROR else float("nan")
     return CpScheduleResult(st, order, capacity, bound, time.perf_counter() - t0, version("ortools"), message)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.base import Backend, RawResult, SolveOptions
+from solvers.base import Backend, RawResult, SolveOptions, Tolerances
 from solvers.errors import SolverLicenseError
 from solvers.model import Model, ObjSense
 from solvers.result import Status
@@ -36,6 +36,7 @@ class GurobiBackend(Backend):
 
     name = "gurobi"
     package = "gurobipy"
+    tolerances = Tolerances(feasibility=1e-9, optimality=1e-9, integrality=1e-9, abs_gap=1e-10)
     _size_limited: ClassVar[bool | None] = None
 
     @classmethod
@@ -99,6 +100,11 @@ class GurobiBackend(Backend):
             p.Threads = int(opts.threads)
             p.Seed = int(opts.seed)
             p.MIPGap = float(opts.rel_gap)
+            tol = self.tolerances
+            p.MIPGapAbs = tol.abs_gap
+            p.FeasibilityTol = tol.feasibility
+            p.OptimalityTol = tol.optimality
+            p.IntFeasTol = tol.integrality
             if opts.time_limit is not None:
                 p.TimeLimit = float(opts.time_limit)
             if opts.dual_bound_target is not None:
@@ -135,7 +141,7 @@ class GurobiBackend(Backend):
             grb.UNBOUNDED: Status.UNBOUNDED,
             grb.TIME_LIMIT: Status.TIME_LIMIT,
             grb.INTERRUPTED: Status.INTERRUPTED,
-            grb.USER_OBJ_LIMIT: Status.INTERRUPTED,
+            grb.USER_OBJ_LIMIT: Status.BOUND_REACHED,  # BestBdStop: the dual target, possibly a hair short
             grb.NODE_LIMIT: Status.INTERRUPTED,
             grb.SOLUTION_LIMIT: Status.INTERRUPTED,
         }

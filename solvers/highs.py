@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from solvers.base import Backend, RawResult, SolveOptions
+from solvers.base import Backend, RawResult, SolveOptions, Tolerances
 from solvers.model import Model, ObjSense
 from solvers.result import Status
 
@@ -22,6 +22,7 @@ class HighsBackend(Backend):
 
     name = "highs"
     package = "highspy"
+    tolerances = Tolerances(feasibility=1e-9, optimality=1e-9, integrality=1e-9, abs_gap=1e-9)
 
     @classmethod
     def _import(cls) -> ModuleType:
@@ -44,7 +45,7 @@ class HighsBackend(Backend):
             ms.kInterrupt: Status.INTERRUPTED,
             ms.kIterationLimit: Status.INTERRUPTED,
             ms.kSolutionLimit: Status.INTERRUPTED,
-            ms.kObjectiveBound: Status.INTERRUPTED,
+            ms.kObjectiveBound: Status.BOUND_REACHED,
             ms.kObjectiveTarget: Status.INTERRUPTED,
         }
 
@@ -53,7 +54,12 @@ class HighsBackend(Backend):
         h = hs.Highs()
         h.setOptionValue("output_flag", bool(opts.verbose))
         h.setOptionValue("random_seed", int(opts.seed))
+        tol = self.tolerances
         h.setOptionValue("mip_rel_gap", float(opts.rel_gap))
+        h.setOptionValue("mip_abs_gap", tol.abs_gap)
+        h.setOptionValue("primal_feasibility_tolerance", tol.feasibility)
+        h.setOptionValue("dual_feasibility_tolerance", tol.optimality)
+        h.setOptionValue("mip_feasibility_tolerance", tol.integrality)
         if opts.time_limit is not None:
             h.setOptionValue("time_limit", float(opts.time_limit))
         if opts.threads > 1:
@@ -72,10 +78,13 @@ class HighsBackend(Backend):
         if opts.mip_start is not None and is_mip:
             given = np.flatnonzero(~np.isnan(opts.mip_start))
             h.setSolution(int(given.size), given.astype(np.int32), opts.mip_start[given])
+        stopped_at_target = False
         if opts.dual_bound_target is not None and is_mip:
 
             def stop_at_target(event: highspy.HighsCallbackEvent) -> None:
+                nonlocal stopped_at_target
                 if opts.target_reached(event.data_out.mip_dual_bound, model.sense):
+                    stopped_at_target = True
                     event.interrupt()
 
             h.cbMipInterrupt.subscribe(stop_at_target)
@@ -83,6 +92,8 @@ class HighsBackend(Backend):
 
         ms = h.getModelStatus()
         st = self._status_map().get(ms, Status.ERROR)
+        if st is Status.INTERRUPTED and stopped_at_target:
+            st = Status.BOUND_REACHED
         info = h.getInfo()
         has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
         solution = np.array(h.getSolution().col_value, dtype=np.float64) if has_sol else None

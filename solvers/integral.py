@@ -8,17 +8,21 @@ the true optimum.  Rounding coefficients or forcing continuous variables onto a
 grid in the naive way can cut off the optimum and overstate the bound, so we
 build a **relaxation** and account for every rounding error.
 
+The data are read as what they are: every float is the binary rational it
+represents, nothing else (see "The flaw that was fixed" below).
+
 Construction (``minimise``; a maximisation is negated first).
 
 1. Every variable ``j`` gets an integer image ``z_j``.  An integer variable is its
    own image (``D_j = 1``).  A continuous variable with finite bounds is written
    ``x_j = z_j / D_j + theta_j`` with ``z_j = floor(D_j x_j)`` and
-   ``0 <= theta_j < 1 / D_j``; so ``z_j`` ranges over ``[floor(D_j l_j), floor(D_j u_j)]``.
-   The grid ``D_j`` is chosen so that the model stays exact when its data are
-   rationals with small denominators (see ``_grids``); any ``D_j > 0`` is sound.
-2. Row ``r`` is multiplied by ``S_r > 0`` and its coefficients on the images,
-   ``e_rj = a_rj / D_j``, are rounded: ``a~_rj = round(S_r e_rj)``, error
-   ``d_rj = a~_rj - S_r e_rj``.  Then for every ``x``, exactly,
+   ``0 <= theta_j < 1 / D_j``; so ``z_j`` ranges over ``[floor(D_j l_j), floor(D_j u_j)]``
+   (computed in exact rational arithmetic).  ``D_j`` is a power of two chosen so
+   that the rows stay exact where the data allow (``_grids``); any ``D_j > 0`` is sound.
+2. Row ``r`` is multiplied by a power of two ``S_r > 0`` and its coefficients on the
+   images, ``e_rj = a_rj / D_j``, are rounded: ``a~_rj = round(S_r e_rj)``, error
+   ``d_rj = a~_rj - S_r e_rj`` (exact: multiplying by powers of two is exact in
+   floating point, and ``round`` of a float is exact).  Then for every ``x``, exactly,
    ``S_r a_r.x = a~_r.z + R_r`` with
    ``R_r = sum_j (-d_rj z_j) + sum_{j continuous} S_r a_rj theta_j``.
    Over the variable domains ``R_r`` lies in ``[Rmin_r, Rmax_r]``, and strictly below
@@ -27,9 +31,13 @@ Construction (``minimise``; a maximisation is negated first).
 3. The integer row is ``a~_r.z >= S_r lo_r - Rmax_r`` (``>`` in the strict case,
    i.e. ``>= floor(S_r lo_r - Rmax_r) + 1``) and ``a~_r.z <= S_r hi_r - Rmin_r``
    (``<``: ``<= ceil(.) - 1``), each rounded to the integers inward, which is valid
-   because the left-hand side is an integer.  Every ``x`` feasible for the original
-   model therefore maps to a ``z`` feasible for the integer model: **the integer
-   model is a relaxation.**
+   because the left-hand side is an integer.  Exact rows (``d = 0``) get these
+   right-hand sides in exact rational arithmetic; rounded rows are moved in the
+   weaker direction by ``(nnz_r + 4) 2 eps (|S_r lo_r| + sum |terms of R_r|)``, a bound on
+   the floating-point error of computing ``S_r lo_r - Rmax_r`` (one rounding per
+   product, one per addition).  Every ``x`` feasible for the original model therefore
+   maps to a ``z`` feasible for the integer model: **the integer model is a
+   relaxation.**
 4. The objective is scaled by ``S_0`` and rounded the same way:
    ``S_0 c.x = c~.z + R_0`` with ``R_0 >= R0min``.  For an optimal ``x*`` and its
    image ``z*``, any proven CP-SAT bound ``beta`` satisfies
@@ -37,20 +45,36 @@ Construction (``minimise``; a maximisation is negated first).
 
        OPT >= (beta + R0min) / S_0 + offset,
 
-   which is the bound we report (:meth:`IntegerRelaxation.bound`).  Infeasibility of
-   the relaxation proves infeasibility of the original model.
+   which is the bound we report (:meth:`IntegerRelaxation.bound`, whose last
+   floating-point operations are rounded down by a few ulps).  Infeasibility of the
+   relaxation proves infeasibility of the original model.
+5. CP-SAT computes in 64-bit integers, but its presolve is not reliable with large
+   coefficients: on the bottleneck MIP of ``cert_crash_1001_16`` (OPT 18.713) it
+   returns "optimal" 24.82 with row activities of ``2**40`` (and 18.713 with
+   presolve off or activities of ``2**30``).  Every integer row therefore keeps
+   ``sum_j |a~_rj| max|z_j| <= 2**ACTIVITY_BITS`` with 30 bits, every domain
+   ``|z_j| <= 2**DOMAIN_BITS``: an exact row that would exceed this is rounded at a
+   smaller power of two instead, which step 2 accounts for.  The price is a relative
+   rounding loss of about ``2**-30`` per row.
 
-When all coefficients become integers without rounding (``d = 0``), e.g. MTPP with
-integral weights, bandwidth 1 and the bottleneck variable on the grid ``D = 1``,
-``R`` has only the ``theta`` part, ``Rmax <= 1`` with strict inequality, and the
-rounding in step 3 loses nothing: the relaxation is then exact and CP-SAT's bound is
-the true optimum.  Otherwise we scale by a power of two so that the largest
-coefficient of a row is about ``2**30`` and the loss is of that relative order.
+When the data are dyadic (integers, or integers times a power of two, as after
+:mod:`formulations`' power-of-two normalisation) with bandwidth 1, every row becomes
+integral at a power-of-two scale with ``d = 0``, ``R`` has only the ``theta`` part,
+``Rmax <= 1`` with strict inequality, and the rounding in step 3 loses nothing: the
+relaxation is exact and CP-SAT's bound is the model's optimum.  Otherwise the loss
+is of relative order ``2**-30`` per row.
 
-Floating point: rows whose coefficients became integers exactly get their integer
-right-hand sides in exact rational arithmetic; rows that had to be rounded give up
-a relative ``1e-9`` of their activity in the safe (weaker) direction.  The domains
-``floor(D l), floor(D u)`` are computed in exact arithmetic.
+The flaw that was fixed.  The earlier version read each coefficient "as a rational
+with a small denominator" (``Fraction.limit_denominator``), so ``fl(7/3) =
+2.3333333333333335`` became exactly 7/3, while bounds and right-hand sides kept
+their float values.  The integer model was then a relaxation of neither the float
+model nor the rational one: with ``B = 3`` the overflow variable's upper bound
+``fl(4/3) < 4/3`` cut off the overflow ``4/3`` that the rational rows demanded, and
+CP-SAT proved the exact MIP of ``cpsat_exact_infeasible.json`` infeasible (OPT is
+12.33).  It also scaled approximate rows up to activities of ``2**52`` (coefficients
+``2**50``), beyond what CP-SAT's presolve handles correctly: on the bottleneck MIP of
+``cert_lb_gt_opt_1001_28`` CP-SAT returned "optimal" 27.39 with presolve and 19.18
+without (the truth).  Both reproducers are regression tests.
 """
 
 from __future__ import annotations
@@ -65,57 +89,55 @@ import scipy.sparse as sp
 from solvers.errors import UnsupportedModelError
 from solvers.model import Model, ObjSense
 
-MAX_DENOMINATOR = 10_000  # largest denominator accepted when reading a float as a rational
-MAX_SCALE = 10**9  # largest exact row scale / grid
-MAX_COEF = 2.0**40  # largest integer coefficient magnitude after exact scaling
-ACTIVITY_BITS = 52  # a rounded row's activity stays below 2**52 (int64 headroom for CP-SAT)
-GRID_BITS = 30  # fallback grid of a continuous variable: about 2**30 steps over its range
-MAX_DOMAIN = 2.0**50  # largest |z| CP-SAT may see
+ACTIVITY_BITS = 30  # every integer row's activity stays below 2**30 (see step 5 of the module docstring)
+DOMAIN_BITS = 30  # largest |z| CP-SAT may see is 2**30
+COEF_BITS = 15  # bits of precision kept on a continuous variable's non-dyadic coefficient
+GRID_BITS = 20  # fallback grid of a continuous variable: about 2**30 steps over its range
+MAX_EXPONENT = 60  # largest power-of-two scale considered for an exact row
 TOL = 1e-9
+EPS = 2.0**-52
 
 
-def rational_scale(values: np.ndarray) -> int | None:
-    """Smallest integer ``S`` with ``S * values`` integral (each value read as a
-    rational with denominator ``<= MAX_DENOMINATOR``), or None if there is none
-    within :data:`MAX_SCALE` / :data:`MAX_COEF`."""
-    vals = np.unique(np.abs(values[values != 0]))
-    if vals.size == 0:
-        return 1
-    if np.all(vals == np.round(vals)):
-        return 1 if vals.max() <= MAX_COEF else None
-    scale = 1
-    for v in vals.tolist():
-        f = Fraction(v).limit_denominator(MAX_DENOMINATOR)
-        if abs(float(f) - v) > 1e-12 * max(1.0, v):
-            return None
-        scale = math.lcm(scale, f.denominator)
-        if scale > MAX_SCALE:
-            return None
-    if float(vals.max()) * scale > MAX_COEF:
-        return None
-    return scale
+def dyadic_exponents(values: np.ndarray) -> np.ndarray:
+    """For each float ``v`` the smallest ``p >= 0`` with ``v * 2**p`` an integer: a
+    float is the binary rational ``mantissa * 2**(e - 53)``, read exactly."""
+    v = np.abs(np.asarray(values, dtype=np.float64))
+    out = np.zeros(v.shape, dtype=np.int64)
+    nz = (v != 0) & np.isfinite(v)
+    m, e = np.frexp(v[nz])  # v = m 2**e with 0.5 <= m < 1
+    mant = np.ldexp(m, 53).astype(np.int64)  # v = mant 2**(e - 53), mant < 2**53 exactly
+    tz = np.round(np.log2((mant & -mant).astype(np.float64))).astype(np.int64)  # trailing zero bits
+    out[nz] = np.maximum(0, 53 - e - tz)
+    return out
 
 
-def approx_scale(coefs: np.ndarray, zmag: np.ndarray) -> float:
-    """Power of two ``S`` for a row that cannot be made integral exactly: as large as
-    int64 allows with headroom, ``S * sum_j |coef_j| max|z_j| <= 2**ACTIVITY_BITS``,
-    so that the rounding errors ``d_rj`` are as small as they can be."""
-    act = float(np.sum(np.abs(coefs) * zmag))
-    return 2.0 ** math.floor(math.log2(2.0**ACTIVITY_BITS / max(act, 1e-300)))
+def row_exponents(csr: sp.csr_matrix, zmag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, ``(need, room)``: ``2**need`` is the smallest power of two making the
+    row's coefficients integers, ``2**room`` the largest keeping its scaled activity
+    ``sum_j |e_rj| zmag_j`` within ``2**ACTIVITY_BITS``."""
+    nrows = csr.shape[0]
+    rows_of = np.repeat(np.arange(nrows), np.diff(csr.indptr))
+    need = np.zeros(nrows, dtype=np.int64)
+    np.maximum.at(need, rows_of, dyadic_exponents(csr.data))
+    act = np.bincount(rows_of, weights=np.abs(csr.data) * zmag[csr.indices], minlength=nrows)
+    with np.errstate(divide="ignore"):
+        room = np.floor(ACTIVITY_BITS - np.log2(np.maximum(act, 1e-300)))
+    return need, np.minimum(room, MAX_EXPONENT).astype(np.int64)
+
+
+def row_scales(csr: sp.csr_matrix, zmag: np.ndarray) -> np.ndarray:
+    """Power-of-two scale ``S_r`` per row: ``2**need`` when that fits in ``2**room``
+    (an exact row), else ``2**room`` (a rounded row, step 2 of the module
+    docstring).  Vectorised."""
+    need, room = row_exponents(csr, zmag)
+    return np.ldexp(1.0, np.where(need <= room, need, room))
 
 
 def _scale_rows(csr: sp.csr_matrix, zmag: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
     """Per-row scale ``S_r`` and integer matrix ``round(S_r e_r)`` (as float64)."""
-    nrows = csr.shape[0]
-    scale = np.ones(nrows)
-    data = csr.data
-    rows_of = np.repeat(np.arange(nrows), np.diff(csr.indptr))
-    frac = (np.abs(data - np.round(data)) > 0) | (np.abs(data) > MAX_COEF)
-    for r in np.unique(rows_of[frac]).tolist():
-        lo, hi = csr.indptr[r], csr.indptr[r + 1]
-        s = rational_scale(data[lo:hi])
-        scale[r] = s if s is not None else approx_scale(data[lo:hi], zmag[csr.indices[lo:hi]])
-    scaled = sp.csr_matrix((np.round(data * scale[rows_of]), csr.indices, csr.indptr), shape=csr.shape)
+    scale = row_scales(csr, zmag)
+    rows_of = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    scaled = sp.csr_matrix((np.round(csr.data * scale[rows_of]), csr.indices, csr.indptr), shape=csr.shape)
     return scale, scaled
 
 
@@ -145,8 +167,9 @@ class IntegerRelaxation:
         """Valid bound on the original optimum from a proven integer bound ``beta``."""
         if not math.isfinite(beta):
             return -beta if self.negated else beta
-        b = (beta + self.obj_shift) / self.obj_scale
-        return -(b + self.offset) if self.negated else b + self.offset
+        b = (beta + self.obj_shift) / self.obj_scale + self.offset
+        b -= 8 * EPS * (abs(beta + self.obj_shift) / self.obj_scale + abs(self.offset))  # rounded down
+        return -b if self.negated else b
 
     def to_original(self, z: np.ndarray) -> np.ndarray:
         """Map integer values back (``x = z / D``); check the result against the model."""
@@ -159,63 +182,47 @@ class IntegerRelaxation:
         return np.clip(z, self.z_lower, self.z_upper)
 
 
-def _row_scales(csr: sp.csr_matrix) -> np.ndarray:
-    """Exact integral scale of each row (0 where there is none); rows that are already
-    integral are recognised without a Python loop."""
-    nrows = csr.shape[0]
-    rows_of = np.repeat(np.arange(nrows), np.diff(csr.indptr))
-    scale = np.ones(nrows, dtype=np.int64)
-    frac = (np.abs(csr.data - np.round(csr.data)) > 0) | (np.abs(csr.data) > MAX_COEF)
-    for r in np.unique(rows_of[frac]).tolist():
-        s = rational_scale(csr.data[csr.indptr[r] : csr.indptr[r + 1]])
-        scale[r] = 0 if s is None else s
-    return scale
-
-
 def _grids(model: Model, csr: sp.csr_matrix, c: np.ndarray, cont: np.ndarray) -> np.ndarray:
-    """Grid ``D_j`` per variable (1 for integers).  For a continuous ``j`` it is the
-    lcm over its rows (and the objective) of ``S0_r |a_rj|``, where ``S0_r`` makes row
-    ``r`` integral; with that grid the row's coefficient on ``z_j`` becomes ``1/m`` for
-    an integer ``m`` and rescaling by ``m`` makes ``Rmax <= 1``: no loss (module
-    docstring).  Falls back to a power of two near ``2**30 / max|x_j|``.  Soundness
-    does not depend on the grid, only tightness does."""
+    """Grid ``D_j`` per variable (1 for integers): for a continuous ``j`` the power of
+    two ``2**g_j`` with ``g_j = min_r (room_r - need_rj)`` over its rows and the
+    objective, where ``2**room_r`` is the largest scale row ``r`` allows
+    (:func:`row_exponents`; the activity is the same in terms of ``x`` as of ``z``)
+    and ``2**need_rj`` makes ``a_rj`` an integer.  Then ``a_rj 2**room_r / D_j`` is an
+    integer: ``z_j`` adds no rounding error ``d``, and its ``theta`` part is about one
+    unit of the row's resolution ``2**-room_r``, which step 3 absorbs.  A coefficient
+    that no allowed scale makes integral keeps ``COEF_BITS`` bits of precision on
+    ``z_j`` instead.  Soundness does
+    not depend on the grid, only tightness does."""
     grid = np.ones(model.num_vars)
     if not cont.any():
         return grid
     full = sp.vstack([csr, sp.csr_matrix(c[None, :])]).tocsr()
     full.sum_duplicates()
     full.eliminate_zeros()
-    row_scale = _row_scales(full)
-    csc = full.tocsc()
-    cols_of = np.repeat(np.arange(csc.shape[1]), np.diff(csc.indptr))
-    q = np.abs(csc.data) * row_scale[csc.indices]
-    qi = np.round(q)
-    ok = (row_scale[csc.indices] > 0) & (np.abs(q - qi) <= 1e-9 * np.maximum(1.0, qi)) & (qi >= 1) & (qi <= MAX_SCALE)
-    col_ok = np.ones(csc.shape[1], dtype=bool)
-    np.logical_and.at(col_ok, cols_of, ok)
-    qi = np.where(ok, qi, 1).astype(np.int64)
-    nonempty = np.flatnonzero(np.diff(csc.indptr) > 0)
-    d = np.ones(csc.shape[1], dtype=np.int64)
-    if nonempty.size:
-        d[nonempty] = np.lcm.reduceat(qi, csc.indptr[nonempty])
-    mag = np.maximum(1.0, np.maximum(np.abs(model.lower), np.abs(model.upper)))
-    mag = np.where(np.isfinite(mag), mag, 1.0)
-    fallback = 2.0 ** np.floor(np.log2(2.0**GRID_BITS / mag))
-    good = col_ok & (d >= 1) & (d <= MAX_SCALE) & (d * mag <= MAX_DOMAIN)
-    grid[cont] = np.where(good, d.astype(np.float64), fallback)[cont]
+    xmag = np.maximum(1.0, np.maximum(np.abs(model.lower), np.abs(model.upper)))
+    xmag = np.where(np.isfinite(xmag), xmag, 1.0)
+    room = row_exponents(full, xmag)[1][np.repeat(np.arange(full.shape[0]), np.diff(full.indptr))]
+    need = dyadic_exponents(full.data)
+    coarse = room + np.floor(np.log2(np.abs(full.data))) - COEF_BITS
+    cand = np.where(need <= room, room - need, coarse)
+    d_exp = np.full(model.num_vars, np.inf)
+    np.minimum.at(d_exp, full.indices, cand)
+    d_exp = np.where(np.isfinite(d_exp), d_exp, np.floor(GRID_BITS - np.log2(xmag)))
+    d_exp = np.minimum(d_exp, np.floor(DOMAIN_BITS - np.log2(xmag)))
+    grid[cont] = np.ldexp(1.0, d_exp.astype(np.int64))[cont]
     return grid
 
 
 def _round_side(
     side: np.ndarray, scale: np.ndarray, rext: np.ndarray, strict: np.ndarray, exact_row: np.ndarray,
-    mag: np.ndarray, lower: bool,
+    err: np.ndarray, lower: bool,
 ) -> np.ndarray:
     """Integer right-hand sides of step 3: ``a~.z >= S lo - Rmax`` (``>`` if strict) for
     ``lower``, ``a~.z <= S hi - Rmin`` (``<``) otherwise, always rounded so that the
     row is *weaker* than the exact one.  Exact rows (no coefficient rounding, integer
     ``S``, so ``R`` is an exact integer) are computed in exact rational arithmetic,
-    which keeps the strict case (the source of tightness) exact; rounded rows give up
-    a relative ``1e-9`` of their activity in the safe direction."""
+    which keeps the strict case (the source of tightness) exact; rounded rows move by
+    ``err``, a bound on the float error of ``S side - R``, in the safe direction."""
     out = np.full(side.shape, -math.inf)  # in the orientation  sgn * a~.z >= out
     finite = np.isfinite(side)
     sgn = 1.0 if lower else -1.0
@@ -225,11 +232,10 @@ def _round_side(
     res = np.where(strict, np.floor(v) + 1, np.ceil(v))
     out[fast] = res[fast]
     for r in np.flatnonzero(finite & exact_row & ~fast).tolist():
-        fv = sgn * (Fraction(float(side[r])) * int(scale[r]) - Fraction(float(rext[r])))
+        fv = sgn * (Fraction(float(side[r])) * Fraction(float(scale[r])) - Fraction(float(rext[r])))
         out[r] = math.floor(fv) + 1 if strict[r] else math.ceil(fv)
     rest = finite & ~exact_row
-    tol = TOL * (np.abs(side0 * scale) + mag + np.abs(rext) + 1.0)
-    vr = np.where(rest, v - tol, 0.0)
+    vr = np.where(rest, v - err, 0.0)
     out[rest] = np.where(strict, np.floor(vr) + 1, np.ceil(vr))[rest]
     return sgn * out
 
@@ -259,7 +265,7 @@ def integer_relaxation(model: Model) -> IntegerRelaxation:
         d_j = Fraction(float(grid[j]))
         z_lo[j] = math.floor(d_j * Fraction(float(lo[j])))
         z_hi[j] = math.floor(d_j * Fraction(float(hi[j])))
-    if np.any(np.abs(z_lo) > MAX_DOMAIN) or np.any(np.abs(z_hi) > MAX_DOMAIN):
+    if np.any(np.abs(z_lo) > 2.0**DOMAIN_BITS) or np.any(np.abs(z_hi) > 2.0**DOMAIN_BITS):
         raise UnsupportedModelError("a variable's domain is too large for an integer solver")
 
     # rows: e = a / D, then per-row scaling and rounding
@@ -288,22 +294,25 @@ def integer_relaxation(model: Model) -> IntegerRelaxation:
     strict_min = np.bincount(rows_of, weights=(is_cont & (a_data < 0)).astype(float), minlength=nrows) > 0
 
     exact_row = np.bincount(rows_of, weights=(d != 0).astype(float), minlength=nrows) == 0
-    exact_row &= scale == np.round(scale)
-    mag = np.bincount(rows_of, weights=np.abs(a_int.data) * zmag[cols], minlength=nrows)
-    row_lo = _round_side(model.row_lower, scale, Rmax, strict_max, exact_row, mag, lower=True)
-    row_hi = _round_side(model.row_upper, scale, Rmin, strict_min, exact_row, mag, lower=False)
+    # float error of S lo - Rmax: each term of R is one product, summed with nnz roundings
+    nnz = np.diff(e.indptr).astype(np.float64)
+    r_abs = np.bincount(rows_of, weights=np.abs(rmax) + np.abs(rmin), minlength=nrows)
+    err_lo = (nnz + 4) * 2 * EPS * (np.abs(np.nan_to_num(model.row_lower * scale, posinf=0, neginf=0)) + r_abs)
+    err_hi = (nnz + 4) * 2 * EPS * (np.abs(np.nan_to_num(model.row_upper * scale, posinf=0, neginf=0)) + r_abs)
+    row_lo = _round_side(model.row_lower, scale, Rmax, strict_max, exact_row, err_lo, lower=True)
+    row_hi = _round_side(model.row_upper, scale, Rmin, strict_min, exact_row, err_hi, lower=False)
 
     # objective
     ec = c / grid
-    exact_s0 = rational_scale(ec)
-    s0 = float(exact_s0) if exact_s0 is not None else approx_scale(ec, zmag)
+    s0 = float(row_scales(sp.csr_matrix(ec[None, :]), zmag)[0])
     c_int = np.round(ec * s0)
     dc = c_int - ec * s0
     r0 = np.minimum(-dc * z_lo, -dc * z_hi) + np.where(cont, np.minimum(s0 * c / grid, 0.0), 0.0)
+    r0_sum = float(r0.sum()) - 4 * EPS * float(np.abs(r0).sum())  # rounded down: R0min is a lower bound
     exact = bool(np.all(d == 0) and np.all(dc == 0))
     return IntegerRelaxation(
         z_lower=z_lo, z_upper=z_hi, grid=grid, matrix=a_int, row_lower=row_lo, row_upper=row_hi,
-        objective=c_int, obj_scale=float(s0), obj_shift=float(r0.sum()), offset=offset,
+        objective=c_int, obj_scale=float(s0), obj_shift=r0_sum, offset=offset,
         negated=negated, exact=exact,
     )  # fmt: skip
 

@@ -279,6 +279,21 @@ class Model:
         """``c^T x + offset``."""
         return float(self.objective @ np.asarray(x, dtype=np.float64)) + self.obj_offset
 
+    def magnitudes(self) -> tuple[float, float]:
+        """``(M, A)``: the largest activity magnitude ``sum_j |a_rj| max(|l_j|, |u_j|)``
+        over the rows and the objective, and the largest ``sum_{j integer} |a_rj|`` over
+        the rows (``inf`` if a variable with a non-zero coefficient is unbounded).
+        :meth:`solvers.base.Tolerances.margin` turns them into an error bound."""
+        xmag = np.maximum(np.abs(self.lower), np.abs(self.upper))
+        a = abs(self.matrix("csr"))
+        obj = float(np.abs(self.objective) @ np.where(self.objective != 0, xmag, 0.0))
+        if a.nnz == 0:
+            return obj, 0.0
+        a.eliminate_zeros()
+        act = a @ xmag  # only stored (non-zero) entries multiply, so 0 * inf never arises
+        integral = a @ self.is_integer.astype(np.float64)
+        return float(max(np.max(act), obj)), float(np.max(integral))
+
     def violation(self, x: np.ndarray) -> float:
         """Largest absolute violation of a bound, a row or integrality by ``x``."""
         x = np.asarray(x, dtype=np.float64)

@@ -16,12 +16,16 @@ class Status(str, Enum):
       ``dual_bound`` matches it up to the solver's gap tolerance.
     * ``TIME_LIMIT``: stopped by the time limit; ``dual_bound`` is still proven.
     * ``BOUND_REACHED``: stopped because the proven dual bound reached the requested
-      ``dual_bound_target`` (it cannot improve a bound capped by that target).
+      ``dual_bound_target`` (it cannot improve a bound capped by that target); the
+      solver's own test may stop a hair short of the target, so ``dual_bound`` is
+      what was proven, not the target.
     * ``RELAXED_OPTIMAL``: the backend solved a sound relaxation of the model to
       optimality (CP-SAT with rounded coefficients) but its optimum does not map back
       to a solution of the original model; ``dual_bound`` is valid, ``objective`` may
       be missing.
-    * ``INFEASIBLE``, ``UNBOUNDED``: proven; ``INTERRUPTED``: another limit stopped it;
+    * ``INFEASIBLE``, ``UNBOUNDED``: what the solver claims; a caller that knows its
+      model has solutions must treat ``INFEASIBLE`` as a solver failure;
+      ``INTERRUPTED``: another limit stopped it (the dual bound is still proven);
       ``ERROR``: the solver failed (``message`` says why).
     """
 
@@ -51,6 +55,15 @@ class SolveResult:
     solver: str = ""
     version: str = ""
     message: str = ""
+    margin: float = 0.0
+    """How far below ``dual_bound`` the model's true optimum may lie through the
+    solver's tolerances (:meth:`solvers.base.Tolerances.margin`)."""
+
+    @property
+    def safe_bound(self) -> float:
+        """``dual_bound`` moved by ``margin`` in the safe direction: a bound on the
+        model's exact optimum, not only on the optimum the solver saw."""
+        return self.dual_bound - self.margin if self.dual_bound > -math.inf else self.dual_bound
 
     @property
     def has_solution(self) -> bool:

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import numpy as np
 
-from solvers.base import Backend, RawResult, SolveOptions
+from solvers.base import Backend, RawResult, SolveOptions, Tolerances
 from solvers.model import Model, ObjSense
 from solvers.result import Status
 
@@ -19,7 +19,7 @@ STATUS = {
     "unbounded": Status.UNBOUNDED,
     "inforunbd": Status.INFEASIBLE,
     "timelimit": Status.TIME_LIMIT,
-    "duallimit": Status.INTERRUPTED,
+    "duallimit": Status.BOUND_REACHED,
     "gaplimit": Status.OPTIMAL,
 }
 
@@ -33,6 +33,7 @@ class ScipBackend(Backend):
 
     name = "scip"
     package = "pyscipopt"
+    tolerances = Tolerances(feasibility=1e-9, optimality=1e-9, integrality=1e-9, abs_gap=0.0)
 
     @classmethod
     def _import(cls) -> ModuleType:
@@ -49,6 +50,9 @@ class ScipBackend(Backend):
         m.hideOutput(not opts.verbose)
         m.setParam("randomization/randomseedshift", int(opts.seed))
         m.setParam("limits/gap", float(opts.rel_gap))
+        m.setParam("limits/absgap", self.tolerances.abs_gap)
+        m.setParam("numerics/feastol", self.tolerances.feasibility)
+        m.setParam("numerics/dualfeastol", self.tolerances.optimality)
         if opts.time_limit is not None:
             m.setParam("limits/time", float(opts.time_limit))
         if opts.dual_bound_target is not None and model.is_integer.any():
@@ -66,6 +70,8 @@ class ScipBackend(Backend):
         conss = []
         for r, (lo, hi) in enumerate(zip(model.row_lower.tolist(), model.row_upper.tolist())):
             s, e = indptr[r], indptr[r + 1]
+            if not (math.isfinite(lo) or math.isfinite(hi)):
+                continue  # a free row constrains nothing, and SCIP asserts against it
             expr = ps.quicksum(c * xs[j] for j, c in zip(indices[s:e], data[s:e]))
             conss.append(ps.scip.ExprCons(expr, lhs=_finite(lo), rhs=_finite(hi)))
         if conss:

@@ -88,6 +88,29 @@ def brute_force_optimum(problem: Problem) -> tuple[float, tuple[int, ...]]:
     return best, best_a
 
 
+def down_set_optimum(problem: Problem) -> float:
+    """OPT of Eq. (4) over chains of down-sets ``{} = I_0 <= I_1 <= ... <= I_k = V``
+    (every acyclic partition, blocks in a topological order of its quotient, is such
+    a chain and every chain is one), each block priced by :func:`naive_block_cost`.
+    Enumerates the ``2^n`` subsets once: fast for ``n <= 9`` at any ``k``."""
+    g, k, n = problem.graph, problem.k, problem.graph.n
+    pred = [0] * n
+    for u, v in zip(g.edge_src.tolist(), g.edge_dst.tolist()):
+        pred[v] |= 1 << u
+    ideals = [m for m in range(1 << n) if all(not (m >> i & 1) or not (pred[i] & ~m) for i in range(n))]
+    cost: dict[int, float] = {}
+
+    def f(mask: int) -> float:
+        if mask not in cost:
+            cost[mask] = naive_block_cost(problem, {i for i in range(n) if mask >> i & 1}) if mask else 0.0
+        return cost[mask]
+
+    best = {i: (0.0 if i == 0 else math.inf) for i in ideals}
+    for _ in range(k):
+        best = {i: min(max(best[j], f(i & ~j)) for j in ideals if not j & ~i) for i in ideals}
+    return best[(1 << n) - 1]
+
+
 def brute_force_segmentation(problem: Problem, order: Sequence[int]) -> float:
     """Best split of ``order`` into at most k contiguous (possibly empty) segments."""
     n, k = problem.graph.n, problem.k

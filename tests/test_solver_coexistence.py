@@ -1,5 +1,5 @@
 """highspy and ortools both ship a libhighs.so.1: they must load into one process in
-either order (highspy 1.15 cannot; the pin to 1.12 keeps this test green)."""
+either order (highspy 1.15 could not beside ortools 9.15; 1.16, pinned, can)."""
 
 from __future__ import annotations
 

@@ -31,6 +31,8 @@ NODE_LINK_WEIGHTS = {"work": "duration", "size_param": "param_cost", "size_out":
 
 def load_graph(path: str | os.PathLike[str]) -> Graph:
     """Read a graph file (mtpp JSON or node-link JSON) and validate it."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise GraphFormatError(f"expected a path to a graph file, got {path!r}")
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -80,7 +82,17 @@ def _from_node_link(data: dict[str, Any], source: str) -> Graph:
         if not isinstance(rec, dict):
             raise GraphFormatError(f"{source}: nodes[{pos}] is not an object")
         node_id: Any = rec.get("id", rec.get("name", pos))
-        weight: dict[str, Any] = {key: rec.get(alias, rec.get(key, 0.0)) for key, alias in NODE_LINK_WEIGHTS.items()}
+        missing = [alias for key, alias in NODE_LINK_WEIGHTS.items() if alias not in rec and key not in rec]
+        if missing:
+            raise GraphFormatError(
+                f"{source}: nodes[{pos}] (id {node_id!r}) has no {' / '.join(missing)}: node-link files need "
+                f"{', '.join(NODE_LINK_WEIGHTS.values())} (or work, size_param, size_out) on every node"
+            )
+        weight: dict[str, Any] = {key: rec.get(alias, rec.get(key)) for key, alias in NODE_LINK_WEIGHTS.items()}
+        bad = [k for k, v in weight.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+        if bad:
+            raise GraphFormatError(f"{source}: nodes[{pos}] (id {node_id!r}) has a non-numeric {bad[0]}: "
+                                   f"{weight[bad[0]]!r}")
         try:
             nodes.append(
                 Node(

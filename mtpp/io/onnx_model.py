@@ -56,7 +56,7 @@ import numpy as np
 
 from mtpp import flops as F
 from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
-from mtpp.errors import InvalidParameterError, MtppError
+from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
 from mtpp.graph import Graph
 
 FallbackCost = float | Callable[[Any], float] | None
@@ -212,7 +212,13 @@ def load_model(path_or_model: Any) -> Any:
     import onnx
 
     if isinstance(path_or_model, (str, os.PathLike)):
-        return onnx.load(os.fspath(path_or_model))
+        path = os.fspath(path_or_model)
+        try:
+            return onnx.load(path)
+        except OSError as exc:
+            raise GraphFormatError(f"{path}: cannot be read ({exc})") from None
+        except Exception as exc:  # protobuf's DecodeError and friends: not an ONNX model
+            raise GraphFormatError(f"{path}: not an ONNX model ({type(exc).__name__}: {exc})") from None
     if isinstance(path_or_model, onnx.ModelProto):
         return copy.deepcopy(path_or_model)
     raise InvalidParameterError(f"expected a path or an onnx.ModelProto, got {type(path_or_model).__name__}")

@@ -5,7 +5,7 @@ import pytest
 
 import mtpp
 from mtpp import Certificate, InvalidParameterError, Problem, certify, evaluate
-from mtpp.certificate import MIP_TOLERANCE, parse_bounds
+from mtpp.certificate import OPTIMALITY_TOLERANCE, parse_bounds
 from solvers.errors import UnknownSolverError
 from tests.oracle import brute_force_optimum, random_dag
 
@@ -26,7 +26,7 @@ def test_bounds_sandwich_the_brute_force_optimum():
         # exact solved to optimality pins OPT down (up to the safety margin)
         exact = cert.bound("exact")
         if exact is not None and exact.status == "optimal":
-            assert exact.bound == pytest.approx(opt, rel=2 * MIP_TOLERANCE, abs=2 * MIP_TOLERANCE)
+            assert exact.bound == pytest.approx(opt, rel=OPTIMALITY_TOLERANCE)
         assert cert.upper_bound == pytest.approx(opt) and cert.optimal
         ev = evaluate(problem, {int(v): b for v, b in cert.assignment.items()})
         assert ev.bottleneck == pytest.approx(cert.upper_bound)

@@ -1,0 +1,54 @@
+"""The same discipline for the peak-memory and placement bounds: on fresh random tiny
+graphs at weight scales 1e-3 .. 1e12, the proven bound never exceeds the brute-force
+optimum and the returned order / placement is re-checked to cost at least that."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mtpp
+from mtpp.placement.devices import get_devices
+from mtpp.placement.simulator import PlacementContext
+from tests.oracle import brute_force_peak
+from tests.placement.reference import brute_force
+from tests.soundness.instances import SCALES
+
+
+def tiny_graph(seed: int, max_n: int) -> mtpp.Graph:
+    rng = random.Random(seed)
+    n = rng.randint(1, max_n)
+    order = list(range(n))
+    rng.shuffle(order)
+    edges = [(order[i], order[j]) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.45]
+    scale = rng.choice(SCALES)
+    w = [[round(rng.uniform(0, 10), rng.choice([0, 2, 6])) * scale for _ in range(n)] for _ in range(3)]
+    return mtpp.Graph.from_arrays(*w, edges, ids=[f"op{x}" for x in rng.sample(range(50), n)])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32), method=st.sampled_from(["auto", "exact-dp", "cpsat"]))
+def test_schedule_bound_never_exceeds_the_optimum(seed: int, method: str) -> None:
+    g = tiny_graph(seed, 6)
+    opt = brute_force_peak(g)
+    s = mtpp.schedule(g, method=method, time_limit=10)
+    assert s.lower_bound <= opt * (1 + 1e-9)
+    assert mtpp.peak_memory(g, np.array([g.index(v) for v in s.order])) == pytest.approx(s.peak, rel=1e-12)
+    assert s.peak >= opt * (1 - 1e-12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32))
+def test_placement_bound_never_exceeds_the_optimum(seed: int) -> None:
+    g = tiny_graph(seed, 4)
+    devices = get_devices("two-devices")
+    rng = np.random.default_rng(seed)
+    times = rng.uniform(0.1, 10, (g.n, devices.d)) * float(rng.choice(SCALES))
+    opt, _, _ = brute_force(g, devices, run=PlacementContext(g, devices, times))
+    p = mtpp.place(g, devices, method="cpsat", time_limit=10, times=times, threads=1)
+    assert p.lower_bound is None or p.lower_bound <= opt * (1 + 1e-9)
+    assert p.makespan >= opt * (1 - 1e-9)
