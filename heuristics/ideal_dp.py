@@ -60,6 +60,7 @@ from mtpp.problem import Problem
 SLACK = 1e-9  # relative slack of the pruning tests, for rounding
 MAX_TABLE = 40_000_000  # entries of the (k + 1) x N table (12 bytes each)
 CHUNK_SECONDS = 0.25  # roughly how often the time limit is checked
+LB_PASS_GAP = 0.05  # the lower-bound pass runs only if UB exceeds LB by more: else it costs about a full pass
 
 
 @dataclass(frozen=True)
@@ -238,9 +239,9 @@ def ideal_dp(
 ) -> IdealDpResult:
     """The optimum of ``problem`` over all chains of ideals (see the module
     docstring), searched below ``upper_bound`` (the value of a known partition).
-    With a proven ``lower_bound`` a first, cheap pass looks only for a chain of
-    value ``<= lower_bound`` (every block's work is then at most the bound); if
-    there is one it is optimal.  Pass ``lattice`` to share one enumeration across
+    With a proven ``lower_bound`` well below ``upper_bound`` a first, cheaper pass
+    looks only for a chain of value ``<= lower_bound`` (every block's work is then
+    at most the bound); if there is one it is optimal.  Pass ``lattice`` to share one enumeration across
     several ``k``."""
     start = time.perf_counter()
     g, k = problem.graph, problem.k
@@ -255,7 +256,7 @@ def ideal_dp(
                              f"{count} ideals x {k + 1} rows exceed the DP table cap of {MAX_TABLE}")  # fmt: skip
     deadline = None if time_limit is None else start + time_limit
     lb = float(lower_bound) * (1.0 + SLACK)
-    passes = [(lb, True)] if 0.0 < lb < upper_bound else []
+    passes = [(lb, True)] if 0.0 < lb * (1.0 + LB_PASS_GAP) < upper_bound else []
     passes.append((float(upper_bound), False))
     for cap, first in passes:
         run = _run_pass(problem, lattice, cap, lb, deadline)

@@ -39,8 +39,12 @@ from mtpp.problem import Problem
 EXIT_USAGE = 2
 
 
-def _machine_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-k", type=int, required=True, help="number of pipeline stages (blocks)")
+def _machine_args(p: argparse.ArgumentParser, several_k: bool = False) -> None:
+    if several_k:
+        p.add_argument("-k", type=int, nargs="+", required=True,
+                       help="number(s) of pipeline stages; several k share their bounds")  # fmt: skip
+    else:
+        p.add_argument("-k", type=int, required=True, help="number of pipeline stages (blocks)")
     p.add_argument("--bandwidth", type=float, default=1.0, help="inter-block bandwidth B (default 1)")
     p.add_argument("--memory", type=float, default=math.inf, help="fast memory M per block (default unlimited)")
     p.add_argument("--reserve", type=float, default=0.0, help="activation reserve R inside M (default 0)")
@@ -67,10 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     cert = sub.add_parser("certify", help="partition a graph and prove lower bounds with MIPs")
     cert.add_argument("file", help="graph file")
-    _machine_args(cert)
-    cert.add_argument("--bounds", default="all", help="all, or a comma list of simple,bottleneck,guess,exact")
+    _machine_args(cert, several_k=True)
+    cert.add_argument("--bounds", default="all",
+                      help="all, or a comma list of simple,cut,ideal-dp,bottleneck,guess,exact")  # fmt: skip
     cert.add_argument("--solver", default="auto", help="auto, highs, scip, gurobi or cpsat")
-    cert.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method (default 60)")
+    cert.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method at most (default 60)")
+    cert.add_argument("--budget", type=float, default=60.0,
+                      help="seconds for the whole call, spent cheapest first (default 60)")  # fmt: skip
     cert.add_argument("--threads", type=int, default=1, help="solver threads")
     cert.add_argument("--jobs", type=int, default=1, help="parallel sub-MIPs for guess-the-bottleneck")
     cert.add_argument("--orderer", default="brkga", help="orderer for the partition (see 'solve')")
@@ -171,9 +178,9 @@ def _emit_json(text: str, args: argparse.Namespace, out: Console) -> bool:
     return bool(args.json)
 
 
-def _problem(graph: Graph, args: argparse.Namespace) -> Problem:
-    return Problem(graph, args.k, bandwidth=args.bandwidth, memory=args.memory, reserve=args.reserve,
-                   peak_aware=args.peak_aware)  # fmt: skip
+def _problem(graph: Graph, args: argparse.Namespace, k: int | None = None) -> Problem:
+    return Problem(graph, args.k if k is None else k, bandwidth=args.bandwidth, memory=args.memory,
+                   reserve=args.reserve, peak_aware=args.peak_aware)  # fmt: skip
 
 
 def cmd_solve(args: argparse.Namespace, out: Console) -> int:
@@ -200,19 +207,34 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     from mtpp.certificate import certify, export_models
 
-    problem = _problem(load_graph(args.file), args)
+    graph = load_graph(args.file)
+    problem = _problem(graph, args, args.k[0])
     err = Console(stderr=True, highlight=False)
     if args.export_dir:
-        for path in export_models(problem, args.bounds, args.export_dir):
-            err.print(f"wrote {path}")
-    cert = certify(
-        problem, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
-        n_jobs=args.jobs, orderer=args.orderer, seed=args.seed, report=None if args.json else err.print,
+        for kk in args.k:
+            for path in export_models(_problem(graph, args, kk), args.bounds, args.export_dir):
+                err.print(f"wrote {path}")
+    certs = certify(
+        problem, k=args.k, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit, budget=args.budget,
+        threads=args.threads, n_jobs=args.jobs, orderer=args.orderer, seed=args.seed,
+        report=None if args.json else err.print,
     )  # fmt: skip
-    text = cert.model_dump_json(indent=2)
+    text = certs[0].model_dump_json(indent=2) if len(certs) == 1 else json.dumps(
+        [c.model_dump(mode="json") for c in certs], indent=2)  # fmt: skip
     if _emit_json(text, args, out):
         return 0
-    table = Table(title=f"bounds for {problem.graph.name or args.file}, k={problem.k}")
+    if len(certs) > 1:
+        summary = Table(title=f"bounds for {graph.name or args.file}")
+        for col in ("k", "upper bound", "lower bound", "LB / UB", "lower bound by", "partition from"):
+            summary.add_column(col, justify="right")
+        for c in certs:
+            summary.add_row(str(c.k), f"{c.upper_bound:.6g}", f"{c.lower_bound:.6g}", f"{c.ratio:.4f}",
+                            c.lower_bound_method, c.partition_source)  # fmt: skip
+        out.print(summary)
+        out.print(f"{sum(c.optimal for c in certs)} of {len(certs)} proven optimal in {certs[-1].wall_time:.1f} s")
+        return 0
+    cert = certs[0]
+    table = Table(title=f"bounds for {graph.name or args.file}, k={cert.k}")
     for col in ("method", "solver", "status", "lower bound", "LB / UB", "seconds"):
         table.add_column(col, justify="right")
     for r in cert.bounds:
