@@ -5,6 +5,10 @@ incumbent if that is better; either way re-checked by :func:`mtpp.evaluate`) and
 every lower bound computed for it, cheapest first:
 
 ``simple``      Lemma 3.3, always present, needs no solver;
+``cut``         ``max_v min_{S contains v} f(S)`` by one minimum cut per op, independent of k
+                (:mod:`mtpp.cut_bound`);
+``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.ideal_dp`): on narrow
+                graphs it proves the optimum and its partition becomes the certificate's;
 ``bottleneck``  three-superblock MIP (Section 3.2);
 ``guess``       guess-the-bottleneck, ``min_j`` of k sub-MIPs (Section 3.3);
 ``exact``       the MIP of Figure 3.
@@ -22,6 +26,14 @@ two proofs disagree the smaller bound is reported and a note says so.
 
 ``optimal`` means ``LB >= (1 - OPTIMALITY_TOLERANCE) UB``: the partition is within a
 relative ``5e-7`` of the optimum.
+
+Several k in one call (``k=[2, 4, 8, 16]``) share bounds both ways: ``OPT(k)`` does not
+increase with k (blocks may be empty), so a lower bound proven for ``k' >= k`` holds
+for ``k`` and a partition for ``k'' <= k`` is one for ``k`` (re-checked by the
+evaluator at ``k``); a shared bound's record says which k proved it (``from_k``).
+With a total ``budget`` the call spends its time cheapest first: the partitions, the
+cut bound, the ideal DP (largest k first, so each k starts from the next larger k's
+optimum as its lower bound), then the MIPs with what is left.
 """
 
 from __future__ import annotations
@@ -29,20 +41,34 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from heuristics.ideal_dp import IdealDpResult, ideal_dp
+from heuristics.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
+from mtpp.cut_bound import cut_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
-from mtpp.problem import Problem, check_seed, check_time_limit
+from mtpp.problem import Problem, check_k, check_seed, check_time_limit
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
-METHODS = ("simple", *MIP_METHODS)
+METHODS = ("simple", "cut", "ideal-dp", *MIP_METHODS)
+DP_ROUNDING = 1e-9
+"""Relative margin by which the ideal DP's values are lowered before they serve as bounds (rounding)."""
+PARTITION_SHARE = 0.2
+"""Part of the budget the partitions (orderer searches) may use, split evenly over the ks."""
+ENUMERATION_SHARE = 0.25
+IDEALS_PER_SECOND = 100_000
+"""With a budget, the ideal lattice is capped at what a quarter of the time left enumerates at this (slow) rate."""
+MIN_RUN_SECONDS = 0.5
+"""A method is skipped when less than this is left of the budget."""
 OPTIMALITY_TOLERANCE = 5e-7
 CROSS_CHECK_MAX_VARIABLES = 1500
 """Largest exact model (``y`` variables, ``n k``) whose optimality claim is re-proved on a second backend."""
@@ -64,6 +90,8 @@ class BoundRecord(BaseModel):
     solver_version: str | None = None
     wall_time: float = 0.0
     message: str = ""
+    from_k: int | None = None
+    """The k whose run proved this bound, when it was shared from a larger k (``None``: this k)."""
 
 
 class Certificate(BaseModel):
@@ -128,13 +156,82 @@ def _check_solver(solver: str) -> None:
     get_backend(solver)
 
 
+@dataclass
+class _Run:
+    """The state of one k during a certify call."""
+
+    problem: Problem
+    best_eval: Evaluation
+    best_order: np.ndarray
+    source: str
+    records: list[BoundRecord]
+    notes: list[str]
+    interrupted: bool = False
+
+    @property
+    def ub(self) -> float:
+        return self.best_eval.bottleneck
+
+    @property
+    def lb(self) -> float:
+        return max(r.bound for r in self.records if r.bound is not None)
+
+    def adopt(self, candidate: Evaluation, order: np.ndarray, source: str) -> bool:
+        """Take ``candidate`` (already re-checked at this k) if it is better."""
+        if candidate.bottleneck >= self.best_eval.bottleneck:
+            return False
+        self.best_eval, self.best_order, self.source = candidate, order, source
+        return True
+
+
+@overload
 def certify(
     graph_or_problem: Graph | Problem,
     k: int | None = None,
     *,
+    bounds: str | Iterable[str] = ...,
+    solver: str = ...,
+    time_limit: float = ...,
+    budget: float | None = ...,
+    threads: int = ...,
+    n_jobs: int = ...,
+    orderer: str = ...,
+    seed: int = ...,
+    bandwidth: float | None = ...,
+    memory: float | None = ...,
+    reserve: float | None = ...,
+    peak_aware: bool | None = ...,
+    max_ideals: int = ...,
+    report: Report | None = ...,
+) -> Certificate: ...
+@overload
+def certify(
+    graph_or_problem: Graph | Problem,
+    k: Sequence[int],
+    *,
+    bounds: str | Iterable[str] = ...,
+    solver: str = ...,
+    time_limit: float = ...,
+    budget: float | None = ...,
+    threads: int = ...,
+    n_jobs: int = ...,
+    orderer: str = ...,
+    seed: int = ...,
+    bandwidth: float | None = ...,
+    memory: float | None = ...,
+    reserve: float | None = ...,
+    peak_aware: bool | None = ...,
+    max_ideals: int = ...,
+    report: Report | None = ...,
+) -> list[Certificate]: ...
+def certify(
+    graph_or_problem: Graph | Problem,
+    k: int | Sequence[int] | None = None,
+    *,
     bounds: str | Iterable[str] = METHODS,
     solver: str = "auto",
     time_limit: float = 60.0,
+    budget: float | None = None,
     threads: int = 1,
     n_jobs: int = 1,
     orderer: str = "brkga",
@@ -143,61 +240,228 @@ def certify(
     memory: float | None = None,
     reserve: float | None = None,
     peak_aware: bool | None = None,
+    max_ideals: int = DEFAULT_MAX_IDEALS,
     report: Report | None = None,
-) -> Certificate:
+) -> Certificate | list[Certificate]:
     """Partition the graph and prove how good the partition is.
 
-    ``bounds`` selects the methods (``"all"`` or names from ``simple``,
-    ``bottleneck``, ``guess``, ``exact``; ``simple`` is always computed).
-    ``time_limit`` is the budget in seconds of *each* MIP method; ``threads`` goes
-    to the solver; ``n_jobs`` runs guess-the-bottleneck's sub-MIPs in parallel.
-    ``solver`` is ``auto`` (Gurobi where its licence allows, else HiGHS, SCIP,
-    CP-SAT), ``highs``, ``scip``, ``gurobi`` or ``cpsat``.  ``report(line)`` is
-    called as each method finishes.  Ctrl-C during a MIP keeps everything finished
-    so far and returns the certificate with that method marked ``interrupted``.
+    ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
+    them (one certificate per k, in increasing k, sharing bounds across k).
+    ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
+    ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``; ``simple`` is always
+    computed).  ``time_limit`` caps each MIP method; ``budget`` (seconds, default
+    none) caps the whole call, spent cheapest first (module docstring).
+    ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
+    record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
+    guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi
+    where its licence allows, else HiGHS, SCIP, CP-SAT), ``highs``, ``scip``,
+    ``gurobi`` or ``cpsat``.  ``report(line)`` is called as each method finishes.
+    Ctrl-C during a MIP keeps everything finished so far and returns the
+    certificate with that method marked ``interrupted``.
     """
-    import mtpp
-
     start = time.perf_counter()
-    problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
+    many = isinstance(k, Sequence) and not isinstance(k, str)
+    ks = sorted({check_k(x) for x in k}) if many else [None if k is None else check_k(k)]  # type: ignore[union-attr]
+    if not ks:
+        raise InvalidParameterError("k must name at least one number of blocks")
+    first = None if many and isinstance(graph_or_problem, Problem) else ks[0]  # a Problem's own k is replaced
+    base = as_problem(graph_or_problem, first, bandwidth, memory, reserve, peak_aware)
+    problems = [base if kk is None else replace(base, k=kk) for kk in ks]
     methods = parse_bounds(bounds)
     time_limit = check_time_limit(time_limit)
+    deadline = None if budget is None else start + check_time_limit(budget)
     seed = check_seed(seed)
     if any(m in MIP_METHODS for m in methods):
         _check_solver(solver)
     say = report or (lambda line: None)
 
-    sol = partition(problem, orderer=orderer, seed=seed)
-    best_eval, best_order = sol.evaluation, sol.order
-    source = f"slicegraph ({sol.orderer}, seed {seed})"
-    say(f"partition: {source}: upper bound {sol.bottleneck:.6g}")
-    records = [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)]
-    say(f"simple: {sol.lower_bound:.6g}")
+    def left() -> float:
+        return math.inf if deadline is None else deadline - time.perf_counter()
 
-    notes = _notes(problem)
-    for method in (m for m in methods if m in MIP_METHODS):
-        best_lb = max(r.bound for r in records if r.bound is not None)
-        if _closes(best_lb, best_eval.bottleneck):
-            records.append(BoundRecord(method=method, bound=None, status="skipped", proven_optimal=False,
-                                       message="the partition is already proven optimal"))  # fmt: skip
+    def tag(problem: Problem) -> str:
+        return f"k={problem.k}: " if many else ""
+
+    runs: list[_Run] = []
+    for i, problem in enumerate(problems):
+        share = None if deadline is None else max(0.05, PARTITION_SHARE * left() / (len(problems) - i))
+        sol = partition(problem, orderer=orderer, seed=seed, time_limit=share)
+        run = _Run(problem, sol.evaluation, sol.order, f"slicegraph ({sol.orderer}, seed {seed})",
+                   [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
+                   _notes(problem))  # fmt: skip
+        for smaller in runs:  # a partition into fewer blocks is one into k blocks
+            shared = evaluate(problem, smaller.best_eval.assignment, smaller.best_order)
+            run.adopt(shared, smaller.best_order, f"{smaller.source}, found for k={smaller.problem.k}")
+        say(f"{tag(problem)}partition: {run.source}: upper bound {run.ub:.6g}; simple: {sol.lower_bound:.6g}")
+        runs.append(run)
+
+    if "cut" in methods:
+        t0 = time.perf_counter()
+        value, op = cut_lower_bound(base)
+        for run in runs:
+            run.records.append(BoundRecord(
+                method="cut", bound=value, status="optimal", proven_optimal=True, wall_time=time.perf_counter() - t0,
+                message="" if op < 0 else f"attained at op {base.graph.ids[op]!r}"))  # fmt: skip
+        say(f"cut: {value:.6g} ({time.perf_counter() - t0:.2f} s)")
+
+    if "ideal-dp" in methods:
+        _ideal_dp_phase(runs, max_ideals, left, say, tag)
+
+    for i, run in enumerate(runs):
+        _mip_phase(run, [m for m in methods if m in MIP_METHODS], solver, time_limit, threads, n_jobs, seed,
+                   left, len(runs) - i, say, tag)  # fmt: skip
+
+    _share_lower_bounds(runs)
+    certificates = [_certificate(run, start) for run in runs]
+    return certificates if many else certificates[0]
+
+
+def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float], say: Report,
+                    tag: Callable[[Problem], str]) -> None:  # fmt: skip
+    """The exact DP for every k not yet proven optimal, largest k first: the next
+    larger k's optimum is a lower bound at k and makes the DP's first pass cheap.
+    Each k gets an even share of what is left, and the ks that ran out of it a
+    second round with what the others left; a better partition is adopted at its k
+    and at every larger k (re-checked there)."""
+    open_runs = [r for r in runs if not _closes(r.lb, r.ub)]
+    for run in runs:
+        if run not in open_runs:
+            run.records.append(_skipped("ideal-dp", "the partition is already proven optimal"))
+    if not open_runs:
+        return
+    if left() < MIN_RUN_SECONDS:
+        for run in open_runs:
+            run.records.append(_skipped("ideal-dp", "the budget is spent"))
+        return
+    t0 = time.perf_counter()
+    cap = max_ideals if math.isinf(left()) else min(max_ideals, int(ENUMERATION_SHARE * left() * IDEALS_PER_SECOND))
+    lattice = enumerate_ideals(runs[0].problem.graph, cap)
+    t_enum = time.perf_counter() - t0
+    if lattice is None:
+        message = f"more than {cap} ideals: the graph is too wide for the ideal DP" + (
+            "" if cap == max_ideals else " in the time left")
+        for run in open_runs:
+            run.records.append(BoundRecord(method="ideal-dp", bound=None, status="too_wide", proven_optimal=False,
+                                           wall_time=t_enum, message=message))  # fmt: skip
+        say(f"ideal-dp: {message} ({t_enum:.2f} s)")
+        return
+    say(f"ideal lattice: {lattice.count} ideals ({t_enum:.2f} s)")
+    pending = list(reversed(open_runs))
+    for final in (False, True):  # a k that runs out of its share gets another go with the time the others left
+        retry = []
+        for i, run in enumerate(pending):
+            problem = run.problem
+            larger = [r for r in runs if r.problem.k > problem.k]
+            lb = max([run.lb, *(r.lb for r in larger)])
+            if _closes(lb, run.ub):
+                run.records.append(_skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
+                continue
+            share = left() / (len(pending) - i)
+            if share < MIN_RUN_SECONDS:
+                run.records.append(_skipped("ideal-dp", "the budget is spent"))
+                continue
+            res = ideal_dp(problem, upper_bound=run.ub, lower_bound=lb, lattice=lattice,
+                           time_limit=None if math.isinf(share) else share)  # fmt: skip
+            if res.status == "time_limit" and not final:
+                retry.append(run)
+                continue
+            record = _dp_record(res, run.ub, lb, problem.peak_aware, t_enum if run is open_runs[-1] else 0.0)
+            run.records.append(record)
+            if res.assignment is not None:
+                found = evaluate(problem, res.assignment)
+                order = problem.graph.topological_order
+                if run.adopt(found, order, "ideal DP"):
+                    say(f"{tag(problem)}ideal DP found a better partition: {found.bottleneck:.6g}")
+                for other in larger:
+                    other.adopt(evaluate(other.problem, res.assignment), order, f"ideal DP, found for k={problem.k}")
+            say(f"{tag(problem)}ideal-dp: {record.status}" + (f", bound {record.bound:.6g}" if record.bound is not None
+                                                              else f" ({record.message})"))  # fmt: skip
+        pending = retry
+
+
+def _dp_record(res: IdealDpResult, ub: float, lb: float, peak_aware: bool, extra_time: float) -> BoundRecord:
+    """The bound an ideal-DP run proves.  ``optimal``: its value is the optimum (the
+    optimum without activation peaks if peak-aware: a lower bound); ``bound_reached``:
+    it found a chain within the known lower bound ``lb`` (nothing new below it);
+    ``no_improvement``: no chain is cheaper than ``ub``, so ``OPT >= ub``.  Each is
+    lowered by ``DP_ROUNDING``."""
+    wall = res.wall_time + extra_time
+    peak_note = "; peak-aware: blocks are priced without their activation peak, so the value is a lower bound"
+    note = peak_note if peak_aware else ""
+    if res.status == "optimal" and res.value is not None:
+        return BoundRecord(method="ideal-dp", bound=res.value * (1 - DP_ROUNDING), status="optimal",
+                           proven_optimal=not peak_aware, wall_time=wall,
+                           message=f"{res.ideals} ideals, every chain searched" + note)  # fmt: skip
+    if res.status == "bound_reached" and res.value is not None:
+        return BoundRecord(method="ideal-dp", bound=min(res.value, lb) * (1 - DP_ROUNDING), status="bound_reached",
+                           proven_optimal=False, wall_time=wall,
+                           message=f"{res.ideals} ideals; a partition within the known lower bound" + note)  # fmt: skip
+    if res.status == "no_improvement":
+        return BoundRecord(method="ideal-dp", bound=ub * (1 - DP_ROUNDING), status="optimal",
+                           proven_optimal=not peak_aware, wall_time=wall,
+                           message=f"{res.ideals} ideals; no partition beats the upper bound")  # fmt: skip
+    return BoundRecord(method="ideal-dp", bound=None, status=res.status, proven_optimal=False, wall_time=wall,
+                       message=res.message)  # fmt: skip
+
+
+def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float, threads: int, n_jobs: int,
+               seed: int, left: Callable[[], float], runs_left: int, say: Report,
+               tag: Callable[[Problem], str]) -> None:  # fmt: skip
+    """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
+    the budget left over this k's remaining methods and the ks after it."""
+    problem = run.problem
+    for j, method in enumerate(mip_methods):
+        if run.interrupted:
+            break
+        if _closes(run.lb, run.ub):
+            run.records.append(_skipped(method, "the partition is already proven optimal"))
             continue
-        record, incumbent = _run_mip(problem, method, solver, time_limit, threads, n_jobs, best_eval.bottleneck,
-                                     best_eval.assignment, seed)  # fmt: skip
-        if incumbent is not None and incumbent.bottleneck < best_eval.bottleneck:
-            best_eval, best_order = incumbent, problem.graph.topological_order
-            source = f"exact MIP incumbent ({record.solver})"
-            say(f"exact MIP found a better partition: {incumbent.bottleneck:.6g}")
-        records.append(_checked(record, best_eval.bottleneck))
-        record = records[-1]
-        say(f"{method}: {record.status}" + (f", bound {record.bound:.6g}" if record.bound is not None else "")
+        share = left() / (len(mip_methods) - j + (runs_left - 1) * len(mip_methods))
+        if share < MIN_RUN_SECONDS:
+            run.records.append(_skipped(method, "the budget is spent"))
+            continue
+        record, incumbent = _run_mip(problem, method, solver, min(time_limit, share), threads, n_jobs, run.ub,
+                                     run.best_eval.assignment, seed)  # fmt: skip
+        if incumbent is not None and run.adopt(incumbent, problem.graph.topological_order,
+                                               f"exact MIP incumbent ({record.solver})"):  # fmt: skip
+            say(f"{tag(problem)}exact MIP found a better partition: {incumbent.bottleneck:.6g}")
+        record = _checked(record, run.ub)
+        run.records.append(record)
+        say(f"{tag(problem)}{method}: {record.status}"
+            + (f", bound {record.bound:.6g}" if record.bound is not None else "")
             + (f" ({record.message})" if record.message and record.status == "error" else ""))  # fmt: skip
         if record.status == "interrupted":
+            run.interrupted = True
             break
-        if record.bound is not None and _closes(record.bound, best_eval.bottleneck):
-            records, extra = _cross_check(problem, records, record, solver, best_eval.bottleneck, seed, say)
-            notes.extend(extra)
+        if record.bound is not None and _closes(record.bound, run.ub):
+            run.records, extra = _cross_check(problem, run.records, record, solver, run.ub, seed, say,
+                                              min(CROSS_CHECK_TIME, max(left(), 1.0)))  # fmt: skip
+            run.notes.extend(extra)
 
-    records = [_checked(r, best_eval.bottleneck) for r in records]  # a better partition may expose a bad bound
+
+def _share_lower_bounds(runs: list[_Run]) -> None:
+    """Give each k the best lower bound proven for a larger k (``OPT`` does not
+    increase with k), recorded with the k that proved it."""
+    for i, run in enumerate(runs):
+        donors = [(r.bound, r, other.problem.k) for other in runs[i + 1 :] for r in other.records
+                  if r.bound is not None and r.from_k is None]  # fmt: skip
+        if not donors:
+            continue
+        bound, record, from_k = max(donors, key=lambda d: d[0])
+        if bound > run.lb:
+            run.records.append(record.model_copy(update={
+                "from_k": from_k, "wall_time": 0.0,
+                "message": f"proven for k={from_k}; OPT does not increase with k"}))  # fmt: skip
+
+
+def _skipped(method: str, why: str) -> BoundRecord:
+    return BoundRecord(method=method, bound=None, status="skipped", proven_optimal=False, message=why)
+
+
+def _certificate(run: _Run, start: float) -> Certificate:
+    import mtpp
+
+    problem, best_eval = run.problem, run.best_eval
+    records = [_checked(r, best_eval.bottleneck) for r in run.records]  # a better partition may expose a bad bound
     ub = best_eval.bottleneck
     proven = [r for r in records if r.bound is not None]
     top = max(proven, key=lambda r: r.bound or 0.0)
@@ -209,15 +473,17 @@ def certify(
         graph=g.name, n=g.n, m=g.m, k=problem.k, bandwidth=problem.bandwidth,
         memory=None if math.isinf(problem.memory) else problem.memory, reserve=problem.reserve,
         peak_aware=problem.peak_aware,
-        upper_bound=ub, partition_source=source,
+        upper_bound=ub, partition_source=run.source,
         assignment={str(g.ids[i]): int(b) for i, b in enumerate(best_eval.assignment.tolist())},
-        order=[str(g.ids[i]) for i in best_order.tolist()],
+        order=[str(g.ids[i]) for i in run.best_order.tolist()],
         block_costs=[float(c) for c in best_eval.block_costs],
-        bounds=records, lower_bound=lb, lower_bound_method=top.method, ratio=ratio,
+        bounds=records, lower_bound=lb,
+        lower_bound_method=top.method if top.from_k is None else f"{top.method} (from k={top.from_k})",
+        ratio=ratio,
         gap_percent=0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
         optimal=_closes(lb, ub),
         wall_time=time.perf_counter() - start,
-        notes=notes,
+        notes=run.notes,
     )  # fmt: skip
 
 
@@ -240,6 +506,7 @@ def _checked(record: BoundRecord, ub: float) -> BoundRecord:
 
 def _cross_check(
     problem: Problem, records: list[BoundRecord], claim: BoundRecord, solver: str, ub: float, seed: int, say: Report,
+    time_limit: float = CROSS_CHECK_TIME,
 ) -> tuple[list[BoundRecord], list[str]]:  # fmt: skip
     """Re-prove a MIP's claim of optimality with the exact MIP on a second backend,
     where the model is small enough to be cheap.  If the second proof stops below the
@@ -253,7 +520,7 @@ def _cross_check(
     if not others:
         return records, []
     for other in others:  # the first backend whose licence takes the model
-        record, _ = _run_mip(problem, "exact", other, CROSS_CHECK_TIME, 1, 1, ub, None, seed)
+        record, _ = _run_mip(problem, "exact", other, time_limit, 1, 1, ub, None, seed)
         if "SolverLicenseError" not in record.message:
             break
     record = _checked(record, ub)

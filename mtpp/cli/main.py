@@ -56,11 +56,16 @@ DEBUG_ENV = "MTPP_DEBUG"
 MACHINE_DEFAULTS = {"bandwidth": 1.0, "memory": math.inf, "reserve": 0.0, "peak_aware": False}
 
 
-def _machine_args(p: argparse.ArgumentParser, from_file: bool = False) -> None:
-    """``-k`` and the machine; with ``from_file`` they default to a solution file's own."""
+def _machine_args(p: argparse.ArgumentParser, from_file: bool = False, several_k: bool = False) -> None:
+    """``-k`` (one, or with ``several_k`` several that share their bounds) and the
+    machine; with ``from_file`` they default to a solution file's own."""
     dflt = dict.fromkeys(MACHINE_DEFAULTS) if from_file else MACHINE_DEFAULTS
-    p.add_argument("-k", type=int, required=not from_file, help="number of pipeline stages (blocks)"
-                   + (" (default: the solution file's)" if from_file else ""))  # fmt: skip
+    if several_k:
+        p.add_argument("-k", type=int, nargs="+", required=True,
+                       help="number(s) of pipeline stages; several k share their bounds")  # fmt: skip
+    else:
+        p.add_argument("-k", type=int, required=not from_file, help="number of pipeline stages (blocks)"
+                       + (" (default: the solution file's)" if from_file else ""))  # fmt: skip
     p.add_argument("--bandwidth", type=float, default=dflt["bandwidth"], help="inter-block bandwidth B (default 1)")
     p.add_argument("--memory", type=float, default=dflt["memory"], help="fast memory M per block (default unlimited)")
     p.add_argument("--reserve", type=float, default=dflt["reserve"], help="activation reserve R inside M (default 0)")
@@ -93,10 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     cert = sub.add_parser("certify", help="partition a graph and prove lower bounds with MIPs")
     cert.add_argument("file", help="graph file")
-    _machine_args(cert)
-    cert.add_argument("--bounds", default="all", help="all, or a comma list of simple,bottleneck,guess,exact")
+    _machine_args(cert, several_k=True)
+    cert.add_argument("--bounds", default="all",
+                      help="all, or a comma list of simple,cut,ideal-dp,bottleneck,guess,exact")  # fmt: skip
     cert.add_argument("--solver", default="auto", help="auto, highs, scip, gurobi or cpsat")
-    cert.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method (default 60)")
+    cert.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method at most (default 60)")
+    cert.add_argument("--budget", type=float, default=60.0,
+                      help="seconds for the whole call, spent cheapest first (default 60)")  # fmt: skip
     cert.add_argument("--threads", type=int, default=1, help="solver threads")
     cert.add_argument("--jobs", type=int, default=1, help="parallel sub-MIPs for guess-the-bottleneck")
     cert.add_argument("--orderer", default="brkga", help="orderer for the partition (see 'solve')")
@@ -173,10 +181,12 @@ def _costs_table(problem: Problem, ev: Evaluation, title: str) -> Table:
     return table
 
 
-def _problem(graph: Graph, args: argparse.Namespace, stored: dict[str, Any] | None = None) -> Problem:
-    """The problem of the command's ``-k`` and machine options; an option left unset
-    (``None``) takes its value from ``stored`` (a solution file), then the default."""
-    given = {"k": args.k, **{f: getattr(args, f) for f in MACHINE_DEFAULTS}}
+def _problem(
+    graph: Graph, args: argparse.Namespace, stored: dict[str, Any] | None = None, k: int | None = None
+) -> Problem:
+    """The problem of the command's ``-k`` (or ``k``) and machine options; an option left
+    unset (``None``) takes its value from ``stored`` (a solution file), then the default."""
+    given = {"k": args.k if k is None else k, **{f: getattr(args, f) for f in MACHINE_DEFAULTS}}
     merged = {f: v if v is not None else (stored or {}).get(f) for f, v in given.items()}
     v: dict[str, Any] = {f: x if x is not None else MACHINE_DEFAULTS.get(f) for f, x in merged.items()}
     if v["k"] is None:
@@ -213,28 +223,44 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
-    from mtpp.certificate import certify, export_models
-    from mtpp.results_schema import certificate_document, certificate_evaluation
+    from pydantic import RootModel
 
-    problem = _problem(load_graph(args.file), args)
+    from mtpp.certificate import certify, export_models
+    from mtpp.results_schema import CertificateDocument, certificate_document, certificate_evaluation
+
+    graph = load_graph(args.file)
+    problem = _problem(graph, args, k=args.k[0])
     err = notes(args)
     if args.export_dir:
-        for path in export_models(problem, args.bounds, args.export_dir):
-            err.print(f"wrote {path}")
+        for kk in args.k:
+            for path in export_models(_problem(graph, args, k=kk), args.bounds, args.export_dir):
+                err.print(f"wrote {path}")
     with compile_notice(err):
-        cert = certify(
-            problem, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit, threads=args.threads,
-            n_jobs=args.jobs, orderer=args.orderer, seed=args.seed, report=None if err.quiet else err.print,
+        certs = certify(
+            problem, k=args.k, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit,
+            budget=args.budget, threads=args.threads, n_jobs=args.jobs, orderer=args.orderer, seed=args.seed,
+            report=None if err.quiet else err.print,
         )  # fmt: skip
+    docs = [certificate_document(c, _problem(graph, args, k=c.k)) for c in certs]
     if args.plot:
         from mtpp.evaluate import evaluate
         from mtpp.pipelining.plot import plot_stages
 
-        ev = evaluate(problem, [cert.assignment[str(i)] for i in problem.graph.ids])
-        plot_stages(ev.costs, cert.lower_bound, args.plot, f"{args.file}, k={problem.k}")
-    doc = certificate_document(cert, problem)
-    if emit_json(doc, args):
+        ev = evaluate(problem, [certs[0].assignment[str(i)] for i in problem.graph.ids])
+        plot_stages(ev.costs, certs[0].lower_bound, args.plot, f"{args.file}, k={problem.k}")
+    if emit_json(docs[0] if len(docs) == 1 else RootModel[list[CertificateDocument]](docs), args):
         return 0
+    if len(certs) > 1:
+        summary = Table(title=f"bounds for {graph.name or args.file}")
+        for col in ("k", "upper bound", "lower bound", "LB / UB", "lower bound by", "partition from"):
+            summary.add_column(col, justify="right")
+        for c in certs:
+            summary.add_row(str(c.k), f"{c.upper_bound:.6g}", f"{c.lower_bound:.6g}", f"{c.ratio:.4f}",
+                            c.lower_bound_method, c.partition_source)  # fmt: skip
+        out.print(summary)
+        out.print(f"{sum(c.optimal for c in certs)} of {len(certs)} proven optimal in {certs[-1].wall_time:.1f} s")
+        return 0
+    cert, doc = certs[0], docs[0]
     g, us = problem.graph, unit(problem.graph, "time")
     ev, _ = certificate_evaluation(cert, problem)
     out.print(_costs_table(problem, ev, f"partition of {g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))

@@ -1,0 +1,226 @@
+"""The lattice of ideals (down-sets) of a DAG, enumerated as bitsets.
+
+An *ideal* is a node set ``I`` closed under predecessors: ``v in I`` and ``(u, v)``
+an edge imply ``u in I``.  Every acyclic k-partition, its blocks listed in a
+topological order of the quotient graph, is a chain of ideals
+``{} = I_0 <= I_1 <= ... <= I_k = V`` with blocks ``I_j \\ I_{j-1}``, and every such
+chain is an acyclic partition (Tarnawski et al., "Efficient Algorithms for Device
+Placement of DNN Graph Operators", NeurIPS 2020, Section 3).  Real DNN graphs are
+narrow, so they have few ideals (hundreds to about 10^5); a wide graph has
+exponentially many, so enumeration stops at a cap and says so.
+
+Enumeration is breadth first by size: the children of ``I`` are ``I + {v}`` for
+each *ready* node ``v`` (not in ``I``, all predecessors in ``I``), duplicates are
+merged through a Zobrist hash, and every ideal carries its ready set as a second
+bitset so a child's ready set costs ``O(words + deg)``.  The *cover edges*
+``I -> I + {v}`` are kept as CSR arrays; ideals are numbered by discovery, so a
+subset always has a smaller number than its supersets.  Per ideal the module keeps
+``work(I)``, ``size_param(I)`` and ``boundary(I)``, the total ``size_out`` of the
+nodes of ``I`` with a consumer outside ``I`` (the tensors leaving ``I``).
+
+Time ``O(E (words + deg^2))`` for ``E`` cover edges, memory ``O(N words + E)`` for
+``N`` ideals; both are bounded through the cap, so a wide graph never exhausts
+memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from mtpp.graph import Graph
+
+DEFAULT_MAX_IDEALS = 1_000_000
+MAX_BITSET_BYTES = 1 << 28  # both bitset tables together stay below 256 MiB
+
+_ONE = np.uint64(1)
+
+
+@dataclass(frozen=True)
+class IdealLattice:
+    """The ideals of a graph (index 0 is the empty set, the last one is ``V``) with
+    their cover edges ``s -> cover_to[e]`` adding node ``cover_node[e]`` for ``e`` in
+    ``cover_ptr[s]:cover_ptr[s + 1]``, and per ideal its size, work, parameter size
+    and outgoing-tensor size ``boundary`` (raw ``size_out`` units)."""
+
+    bits: np.ndarray  # (N, words) uint64
+    size: np.ndarray
+    work: np.ndarray
+    param: np.ndarray
+    boundary: np.ndarray
+    cover_ptr: np.ndarray
+    cover_node: np.ndarray
+    cover_to: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.size.shape[0])
+
+    def members(self, s: int) -> np.ndarray:
+        """The node indices of ideal ``s``."""
+        row = self.bits[s]
+        n_words = row.shape[0]
+        flags = np.unpackbits(row.view(np.uint8), bitorder="little")[: n_words * 64]
+        return np.flatnonzero(flags)
+
+
+@njit(cache=True, inline="always")
+def has(bits, row, v):
+    """Whether node ``v`` is in the bitset ``bits[row]``."""
+    return (bits[row, v >> 6] >> np.uint64(v & 63)) & _ONE
+
+
+@njit(cache=True)
+def _grow2(a, rows):
+    out = np.zeros((rows, a.shape[1]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _grow1(a, length):
+    out = np.zeros(length, dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, zob, max_ideals):
+    """Breadth-first enumeration; returns the arrays of :class:`IdealLattice` and a
+    flag that is ``False`` if there are more than ``max_ideals`` ideals."""
+    n_words = (n + 63) // 64
+    cap = 1024
+    bits = np.zeros((cap, n_words), dtype=np.uint64)
+    ready = np.zeros((cap, n_words), dtype=np.uint64)
+    hsh = np.zeros(cap, dtype=np.uint64)
+    size = np.zeros(cap, dtype=np.int64)
+    iw = np.zeros(cap)
+    ip = np.zeros(cap)
+    ib = np.zeros(cap)
+    slots_n = 2
+    while slots_n < 2 * max_ideals + 2:
+        slots_n *= 2
+    slots = np.full(slots_n, -1, dtype=np.int64)
+    mask = np.uint64(slots_n - 1)
+    e_cap = 4096
+    cover_ptr = np.zeros(cap + 1, dtype=np.int64)
+    cover_node = np.zeros(e_cap, dtype=np.int64)
+    cover_to = np.zeros(e_cap, dtype=np.int64)
+
+    for v in range(n):
+        if pred_ptr[v + 1] == pred_ptr[v]:
+            ready[0, v >> 6] |= _ONE << np.uint64(v & 63)
+    slots[0] = 0
+    count = 1
+    n_edges = 0
+    s = 0
+    while s < count:
+        for w in range(n_words):
+            x = ready[s, w]
+            while x != 0:
+                low = x & (~x + _ONE)
+                x ^= low
+                v = w * 64
+                y = low
+                while y != _ONE:
+                    y >>= _ONE
+                    v += 1
+                h = hsh[s] ^ zob[v]
+                i = np.int64(h & mask)
+                child = -1
+                while True:
+                    c = slots[i]
+                    if c == -1:
+                        break
+                    if hsh[c] == h and size[c] == size[s] + 1:
+                        same = True
+                        for q in range(n_words):
+                            b = bits[s, q]
+                            if q == w:
+                                b |= low
+                            if b != bits[c, q]:
+                                same = False
+                                break
+                        if same:
+                            child = c
+                            break
+                    i = np.int64((np.uint64(i) + _ONE) & mask)
+                if child == -1:
+                    if count >= max_ideals:
+                        return (bits[:0], size[:0], iw[:0], ip[:0], ib[:0], cover_ptr[:1], cover_node[:0],
+                                cover_to[:0], False)  # fmt: skip
+                    if count == cap:
+                        cap *= 2
+                        bits = _grow2(bits, cap)
+                        ready = _grow2(ready, cap)
+                        hsh = _grow1(hsh, cap)
+                        size = _grow1(size, cap)
+                        iw = _grow1(iw, cap)
+                        ip = _grow1(ip, cap)
+                        ib = _grow1(ib, cap)
+                        cover_ptr = _grow1(cover_ptr, cap + 1)
+                    child = count
+                    count += 1
+                    slots[i] = child
+                    hsh[child] = h
+                    size[child] = size[s] + 1
+                    for q in range(n_words):
+                        bits[child, q] = bits[s, q]
+                        ready[child, q] = ready[s, q]
+                    bits[child, w] |= low
+                    ready[child, w] ^= low
+                    iw[child] = iw[s] + work[v]
+                    ip[child] = ip[s] + size_param[v]
+                    b = ib[s]
+                    if succ_ptr[v + 1] > succ_ptr[v]:
+                        b += size_out[v]  # v's consumers are all outside I
+                    for a in range(succ_ptr[v], succ_ptr[v + 1]):
+                        z = succ_idx[a]
+                        ok = True
+                        for t in range(pred_ptr[z], pred_ptr[z + 1]):
+                            if has(bits, child, pred_idx[t]) == 0:
+                                ok = False
+                                break
+                        if ok:
+                            ready[child, z >> 6] |= _ONE << np.uint64(z & 63)
+                    for a in range(pred_ptr[v], pred_ptr[v + 1]):
+                        u = pred_idx[a]
+                        closed = True
+                        for t in range(succ_ptr[u], succ_ptr[u + 1]):
+                            if has(bits, child, succ_idx[t]) == 0:
+                                closed = False
+                                break
+                        if closed:
+                            b -= size_out[u]  # u's tensor no longer leaves the ideal
+                    ib[child] = b
+                if n_edges == e_cap:
+                    e_cap *= 2
+                    cover_node = _grow1(cover_node, e_cap)
+                    cover_to = _grow1(cover_to, e_cap)
+                cover_node[n_edges] = v
+                cover_to[n_edges] = child
+                n_edges += 1
+        cover_ptr[s + 1] = n_edges
+        s += 1
+    return (bits[:count], size[:count], iw[:count], ip[:count], ib[:count], cover_ptr[: count + 1],
+            cover_node[:n_edges], cover_to[:n_edges], True)  # fmt: skip
+
+
+def ideal_cap(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> int:
+    """The number of ideals allowed for ``graph``: ``max_ideals``, lowered so that the
+    two bitset tables fit in ``MAX_BITSET_BYTES``."""
+    n_words = (graph.n + 63) // 64
+    return max(1, min(int(max_ideals), MAX_BITSET_BYTES // (16 * n_words)))
+
+
+def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> IdealLattice | None:
+    """All ideals of ``graph`` with their cover edges, or ``None`` if there are more
+    than :func:`ideal_cap` of them (the graph is too wide)."""
+    zob = np.random.default_rng(0x1DEA1).integers(0, 2**63, graph.n, dtype=np.uint64) * np.uint64(2) + _ONE
+    *arrays, complete = enumerate_kernel(
+        graph.n, graph.succ_ptr, graph.succ_idx, graph.pred_ptr, graph.pred_idx,
+        graph.work, graph.size_param, graph.size_out, zob, ideal_cap(graph, max_ideals),
+    )  # fmt: skip
+    return IdealLattice(*arrays) if complete else None

@@ -1,0 +1,125 @@
+import itertools
+import math
+
+import numpy as np
+
+from heuristics.ideal_dp import ideal_dp
+from heuristics.ideals import enumerate_ideals
+from heuristics.kahn import kahn_order
+from heuristics.slicegraph import slice_order
+from mtpp import Graph, Problem, evaluate
+from tests.oracle import brute_force_optimum, naive_block_cost, random_dag
+
+
+def random_problem(rng, n_max, k):
+    n = int(rng.integers(1, n_max + 1))
+    g = random_dag(rng, n, p=float(rng.random()), integral=bool(rng.integers(2)))
+    memory = math.inf if rng.random() < 0.4 else float(rng.integers(1, 20))
+    reserve = 0.0 if math.isinf(memory) else float(rng.integers(0, int(memory) + 1))
+    return Problem(g, k, bandwidth=float(rng.choice([0.5, 1.0, 3.0])), memory=memory, reserve=reserve)
+
+
+def down_sets(g):
+    pred = [set(g.predecessors(v).tolist()) for v in range(g.n)]
+    for r in range(g.n + 1):
+        for s in itertools.combinations(range(g.n), r):
+            if all(pred[v] <= set(s) for v in s):
+                yield frozenset(s)
+
+
+def test_lattice_holds_every_ideal_once_with_its_weights():
+    rng = np.random.default_rng(20)
+    for _ in range(60):
+        g = random_problem(rng, 8, 1).graph
+        lattice = enumerate_ideals(g)
+        found = [frozenset(lattice.members(s).tolist()) for s in range(lattice.count)]
+        assert sorted(found, key=sorted) == sorted(down_sets(g), key=sorted)
+        assert found[0] == frozenset() and found[-1] == frozenset(range(g.n))
+        for s, ideal in enumerate(found):
+            leaving = [u for u in ideal if set(g.successors(u).tolist()) - ideal]
+            assert math.isclose(lattice.work[s], sum(g.work[v] for v in ideal), abs_tol=1e-9)
+            assert math.isclose(lattice.boundary[s], sum(g.size_out[u] for u in leaving), abs_tol=1e-9)
+            for e in range(lattice.cover_ptr[s], lattice.cover_ptr[s + 1]):
+                assert found[lattice.cover_to[e]] == ideal | {int(lattice.cover_node[e])}
+                assert lattice.cover_to[e] > s
+
+
+def test_dp_equals_brute_force_for_every_k():
+    rng = np.random.default_rng(21)
+    for trial in range(120):
+        k = 1 + trial % 4
+        problem = random_problem(rng, 6 if k < 4 else 5, k)
+        opt, _ = brute_force_optimum(problem)
+        result = ideal_dp(problem)
+        assert result.status == "optimal"
+        assert math.isclose(result.value, opt, rel_tol=1e-9, abs_tol=1e-9)
+        assert math.isclose(evaluate(problem, result.assignment).bottleneck, opt, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_pruning_by_known_bounds_keeps_the_optimum():
+    rng = np.random.default_rng(22)
+    for trial in range(80):
+        problem = random_problem(rng, 6, 2 + trial % 2)
+        opt, _ = brute_force_optimum(problem)
+        at_lb = ideal_dp(problem, lower_bound=opt, upper_bound=opt * 2 + 1)
+        assert at_lb.status in ("bound_reached", "optimal")
+        assert math.isclose(evaluate(problem, at_lb.assignment).bottleneck, opt, rel_tol=1e-9, abs_tol=1e-9)
+        at_ub = ideal_dp(problem, upper_bound=opt, lower_bound=opt / 2)
+        assert at_ub.status in ("optimal", "no_improvement")
+        if at_ub.assignment is not None:
+            assert math.isclose(evaluate(problem, at_ub.assignment).bottleneck, opt, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_dp_is_never_worse_than_slicing_any_order():
+    rng = np.random.default_rng(23)
+    for _ in range(15):
+        g = random_dag(rng, 24, p=0.3)
+        problem = Problem(g, int(rng.integers(2, 6)), bandwidth=2.0, memory=40.0, reserve=5.0)
+        order = kahn_order(g, rng.random(g.n))
+        sliced = evaluate(problem, slice_order(problem, order).assignment).bottleneck
+        result = ideal_dp(problem, upper_bound=sliced)
+        value = sliced if result.status == "no_improvement" else result.value
+        assert value <= sliced * (1 + 1e-9)
+        if result.assignment is not None:
+            assert math.isclose(evaluate(problem, result.assignment).bottleneck, value, rel_tol=1e-9)
+
+
+def test_ids_out_of_index_order():
+    # the chain x -> y -> z listed backwards, plus a branch x -> w
+    g = Graph.from_nodes(
+        [
+            {"id": "z", "work": 5, "size_out": 1},
+            {"id": "y", "work": 1, "size_out": 4},
+            {"id": "x", "work": 3, "size_out": 2},
+            {"id": "w", "work": 2, "size_out": 1},
+        ],
+        [("x", "y"), ("y", "z"), ("x", "w")],
+    )
+    for k in (1, 2, 3):
+        problem = Problem(g, k, bandwidth=2.0)
+        opt, _ = brute_force_optimum(problem)
+        assert math.isclose(ideal_dp(problem).value, opt)
+
+
+def test_peak_aware_value_is_a_lower_bound():
+    rng = np.random.default_rng(24)
+    for _ in range(40):
+        base = random_problem(rng, 5, 2)
+        memory = float(rng.integers(5, 30))
+        problem = Problem(base.graph, 2, bandwidth=base.bandwidth, memory=memory, peak_aware=True)
+        opt, _ = brute_force_optimum(problem)
+        result = ideal_dp(problem)
+        assert result.value <= opt + 1e-9
+        assert evaluate(problem, result.assignment).bottleneck >= opt - 1e-9
+
+
+def test_wide_graph_reports_too_wide():
+    g = Graph.from_arrays(np.ones(40), np.zeros(40), np.ones(40), [])  # 2^40 ideals
+    result = ideal_dp(Problem(g, 4), max_ideals=10_000)
+    assert result.status == "too_wide" and result.value is None and "ideals" in result.message
+
+
+def test_single_block_cost_matches_oracle():
+    rng = np.random.default_rng(25)
+    problem = random_problem(rng, 6, 1)
+    assert math.isclose(ideal_dp(problem).value, naive_block_cost(problem, set(range(problem.graph.n))))

@@ -1,0 +1,87 @@
+import itertools
+import json
+import math
+import time
+
+import numpy as np
+
+import mtpp
+from heuristics.ideal_dp import ideal_dp
+from mtpp import Problem
+from mtpp.certificate import certify
+from mtpp.cli.main import main
+from tests.oracle import brute_force_optimum, random_dag
+
+FAST = "simple,cut,ideal-dp"
+
+
+def random_graph(rng, n_max=6):
+    n = int(rng.integers(2, n_max + 1))
+    return random_dag(rng, n, p=float(rng.random()), integral=bool(rng.integers(2)))
+
+
+def test_several_k_are_proven_optimal_and_match_brute_force():
+    rng = np.random.default_rng(40)
+    for trial in range(25):
+        g = random_graph(rng)
+        memory = math.inf if trial % 2 else float(rng.integers(3, 20))
+        peak_aware = trial % 5 == 0 and not math.isinf(memory)
+        options = {"bandwidth": float(rng.choice([0.5, 1.0, 3.0])), "memory": memory, "peak_aware": peak_aware}
+        certs = certify(g, k=[3, 1, 2], bounds=FAST, orderer="kahn", **options)
+        assert [c.k for c in certs] == [1, 2, 3]
+        for c in certs:
+            opt, _ = brute_force_optimum(Problem(g, c.k, **options))
+            assert c.lower_bound <= opt * (1 + 1e-12) + 1e-12
+            assert c.upper_bound >= opt * (1 - 1e-12) - 1e-12
+            if not peak_aware:
+                assert c.optimal and math.isclose(c.upper_bound, opt, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_bounds_shared_across_k_never_exceed_the_optimum():
+    rng = np.random.default_rng(41)
+    shared = 0
+    for _ in range(25):
+        g = random_graph(rng)
+        certs = certify(g, k=[1, 2, 3], bounds="simple,cut", orderer="kahn", bandwidth=2.0)
+        for c in certs:
+            opt, _ = brute_force_optimum(Problem(g, c.k, bandwidth=2.0))
+            assert c.lower_bound <= opt * (1 + 1e-12) + 1e-12
+            for r in c.bounds:
+                if r.from_k is not None:
+                    shared += 1
+                    assert r.from_k > c.k and r.bound <= opt * (1 + 1e-12) + 1e-12
+        # a partition for fewer blocks is one for more: upper bounds never increase with k
+        assert all(a.upper_bound >= b.upper_bound for a, b in itertools.pairwise(certs))
+    assert shared > 0
+
+
+def test_ideal_dp_agrees_with_the_exact_mip():
+    rng = np.random.default_rng(42)
+    for _ in range(4):
+        g = random_dag(rng, 10, p=0.3)
+        problem = Problem(g, 3, bandwidth=2.0, memory=30.0, reserve=4.0)
+        cert = certify(problem, bounds="simple,exact", solver="highs", orderer="kahn", time_limit=30)
+        if cert.bound("exact").status != "optimal":
+            continue
+        assert math.isclose(ideal_dp(problem).value, cert.upper_bound, rel_tol=1e-6)
+
+
+def test_budget_is_honoured():
+    g = mtpp.layered_graph(250, seed=3)  # wide: far too many ideals, and MIPs that would run for minutes
+    t0 = time.perf_counter()
+    certs = certify(g, k=[4, 8], solver="highs", budget=4.0, time_limit=600)
+    wall = time.perf_counter() - t0
+    assert wall <= 4.0 + 5.0
+    assert all(c.lower_bound <= c.upper_bound for c in certs)
+    assert any(r.status in ("too_wide", "skipped", "time_limit") for r in certs[0].bounds if r.method == "ideal-dp")
+
+
+def test_cli_certifies_several_k(tmp_path, capsys):
+    g = random_dag(np.random.default_rng(43), 6, p=0.4)
+    path = tmp_path / "g.json"
+    g.to_json(path)
+    assert main(["certify", str(path), "-k", "2", "3", "--bounds", FAST, "--orderer", "kahn", "--json"]) == 0
+    certs = json.loads(capsys.readouterr().out)
+    assert [c["k"] for c in certs] == [2, 3] and all(c["optimal"] for c in certs)
+    assert main(["certify", str(path), "-k", "2", "--bounds", FAST, "--orderer", "kahn", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["k"] == 2
