@@ -211,3 +211,18 @@ def test_untraceable_module_names_why() -> None:
 
     with pytest.raises(TorchImportError, match=r"torch\.export cannot trace DataDependent"):
         plan_pipeline(DataDependent(), (torch.randn(3),), 2)
+
+
+def test_split_points_are_matched_to_distinct_modules() -> None:
+    from mtpp.pipelining.plan import SplitPointError, _split_spec
+    from mtpp.pipelining.units import module_units
+
+    # w, then x, then a top-level op: cutting before and after x alone needs w's END
+    # for the first cut (x's BEGINNING) when x's END is the only way to make the second
+    units = module_units([("w",), ("x",), ()])
+    assert units.starts == (0, 1, 2, 3)
+    spec = _split_spec(units, [0, 1, 2, 3])
+    assert {m: p.name for m, p in spec.items()} == {"w": "END", "x": "END"}
+    lonely = module_units([(), ("x",), ()])  # only x can make either cut
+    with pytest.raises(SplitPointError, match=r"can only be made by x \(END\)"):
+        _split_spec(lonely, [0, 1, 2, 3])
