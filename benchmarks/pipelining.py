@@ -23,7 +23,7 @@ rounds, one thread; each round runs every stage of every plan for that ``k`` onc
 "Layers" are the module calls at call depth 2 (ResNet: stem modules and the 16
 bottleneck blocks; GPT-2: embeddings, the 12 blocks, the final norm).
 
-    python benchmarks/pipelining.py            # about 5 minutes on 2 cores
+    python benchmarks/pipelining.py            # 13 minutes on 2 cores shared by other jobs (load ~8)
     python benchmarks/pipelining.py --quick    # k = 2, 4 only, GPT-2 with 6 layers
 """
 

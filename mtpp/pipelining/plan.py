@@ -320,19 +320,33 @@ def _training(op: CostedOp) -> CostedOp:
 
 
 def _split_spec(units: Units, parts: Sequence[int]) -> dict[str, Any]:
-    """One split point per cut, each module used once (a module can both begin one
-    stage and end another: then another candidate of one of the cuts is taken)."""
+    """One split point per cut, no module used twice (a dict holds one point per
+    module, and a module can both begin one stage and end another).  Cuts and their
+    candidate modules form a bipartite graph; Kuhn's augmenting paths find a
+    matching covering every cut whenever one exists, outermost candidates first.
+    ``O(cuts * candidates^2)``."""
     from torch.distributed.pipelining import SplitPoint
 
-    spec: dict[str, Any] = {}
-    for u in parts[1:-1]:
-        choice = next(((m, p) for m, p in units.split[u] if m not in spec), None)
-        if choice is None:
+    cuts = list(parts[1:-1])
+    owner: dict[str, int] = {}  # module -> index of the cut it makes
+
+    def assign(c: int, seen: set[str]) -> bool:
+        for module, _ in units.split[cuts[c]]:
+            if module in seen:
+                continue
+            seen.add(module)
+            if module not in owner or assign(owner[module], seen):
+                owner[module] = c
+                return True
+        return False
+
+    for c, u in enumerate(cuts):
+        if not assign(c, set()):
             names = ", ".join(f"{m} ({p})" for m, p in units.split[u])
             raise SplitPointError(f"the cut before op position {units.starts[u]} can only be made by {names}, "
-                                  "each already used by another cut")  # fmt: skip
-        spec[choice[0]] = SplitPoint[choice[1]]
-    return spec
+                                  "each needed by another cut: choose another k or granularity")  # fmt: skip
+    point = {module: dict(units.split[cuts[c]])[module] for module, c in owner.items()}
+    return {module: SplitPoint[point[module]] for module, c in sorted(owner.items(), key=lambda mc: mc[1])}
 
 
 def _stages(graph: Graph, units: Units, parts: Sequence[int], ev: Evaluation) -> tuple[Stage, ...]:
