@@ -385,6 +385,7 @@ def _balance(module: Any, split_spec: dict[str, Any]) -> Balance | None:
 def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Certificate:
     """``cert`` (from :func:`mtpp.certify`) with the plan as its upper bound: its lower
     bound holds for every partition, so for the plan too."""
+    from mtpp import certificate
     ub, lb = ev.bottleneck, cert.lower_bound
     update: dict[str, Any] = {
         "upper_bound": ub,
@@ -394,7 +395,7 @@ def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Cer
         "block_costs": [float(x) for x in ev.block_costs],
         "ratio": 1.0 if ub == 0 else lb / ub,
         "gap_percent": 0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        "optimal": bool(ub - lb <= 1e-5 * max(1.0, abs(ub))),
+        "optimal": lb >= ub * (1 - certificate.OPTIMALITY_TOLERANCE),
         "notes": [*getattr(cert, "notes", []), f"upper bound: the {rule} split-point plan; the lower bound "
                   f"holds for all acyclic partitions (best unrestricted partition found: {cert.upper_bound:.6g})"],
     }  # fmt: skip
