@@ -198,13 +198,15 @@ _local = threading.local()
 _watched_parent: list[int] = []
 
 
-def _watch_parent() -> None:
+def _watch_parent(parent: int | None = None) -> None:
     """Start (once per process) a daemon thread that ends this worker process as soon as
-    its parent, the batch, is gone (``kill -9`` of the batch leaves loky workers
-    behind otherwise); the worker's sandbox then ends by its own watchdog."""
+    its parent (``parent``, the batch's pid; default: the parent now) is gone (``kill
+    -9`` of the batch leaves loky workers behind otherwise); the worker's sandbox then
+    ends by its own watchdog.  The loky initializer passes the batch's pid, so a worker
+    that starts after the batch died (already reparented) ends at once."""
     if _watched_parent:
         return
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     _watched_parent.append(parent)
 
     def watch() -> None:
@@ -326,12 +328,14 @@ class _Progress:
 
 @contextlib.contextmanager
 def _backend(backend: str, scheduler: Any) -> Iterator[None]:
+    from joblib import parallel_config
+
     if backend == "loky":
         if scheduler is not None:
             raise InvalidParameterError("a scheduler is only used with backend 'dask'")
-        yield
+        with parallel_config(backend="loky", initializer=_watch_parent, initargs=(os.getpid(),)):
+            yield
         return
-    from joblib import parallel_config
 
     try:
         from distributed import Client, get_client

@@ -24,11 +24,11 @@ def check_readable(
     """``path`` as a string if it is a readable regular file; else raise ``error``."""
     path = os.fspath(path)
     if os.path.isdir(path):
-        raise error(f"{path}: is a directory; expected a {what}")
+        raise error(f"{path}: is a directory ({what} expected)")
     if not os.path.exists(path):
         raise error(f"{path}: no such file")
     if not os.path.isfile(path):
-        raise error(f"{path}: not a regular file; expected a {what}")
+        raise error(f"{path}: not a regular file ({what} expected)")
     if not os.access(path, os.R_OK):
         raise error(f"{path}: permission denied")
     return path
@@ -39,7 +39,7 @@ def check_writable(path: str | os.PathLike[str], what: str = "output file") -> s
     its directory exists and is writable.  Nothing is created."""
     path = os.fspath(path)
     if os.path.isdir(path):
-        raise InputFileError(f"{path}: is a directory; expected an {what}")
+        raise InputFileError(f"{path}: is a directory ({what} expected)")
     parent = os.path.dirname(path) or "."
     if not os.path.isdir(parent):
         raise InputFileError(f"{path}: directory {parent} does not exist")
@@ -53,12 +53,12 @@ def check_directory(path: str | os.PathLike[str], what: str = "output directory"
     and its nearest existing ancestor is a writable directory."""
     path = os.fspath(path)
     if os.path.exists(path) and not os.path.isdir(path):
-        raise InputFileError(f"{path}: is a file; expected an {what}")
+        raise InputFileError(f"{path}: is a file ({what} expected)")
     ancestor = os.path.abspath(path)
     while not os.path.exists(ancestor):
         ancestor = os.path.dirname(ancestor)
     if not os.path.isdir(ancestor):
-        raise InputFileError(f"{path}: {ancestor} is a file; expected an {what}")
+        raise InputFileError(f"{path}: {ancestor} is a file ({what} expected)")
     if not os.access(ancestor, os.W_OK):
         raise InputFileError(f"{path}: permission denied")
     return path

@@ -115,13 +115,13 @@ def children(pid: int) -> set[int]:
     return found
 
 
-def sandboxes(pids: set[int]) -> int:
-    """How many of ``pids`` are task processes (sandboxes)."""
-    count = 0
+def count(pids: set[int], needle: bytes) -> int:
+    """How many of ``pids`` have ``needle`` in their command line."""
+    found = 0
     for pid in pids:
         with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as fh:
-            count += b"serve()" in fh.read()
-    return count
+            found += needle in fh.read()
+    return found
 
 
 def alive(pid: int) -> bool:
@@ -133,7 +133,10 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
-def test_killed_batch_leaves_no_workers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("moment", [b"LokyProcess", b"serve()"])
+def test_killed_batch_leaves_no_workers(tmp_path: Path, moment: bytes) -> None:
+    """kill -9 of the batch as soon as its workers exist (before any task), or once both
+    run a task in their sandboxes: every process it started ends within seconds."""
     for i, seed in enumerate((1, 2)):
         regal_graph(60, seed=seed).to_json(str(tmp_path / f"g{i}.json"))
     cmd = [sys.executable, "-m", "mtpp", "batch", str(tmp_path), "-k", "2", "4", "8", "--methods",
@@ -142,10 +145,9 @@ def test_killed_batch_leaves_no_workers(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while sandboxes(children(proc.pid)) < 2:  # both workers run a task
+        while count(children(proc.pid), moment) < 2:
             assert proc.poll() is None and time.monotonic() < deadline, "the batch did not start its workers"
-            time.sleep(0.2)
-        time.sleep(1.0)
+            time.sleep(0.05)
         left = children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
