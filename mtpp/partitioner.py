@@ -89,7 +89,9 @@ def partition(
     seg = slice_order(problem, found.order)
     assert seg is not None  # no upper bound given: the DP always returns a split
     checked = evaluate(problem, seg.assignment, seg.order)
-    if abs(checked.bottleneck - seg.bottleneck) > CONSISTENCY_TOLERANCE * max(1.0, checked.bottleneck):
+    g = problem.graph  # the DP sums costs incrementally: its rounding error scales with all the costs summed
+    magnitude = float(g.work.sum()) + (float(g.size_param.sum()) + 2 * float(g.size_out.sum())) / problem.bandwidth
+    if abs(checked.bottleneck - seg.bottleneck) > CONSISTENCY_TOLERANCE * (abs(checked.bottleneck) + magnitude):
         raise MtppError(
             f"internal error: SliceGraph reported {seg.bottleneck!r} but the evaluator found "
             f"{checked.bottleneck!r}; please report this graph"
