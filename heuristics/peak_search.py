@@ -9,8 +9,10 @@ empty set to the full set over the down-closed sets (ideals), with path cost the
 largest step.  ``g(S)`` is the smallest peak of a known prefix reaching ``S``.
 
 Search (A* with the max in place of the sum).  States are expanded by increasing
-key ``f(S) = max(g(S), h(S))``, ties to the smaller ``g`` (fewer states reached
-again more cheaply later), then to the deeper state, with an admissible
+key ``f(S) = max(g(S), h(S))``, ties to the deeper state (a depth-first dive at the
+level of the bound finds complete orders early; tried against ties to the smaller
+``g`` first, which re-opens fewer states but proved fewer graphs), then to the
+smaller ``g``, with an admissible
 ``h(S)`` (every completion of ``S`` has a step ``>= h(S)``):
 
 * the next step holds ``I(S)`` plus the next op: ``I(S) + min_{v ready}
@@ -87,9 +89,9 @@ RUNNING, FINISHED, MEMORY_FULL, TARGET_REACHED = 0, 1, 2, 3
 
 @njit(cache=True, inline="always")
 def _before(ka, ga, da, kb, gb, db):
-    """Heap order: smaller key first, then the smaller peak so far, then the deeper
-    state."""
-    return ka < kb or (ka == kb and (ga < gb or (ga == gb and da > db)))
+    """Heap order: smaller key first, then the deeper state, then the smaller peak so
+    far."""
+    return ka < kb or (ka == kb and (da > db or (da == db and ga < gb)))
 
 
 @njit(cache=True)
