@@ -32,8 +32,8 @@ increase with k (blocks may be empty), so a lower bound proven for ``k' >= k`` h
 for ``k`` and a partition for ``k'' <= k`` is one for ``k`` (re-checked by the
 evaluator at ``k``); a shared bound's record says which k proved it (``from_k``).
 With a total ``budget`` the call spends its time cheapest first: a quick partition
-(SliceGraph on Kahn's order), the cut bound, the ideal DP (largest k first, so each k
-starts from the next larger k's optimum as its lower bound), the orderer's search
+(SliceGraph on Kahn's order), the cut bound, the ideal DP (smallest k first, so each k
+starts from the optimal partition of the next smaller k), the orderer's search
 (BRKGA by default) for the ks still open, then the MIPs with what is left.
 """
 
@@ -342,11 +342,12 @@ def _search_phase(runs: list[_Run], orderer: str, seed: int, left: Callable[[], 
 
 def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float], say: Report,
                     tag: Callable[[Problem], str]) -> None:  # fmt: skip
-    """The exact DP for every k not yet proven optimal, largest k first: the next
-    larger k's optimum is a lower bound at k and makes the DP's first pass cheap.
-    Each k gets an even share of what is left, and the ks that ran out of it a
-    second round with what the others left; a better partition is adopted at its k
-    and at every larger k (re-checked there)."""
+    """The exact DP for every k not yet proven optimal, smallest k first (small k are
+    the cheap ones, and the optimum at k is a tight upper bound at the next k, which
+    prunes its search).  Each k gets an even share of what is left, and the ks that
+    ran out of it a second round with what the others left; a better partition is
+    adopted at its k and at every larger k (re-checked there); a lower bound already
+    proven for a larger k serves as the DP's target."""
     open_runs = [r for r in runs if not _closes(r.lb, r.ub)]
     for run in runs:
         if run not in open_runs:
@@ -370,7 +371,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
         say(f"ideal-dp: {message} ({t_enum:.2f} s)")
         return
     say(f"ideal lattice: {lattice.count} ideals ({t_enum:.2f} s)")
-    pending = list(reversed(open_runs))
+    pending = list(open_runs)
     for final in (False, True):  # a k that runs out of its share gets another go with the time the others left
         retry = []
         for i, run in enumerate(pending):
@@ -389,7 +390,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             if res.status == "time_limit" and not final:
                 retry.append(run)
                 continue
-            record = _dp_record(res, run.ub, lb, problem.peak_aware, t_enum if run is open_runs[-1] else 0.0)
+            record = _dp_record(res, run.ub, lb, problem.peak_aware, t_enum if run is open_runs[0] else 0.0)
             run.records.append(record)
             if res.assignment is not None:
                 found = evaluate(problem, res.assignment)
