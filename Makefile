@@ -1,5 +1,5 @@
 # Two entry points for a fresh machine (see README.md):
-#   make demo   create .venv, install mtpp, partition the bundled example graph
+#   make demo   create .venv, install mtpp, partition the bundled example graph and prove its bound
 #   make test   create .venv if needed, then ruff, mypy and the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/mtpp solve mtpp/examples/transformer_block.json -k 4
+	$(VENV)/bin/mtpp certify mtpp/examples/transformer_block.json -k 4 --bandwidth 450000 --time-limit 5
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

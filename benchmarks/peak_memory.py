@@ -2,6 +2,16 @@
 
     python benchmarks/peak_memory.py                 # ~15 min on 2 cores
     python benchmarks/peak_memory.py --n100 3 --n500 1 --n1000 1 --cpsat-limit 10 --limit 10   # quick look
+    python benchmarks/peak_memory.py --certified --limit 60   # certified gaps of mtpp.schedule, ~25 min
+
+``--certified`` runs ``mtpp.schedule(graph, method="auto", time_limit=--limit)``
+(one wall-clock budget for the whole call) on unseen layered graphs of 100, 250,
+500 and 1000 ops (seeds 1000, 1001, ...; ``--count`` each), the shared graphs and
+the ONNX model-zoo architectures of ``benchmarks/real_models.py`` (imported on the
+a100 preset), and prints per graph the best order, the proven bound, the certified
+gap ``(peak - bound) / peak``, the bound's method, the number of parts the graph
+splits into and the wall time, then per set the mean / max gap and the count proven
+optimal.
 
 Graph sets (Topoformer App. A generator, :func:`mtpp.generators.layered_graph` with the
 paper's parameters and its parameter costs of Eq. 15, seeds 0, 1, ...), plus the
@@ -114,6 +124,56 @@ def run_graph(g: Graph, cpsat_limit: float, limit: float, threads: int, seed: in
 
 
 BOUNDS = ("local", "forced-live", "beam-1000", "dp-all", "cpsat")
+CERTIFIED_SEED = 1000  # unseen by the tests and the default table (seeds 0, 1, ...)
+
+
+def certified_sets(count: int, sizes: list[int]) -> list[tuple[str, list[tuple[str, Graph]]]]:
+    from benchmarks.real_models import ONNX_MODELS
+    from mtpp.devices import get_device
+    from mtpp.io.onnx_model import from_onnx
+
+    sets = []
+    for n in sizes:
+        gs = [(f"layered({n}, seed={s})", layered_graph(n, s, param_costs=True))
+              for s in range(CERTIFIED_SEED, CERTIFIED_SEED + count)]  # fmt: skip
+        gs += [(f"shared {p.name[:22]}", load_graph(p)) for p in sorted(SHARED.glob(f"random_layered_n{n}_*.json"))]
+        sets.append((f"layered {n}", gs))
+    import onnx
+
+    light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
+    spec = get_device("a100")
+    sets.append(("onnx zoo", [(m, from_onnx(light / f"light_{m}.onnx", device_spec=spec)) for m in ONNX_MODELS]))
+    return sets
+
+
+def certified(args: argparse.Namespace) -> None:
+    """The certified-gap table of ``mtpp.schedule(method="auto")`` (module docstring)."""
+    from heuristics.peak_split import split_graph
+    from mtpp.scheduling import schedule
+
+    print(f"mtpp certified peak memory at commit {git_commit()}; {os.cpu_count()} cores; "
+          f"mtpp.schedule(method='auto', time_limit={args.limit:g})")  # fmt: skip
+    schedule(layered_graph(30, 0), time_limit=5)  # JIT warm-up (cached on disk after the first run)
+    head = f"{'graph':34s} {'n':>5s} {'parts':>5s} {'peak':>14s} {'bound':>14s} {'gap %':>7s} {'bound by':>10s}"
+    head += f" {'time':>6s}"
+    summary = []
+    for name, gs in certified_sets(args.count, args.sizes):
+        print(f"\n{name}\n{head}")
+        gaps, times, proven = [], [], 0
+        for label, g in gs:
+            s = schedule(g, method="auto", time_limit=args.limit, threads=args.threads, seed=args.seed)
+            assert s.peak == peak_memory(g, s.index_order) and s.lower_bound <= s.peak
+            parts = len(split_graph(g))
+            gaps.append(100 * s.gap)
+            times.append(s.wall_time)
+            proven += s.status == "optimal"
+            print(f"{label:34s} {g.n:5d} {parts:5d} {s.peak:14.0f} {s.lower_bound:14.0f} {100 * s.gap:7.2f} "
+                  f"{s.bound_method:>10s} {s.wall_time:6.1f}", flush=True)  # fmt: skip
+        summary.append((name, len(gs), np.mean(gaps), np.max(gaps), proven, np.mean(times), np.max(times)))
+    print(f"\n{'set':12s} {'graphs':>6s} {'mean gap %':>10s} {'max gap %':>9s} {'optimal':>7s} {'mean s':>7s}"
+          f" {'max s':>6s}")  # fmt: skip
+    for name, c, mean, worst, proven, mt, xt in summary:
+        print(f"{name:12s} {c:6d} {mean:10.2f} {worst:9.2f} {proven:4d}/{c:<2d} {mt:7.1f} {xt:6.1f}")
 
 
 def main() -> None:
@@ -126,7 +186,13 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=30.0, help="CP-SAT / dp-all / brkga seconds above 100 nodes")
     ap.add_argument("--threads", type=int, default=min(8, os.cpu_count() or 1), help="CP-SAT workers")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--certified", action="store_true", help="the certified-gap table of mtpp.schedule instead")
+    ap.add_argument("--count", type=int, default=5, help="--certified: unseen layered graphs per size")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100, 250, 500, 1000], help="--certified: layered sizes")
     args = ap.parse_args()
+    if args.certified:
+        certified(args)
+        return
 
     t_start = time.perf_counter()
     print(f"mtpp peak-memory benchmark at commit {git_commit()}; {os.cpu_count()} cores, CP-SAT {args.threads} workers")

@@ -16,7 +16,7 @@ import argparse
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,20 +51,23 @@ def main() -> int:
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     chunk = 250
-    tasks = []
-    for b, solver in enumerate(args.backends):
-        for c, start in enumerate(range(0, args.cases, chunk)):
+    tasks = []  # round-robin over the backends, so that an interrupted sweep has covered all of them
+    for c, start in enumerate(range(0, args.cases, chunk)):
+        for b, solver in enumerate(args.backends):
             count = min(chunk, args.cases - start)
             tasks.append((solver, seed * 1_000_003 + b * 10_007 + c, count, args.certify_every))
     print(f"commit {git_commit()}  seed {seed}  {args.cases} instances per backend, {args.jobs} jobs")
     totals: dict[str, list] = {s: [0, [], 0.0] for s in args.backends}
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for solver, count, bad, secs in pool.map(sweep, tasks):
+        for future in as_completed([pool.submit(sweep, task) for task in tasks]):
+            solver, count, bad, secs = future.result()
             t = totals[solver]
             t[0] += count
             t[1].extend(bad)
             t[2] += secs
             print(f"  {solver}: {t[0]} checked, {len(t[1])} violations", flush=True)
+            for line in bad[:3]:
+                print("   ", line, flush=True)
     print(f"{'backend':8} {'instances':>10} {'violations':>11} {'s / instance':>13}")
     for solver, (count, bad, secs) in totals.items():
         print(f"{solver:8} {count:>10} {len(bad):>11} {secs / max(count, 1):>13.3f}")

@@ -44,6 +44,7 @@ import numpy as np
 from formulations.errors import InfeasibleFormulationError
 from formulations.exact import ExactMip, build_exact
 from formulations.scaling import normalised
+from formulations.size import check_model_size
 from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
 from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError
@@ -141,6 +142,7 @@ def build_models(
     ``binary_cuts`` declares the cut variables binary, as :func:`solve_bound` does for
     integer-only backends (CP-SAT).  Write a model out with ``m.write_mps(path)``."""
     _check_method(method)
+    check_model_size(problem, method, problem.k)  # every guess sub-MIP is alive at once here
     names = _part_names(problem, method)
     if method == "guess":
         return [(name, _build(problem, method, j, binary_cuts=binary_cuts).model) for j, name in enumerate(names, 1)]
@@ -173,6 +175,7 @@ def solve_bound(
     :class:`~formulations.errors.InfeasibleFormulationError` when the solver calls a
     model infeasible (all of them have solutions: a solver failure)."""
     _check_method(method)
+    check_model_size(problem, method, n_jobs)  # a model that cannot fit in memory is refused before it is built
     if method == "guess":
         return solve_guess(problem, solver, time_limit, upper_bound, threads, seed, n_jobs)
     t0 = time.perf_counter()

@@ -42,7 +42,7 @@ from typing import Protocol
 
 import numpy as np
 
-from heuristics.brkga import BrkgaParams, Progress, brkga
+from heuristics.brkga import BrkgaParams, Progress, brkga, decode_until
 from heuristics.kahn import kahn_order, priorities_for
 from heuristics.mla import mla_fitness
 from heuristics.slicegraph import sort_and_slice_fitness
@@ -85,20 +85,25 @@ def random_orderer(samples: int) -> Orderer:
 
     def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
         rng = np.random.default_rng(seed)
-        start = time.perf_counter()
+        deadline = math.inf if time_limit is None else time.perf_counter() + time_limit
         best_keys, best, done = None, math.inf, 0
         history = []
+
+        def decode(keys: np.ndarray, ub: float) -> np.ndarray:
+            return sort_and_slice_fitness(problem, keys, upper_bound=ub)
+
         while done < samples:
             keys = rng.random((min(RANDOM_BATCH, samples - done), problem.graph.n))
-            fit = sort_and_slice_fitness(problem, keys, upper_bound=best)
-            done += len(keys)
+            fit, count = decode_until(decode, keys, best, deadline)  # a large graph's batch stops at the limit
+            keys, fit = keys[:count], fit[:count]
+            done += count
             i = int(np.argmin(fit))
             if fit[i] < best or best_keys is None:
                 best, best_keys = float(fit[i]), keys[i]
             history.append(best)
             if progress is not None:
                 progress(done, samples, best)
-            if time_limit is not None and time.perf_counter() - start >= time_limit:
+            if time.perf_counter() >= deadline:
                 break
         assert best_keys is not None
         return OrderSearch(

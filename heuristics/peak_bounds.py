@@ -29,8 +29,8 @@ _ONE = np.uint64(1)
 
 
 @njit(cache=True)
-def forced_live_kernel(topo, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param):
-    """Per node, the forced-live memory of its step (module docstring)."""
+def ancestor_bits(topo, pred_ptr, pred_idx):
+    """Row ``v``: the bitset of ``anc(v)``, ``O(m n / 64)``."""
     n = topo.shape[0]
     n_words = (n + 63) // 64
     anc = np.zeros((n, n_words), dtype=np.uint64)
@@ -41,7 +41,16 @@ def forced_live_kernel(topo, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, s
             for w in range(n_words):
                 anc[v, w] |= anc[u, w]
             anc[v, u >> 6] |= _ONE << np.uint64(u & 63)
-    reach = np.zeros((n, n_words), dtype=np.uint64)  # P(v)
+    return anc
+
+
+@njit(cache=True)
+def needed_bits(topo, succ_ptr, succ_idx, pred_ptr, pred_idx):
+    """Row ``v``: the bitset of ``P(v) = union_{w in desc*(v)} pred(w)``, the tensors
+    some op at or after ``v`` consumes, ``O(m n / 64)``."""
+    n = topo.shape[0]
+    n_words = (n + 63) // 64
+    reach = np.zeros((n, n_words), dtype=np.uint64)
     for i in range(n - 1, -1, -1):
         v = topo[i]
         for e in range(pred_ptr[v], pred_ptr[v + 1]):
@@ -51,15 +60,22 @@ def forced_live_kernel(topo, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, s
             z = succ_idx[e]
             for w in range(n_words):
                 reach[v, w] |= reach[z, w]
-    out = np.empty(n)
+    return reach
+
+
+@njit(cache=True)
+def masked_sums(bits, weight):
+    """Row ``v``: the sum of ``weight`` over the bits set in ``bits[v]``."""
+    n, n_words = bits.shape
+    out = np.zeros(n)
     for v in range(n):
-        total = size_out[v] + size_param[v]
+        total = 0.0
         for w in range(n_words):
-            x = anc[v, w] & reach[v, w]
+            x = bits[v, w]
             b = 0
             while x != 0:
                 if x & _ONE:
-                    total += size_out[w * 64 + b]
+                    total += weight[w * 64 + b]
                 x >>= _ONE
                 b += 1
         out[v] = total
@@ -69,9 +85,9 @@ def forced_live_kernel(topo, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, s
 def forced_live_memory(graph: Graph) -> np.ndarray:
     """Per node ``v``: memory that is live at ``v``'s step in every order."""
     g = graph
-    return forced_live_kernel(
-        g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.size_out, g.size_param
-    )
+    anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)
+    reach = needed_bits(g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
+    return g.size_out + g.size_param + masked_sums(anc & reach, g.size_out)
 
 
 def forced_live_bound(graph: Graph) -> float:

@@ -40,6 +40,8 @@ _LAZY = {
     "peak_memory": "mtpp.memory",
     "from_onnx": "mtpp.io.onnx_model",
     "from_torch": "mtpp.io.torch_model",
+    "plan_pipeline": "mtpp.pipelining",
+    "PipelinePlan": "mtpp.pipelining",
     "DeviceSpec": "mtpp.devices",
     "place": "mtpp.placement.api",
     "Placement": "mtpp.placement.api",
@@ -50,10 +52,16 @@ _LAZY = {
 }
 
 
+# submodules reachable as attributes after ``import mtpp`` (``mtpp.devices.get_device``)
+_SUBMODULES = ("batch", "devices", "examples", "generators", "io", "memory", "placement", "results_schema", "schema")
+
+
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
+    if name in _LAZY or name in _SUBMODULES:
         import importlib
 
+        if name in _SUBMODULES:
+            return importlib.import_module(f"mtpp.{name}")
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'mtpp' has no attribute {name!r}")
 
@@ -75,6 +83,7 @@ __all__ = [
     "MtppError",
     "Node",
     "NodeId",
+    "PipelinePlan",
     "Placement",
     "Problem",
     "QuotientCycleError",
@@ -92,6 +101,7 @@ __all__ = [
     "partition",
     "peak_memory",
     "place",
+    "plan_pipeline",
     "regal_graph",
     "schedule",
     "simple_lower_bound",

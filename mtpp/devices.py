@@ -39,9 +39,11 @@ class DeviceSpec(BaseModel):
     ``mem_bandwidth``: bytes/s between the processor and its own memory;
     ``link_bandwidth``: bytes/s between consecutive stages (the paper's ``B``, one
     direction); ``memory``: bytes of fast memory per stage (the paper's ``M``);
-    ``bytes_per_element``: width at which floating-point tensors are costed (the
-    deployed precision), or ``None`` to keep each tensor's own dtype.  Integer and
-    boolean tensors always keep their dtype's width.
+    ``bytes_per_element``: width at which floating-point activations are costed
+    (the deployed precision), or ``None`` to keep each tensor's own dtype;
+    ``param_bytes_per_element``: the same for parameters, buffers and constants,
+    ``None`` (the default) to price them at their real dtype (fp32 weights at 4
+    bytes).  Integer and boolean tensors always keep their dtype's width.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -52,6 +54,7 @@ class DeviceSpec(BaseModel):
     link_bandwidth: float = Field(gt=0, allow_inf_nan=False)
     memory: float = Field(gt=0)
     bytes_per_element: int | None = Field(default=None, gt=0)
+    param_bytes_per_element: int | None = Field(default=None, gt=0)
     source: str = ""
 
     def roofline_time(self, flops: float, bytes_moved: float) -> float:
@@ -78,6 +81,7 @@ class DeviceSpec(BaseModel):
 
 GB = 1e9
 GiB = 2**30
+IMPORT_UNITS = {"time": "us", "size": "bytes"}  # the ``units`` of every imported graph
 
 #: Named presets.  Peak FLOP/s are dense (no sparsity) at the precision of
 #: ``bytes_per_element``; link bandwidth is one direction of the link a stage uses
@@ -128,7 +132,9 @@ class CostedOp:
     """What an importer measured for one op, before a device prices it.
 
     ``flops`` (see :mod:`mtpp.flops`), ``bytes_moved`` (inputs + outputs + parameters
-    read, in bytes), ``size_out`` and ``size_param`` in bytes.
+    read, in bytes), ``size_out`` and ``size_param`` in bytes.  ``scope``: the module
+    calls the op runs inside (PyTorch importer), each a qualified module name with
+    ``@i`` appended for the ``i``-th repeated call of the same module.
     """
 
     id: NodeId
@@ -138,14 +144,16 @@ class CostedOp:
     bytes_moved: float
     size_out: float
     size_param: float
-    work: float | None = None  # microseconds, overrides the roofline (a fallback cost)
+    work: float | None = None  # microseconds, overrides the roofline (a fallback or measured cost)
+    scope: tuple[str, ...] = ()  # enclosing module calls, outermost first ("layer1", "layer1.0", ...)
 
 
 def costed_graph(
     ops: Sequence[CostedOp], edges: Sequence[tuple[int, int]], device: str | DeviceSpec, name: str | None = None
 ) -> Graph:
     """The :class:`mtpp.Graph` of ``ops`` (edges as index pairs into ``ops``) with
-    ``work`` = the device's roofline time in microseconds, sizes in bytes."""
+    ``work`` = the device's roofline time in microseconds, sizes in bytes
+    (``units`` = :data:`IMPORT_UNITS`)."""
     spec = get_device(device)
     work = [op.work if op.work is not None else spec.roofline_time(op.flops, op.bytes_moved) for op in ops]
     return Graph.from_arrays(
@@ -157,4 +165,5 @@ def costed_graph(
         names=[op.name for op in ops],
         ops=[op.op for op in ops],
         name=name,
+        units=IMPORT_UNITS,
     )

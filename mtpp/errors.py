@@ -110,7 +110,12 @@ class CycleError(GraphError):
         super().__init__(f"the graph has a cycle: {path}")
 
 
-class GraphFormatError(MtppError, ValueError):
+class InputFileError(MtppError, ValueError):
+    """An input or output path is unusable: missing, unreadable, binary, not JSON, a
+    directory where a file is expected (or the reverse), in a missing directory."""
+
+
+class GraphFormatError(InputFileError):
     """A graph file cannot be read: bad JSON or a document that breaks the schema."""
 
 

@@ -44,7 +44,7 @@ def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
     if isinstance(assignment, Mapping):
         a = np.full(g.n, -1, dtype=np.int64)
         for node_id, block in assignment.items():
-            a[g.index(node_id)] = _as_block(block, node_id)
+            a[g.index(node_id)] = _as_block(block, node_id, k)
         missing = np.flatnonzero(a < 0)
         if missing.size:
             names = ", ".join(repr(g.ids[i]) for i in missing[:5])
@@ -67,9 +67,11 @@ def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
     return a
 
 
-def _as_block(block: object, node_id: NodeId) -> int:
+def _as_block(block: object, node_id: NodeId, k: int) -> int:
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)):
         raise InvalidPartitionError(f"node {node_id!r} has block {block!r}; blocks are integers")
+    if not 0 <= block < k:  # checked here: -1 marks "no block" below
+        raise InvalidPartitionError(f"node {node_id!r} is in block {block}; blocks are 0..{k - 1}")
     return int(block)
 
 

@@ -44,13 +44,16 @@ REL_TOL = 1e-9
 
 # ---------------------------------------------------------------------- evaluator
 def check_order(graph: Graph, order: Any) -> np.ndarray:
-    """``order`` (node indices ``0..n-1``) as an int64 array, after checking that it
-    is a topological order of ``graph``: :class:`InvalidParameterError` names a
-    missing, repeated or unknown node, or the first edge it runs backwards."""
+    """``order`` (node indices ``0..n-1``, or node ids where those are not integers, as
+    :attr:`mtpp.Schedule.order` lists them) as an int64 array of indices, after
+    checking that it is a topological order of ``graph``: :class:`InvalidParameterError`
+    names a missing, repeated or unknown node, or the first edge it runs backwards."""
     try:
         arr = np.asarray(order)
     except Exception as exc:  # pragma: no cover - numpy accepts nearly anything
         raise InvalidParameterError(f"order is not an array of node indices: {exc}") from None
+    if arr.ndim == 1 and arr.size and not np.issubdtype(arr.dtype, np.integer):
+        arr = np.array([graph.index(v) for v in arr.tolist()], dtype=np.int64)  # ids; unknown ones raise
     if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
         raise InvalidParameterError(f"order must be a 1-D sequence of node indices, got shape {arr.shape} {arr.dtype}")
     n = graph.n
@@ -94,7 +97,8 @@ def memory_profile(graph: Graph, order: Any, *, check: bool = True) -> np.ndarra
 
 
 def peak_memory(graph: Graph, order: Any, *, check: bool = True) -> float:
-    """Peak memory of a topological ``order`` of node indices: Eq. (1), ``max_t M_t``."""
+    """Peak memory of a topological ``order`` (node indices, or string node ids as in
+    :attr:`mtpp.Schedule.order`): Eq. (1), ``max_t M_t``."""
     return float(memory_profile(graph, order, check=check).max())
 
 

@@ -22,12 +22,18 @@ from mtpp.memory import REL_TOL, local_lower_bound, peak_memory
 
 OBJECTIVES = ("peak_memory",)
 LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
-METHODS = ("auto", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random", *LEARNED, "regal-brkga")
+METHODS = ("auto", "search", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random", *LEARNED,
+           "regal-brkga")  # fmt: skip
 NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Section 5)
 REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
 RANDOM_ORDERS = 100
-AUTO_DP_SHARE = 0.4  # share of the time left that "auto" gives the exact DP before CP-SAT
+AUTO_BEAM_SHARE = 0.15  # share of the time left that "auto" gives the beam
+AUTO_WIDE_BEAM = 10  # then a beam this many times wider, if twice that many first beams fit in
+AUTO_WIDE_SHARE = 0.25  # this share of the time left
+AUTO_BRKGA_SHARE = 0.2  # then BRKGA (seeded with the best order), before the exact search
+AUTO_BRKGA_GENERATIONS = 2000
+SEARCH_MEMORY_MB = 512  # state arrays of one best-first search (one part at a time)
 
 @dataclass(frozen=True)
 class Stage:
@@ -61,7 +67,8 @@ class Schedule:
     re-evaluated by :func:`peak_memory`; ``lower_bound`` is the best bound proven by
     any stage (``bound_method``: ``"local"`` for :func:`local_lower_bound`,
     ``"forced-live"`` for :func:`heuristics.peak_bounds.forced_live_bound`,
-    ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
+    ``"cut-live"`` for :mod:`heuristics.peak_cut`, ``"search"`` for the best-first
+    search, ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
     lower_bound) / peak``.  ``status`` is ``"optimal"`` when the gap is zero, else
     ``"feasible"``.  ``stages`` records every method run.
     """
@@ -144,6 +151,14 @@ class _Search:
             self.lower, self.bound_method = forced, "forced-live"
         self.stages: list[Stage] = []
 
+    def add_cut_bound(self) -> None:
+        """The min-cut live bound (:mod:`heuristics.peak_cut`), within the time left."""
+        from heuristics.peak_cut import cut_live_memory
+
+        t = time.perf_counter()
+        values, done, _ = cut_live_memory(self.graph, self.left())
+        self.offer("cut-live", None, float(values.max()), time.perf_counter() - t, "bound", f"cuts={int(done.sum())}")
+
     def left(self) -> float | None:
         if self.time_limit is None:
             return None
@@ -191,6 +206,44 @@ def _run_beam(search: _Search, method: str, width: int | None, seed: int, time_l
     search.offer(method, res.order, res.lower_bound, res.wall_time, status, detail)
 
 
+def _run_search(search: _Search, seed: int) -> None:
+    """Split the graph at its cut nodes (:mod:`heuristics.peak_split`) and solve each
+    part by the anytime best-first search (:mod:`heuristics.peak_search`), smallest
+    parts first, each with an equal share of the time left among the parts still to
+    run, started from the best order so far restricted to the part, and stopped early
+    once its order cannot raise the peak above the best bound known.  The combined
+    order is the parts' orders concatenated; the bound is the largest part bound
+    (both exact by the proof in :mod:`heuristics.peak_split`)."""
+    from heuristics.peak_search import best_first_search
+    from heuristics.peak_split import split_graph
+
+    assert search.order is not None
+    t = time.perf_counter()
+    parts = split_graph(search.graph)  # in run order
+    orders: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(parts)
+    lower, solved, states, memory_hit, timed_out = 0.0, 0, 0, 0, 0
+    for count, i in enumerate(sorted(range(len(parts)), key=lambda j: parts[j].graph.n)):
+        part = parts[i]
+        left = search.left()
+        share = None if left is None else left / (len(parts) - count)
+        res = best_first_search(part.graph, part.restrict(search.order), time_limit=share,
+                                memory_mb=SEARCH_MEMORY_MB, target=max(search.lower, lower), seed=seed)  # fmt: skip
+        orders[i] = part.lift(res.order)
+        lower = max(lower, res.lower_bound)
+        solved += res.optimal
+        states += res.states
+        memory_hit += res.memory_hit
+        timed_out += res.stopped_by_time
+    order = np.concatenate(orders)
+    status = "optimal" if solved == len(parts) else "feasible"
+    detail = f"parts={len(parts)} solved={solved} states={states}"
+    if memory_hit:
+        detail += f" memory_cap_hit={memory_hit}"
+    if timed_out:
+        detail += f" stopped_by_limit={timed_out}"
+    search.offer("search", order, lower, time.perf_counter() - t, status, detail)
+
+
 def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: float | None, verbose: bool) -> None:
     from formulations.schedule import build_schedule
     from solvers.cpsat_schedule import solve_schedule
@@ -205,7 +258,7 @@ def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: floa
     search.offer("cpsat", res.order, lower, res.wall_time, res.status.value, detail)
 
 
-def _run_brkga(search: _Search, seed: int, time_limit: float | None) -> None:
+def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations: int = 200) -> None:
     from heuristics.brkga import BrkgaParams
     from heuristics.peak_dp import state_dp
     from heuristics.peak_orders import brkga_order
@@ -213,7 +266,7 @@ def _run_brkga(search: _Search, seed: int, time_limit: float | None) -> None:
     greedy = state_dp(search.graph, beam_width=1).order
     seeds = [greedy] + ([search.order] if search.order is not None else [])
     t = time.perf_counter()
-    res = brkga_order(search.graph, BrkgaParams(population=50, generations=200), seed, seeds, time_limit)
+    res = brkga_order(search.graph, BrkgaParams(population=50, generations=generations), seed, seeds, time_limit)
     search.offer("brkga", res.order, 0.0, time.perf_counter() - t, "feasible", f"evaluations={res.evaluations}")
 
 
@@ -272,13 +325,21 @@ def schedule(
       or by a beam of 16 with state collapsing (``beam_width`` overrides the 16);
     * ``"regal-brkga"``: BRKGA (5000 evaluations) with the mutant distributions of
       the REGAL GNN (weights ``regal-peak``), seeded with the kahn, dfs and bfs orders;
-    * ``"auto"`` (default): the baselines and the beam, then ``exact-dp`` with 40% of
-      the time left, then CP-SAT with the rest if the gap is still open.
+    * ``"search"``: the baselines, the min-cut live bound, then the graph split at
+      its cut nodes and every part solved by the anytime best-first search of
+      :mod:`heuristics.peak_search` (optimal when every part finishes; otherwise
+      its bound is the smallest open key, proven at any stop);
+    * ``"auto"`` (default): the baselines, the min-cut live bound, the beam with
+      15% of the time left, a 10 times wider beam if it likely fits in 25% of the
+      rest, BRKGA (2000 generations, seeded with the best order) with 20% of the
+      rest, then ``"search"`` with the rest, then CP-SAT if time is
+      left (a search stopped by its memory cap) and the gap is still open.
 
-    ``time_limit`` (seconds, ``None`` = none) bounds the searching methods;
+    ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
+    (every stage gets a share of what is left; within a second or so on 1000 ops);
     ``threads`` sets CP-SAT's workers (default: the CPU count, at most 8).  The lower
-    bound is the best of :func:`local_lower_bound`, the forced-live bound and every
-    bound proven on the way.
+    bound is the best of :func:`local_lower_bound`, the forced-live bound, the
+    min-cut live bound and every bound proven on the way.
     Raises :class:`InvalidParameterError` for a bad argument.
     """
     if not isinstance(graph, Graph):
@@ -301,15 +362,26 @@ def schedule(
         _run_brkga(search, seed, search.left())
     elif method in LEARNED or method == "regal-brkga":
         _run_learned(search, method, weights, beam_width, seed, search.left())
-    else:  # auto, exact-dp, cpsat: start from the best quick order
+    else:  # auto, search, exact-dp, cpsat: start from the best quick order
         for quick in ("dfs", "bfs", "random"):
             _run_fixed(search, quick, seed)
-        if method != "cpsat" and not search.proven:
-            _run_beam(search, "beam", width, seed, search.left())
+        if method in ("auto", "search") and not search.proven:
+            search.add_cut_bound()
         if method in ("auto", "exact-dp") and not search.proven:
             left = search.left()
-            share = None if left is None else (left if method == "exact-dp" else AUTO_DP_SHARE * left)
-            _run_beam(search, "exact-dp", None, seed, share)
+            _run_beam(search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
+        if method == "auto" and not search.proven:
+            left, first = search.left(), search.stages[-1].wall_time
+            if left is None or 2 * AUTO_WIDE_BEAM * first <= AUTO_WIDE_SHARE * left:
+                share = None if left is None else AUTO_WIDE_SHARE * left
+                _run_beam(search, "beam", AUTO_WIDE_BEAM * width, seed, share)
+        if method == "auto" and not search.proven:
+            left = search.left()
+            _run_brkga(search, seed, None if left is None else AUTO_BRKGA_SHARE * left, AUTO_BRKGA_GENERATIONS)
+        if method == "exact-dp" and not search.proven:
+            _run_beam(search, "exact-dp", None, seed, search.left())
+        if method in ("auto", "search") and not search.proven:
+            _run_search(search, seed)
         if method in ("auto", "cpsat") and not search.proven:
             left = search.left()
             if left is None or left > 0:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,42 +61,13 @@ class Solution:
         return members
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data (ids, costs, bounds, settings)."""
-        c = self.evaluation.costs
-        g = self.problem.graph
-        return {
-            "graph": g.name,
-            "n": g.n,
-            "m": g.m,
-            "k": self.problem.k,
-            "bandwidth": self.problem.bandwidth,
-            "memory": None if math.isinf(self.problem.memory) else self.problem.memory,
-            "reserve": self.problem.reserve,
-            "orderer": self.orderer,
-            "seed": self.seed,
-            "bottleneck": self.bottleneck,
-            "lower_bound": self.lower_bound,
-            "lower_bound_method": "simple",
-            "ratio": self.ratio,
-            "evaluations": self.evaluations,
-            "wall_time": self.wall_time,
-            "stopped_by_time": self.stopped_by_time,
-            "peak_aware": self.problem.peak_aware,
-            "assignment": {str(g.ids[i]): int(b) for i, b in enumerate(self.assignment.tolist())},
-            "order": [str(g.ids[i]) for i in self.order.tolist()],
-            "blocks": [
-                {
-                    "block": b,
-                    "nodes": nodes,
-                    "cost": float(c.total[b]),
-                    "input_io": float(c.input_io[b]),
-                    "work": float(c.work[b]),
-                    "overflow": float(c.overflow[b]),
-                    "output_io": float(c.output_io[b]),
-                }
-                for b, nodes in enumerate(self.blocks)
-            ],
-        }
+        """The ``mtpp-solution`` JSON document (:mod:`mtpp.results_schema`) as plain
+        data; ``O(n + k)``."""
+        from mtpp.results_schema import solution_document
+
+        return solution_document(self).model_dump(mode="json")
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        from mtpp.results_schema import solution_document
+
+        return solution_document(self).model_dump_json(indent=indent)

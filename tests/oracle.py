@@ -136,6 +136,21 @@ def random_dag(rng: np.random.Generator, n: int, p: float = 0.4, integral: bool 
 
 
 # ---------------------------------------------------------------- peak memory
+def chain_of_blocks(rng: np.random.Generator, blocks: int) -> Graph:
+    """Diamonds and skip connections between single nodes: a chain of blocks."""
+    edges, n = [], 1
+    for _ in range(blocks):
+        width = int(rng.integers(1, 4))
+        inner = list(range(n, n + width))
+        join = n + width
+        edges += [(n - 1, v) for v in inner] + [(v, join) for v in inner]
+        if width > 1:
+            edges.append((inner[0], inner[1]))
+        n = join + 1
+    sizes = rng.integers(1, 10, size=(3, n)).astype(float)
+    return Graph.from_arrays(sizes[0], sizes[1], sizes[2], edges)
+
+
 def reference_profile(graph: Graph, order) -> list[float]:
     """``M_t`` by Eq. (2), (3), (15) literally: ``M_t = I_{t-1} + m(s_t) + p(s_t)``,
     ``I_t = M_t - p(s_t) - sum_{i in S_t} m_i`` where ``S_t`` are the scheduled, not yet

@@ -29,10 +29,10 @@ def test_solve_json_then_evaluate(tmp_path, capsys):
     assert main(["solve", path, "-k", "3", "--orderer", "dfs", "--json", "-o", str(sol_path)]) == 0
     printed = json.loads(capsys.readouterr().out)
     saved = json.loads(sol_path.read_text())
-    assert printed["bottleneck"] == saved["bottleneck"]
+    assert printed["upper_bound"] == saved["upper_bound"]
     assert main(["evaluate", path, str(sol_path), "-k", "3", "--json"]) == 0
     checked = json.loads(capsys.readouterr().out)
-    assert checked["bottleneck"] == saved["bottleneck"]
+    assert checked["upper_bound"] == saved["upper_bound"]
 
 
 def test_errors_are_one_line_with_exit_2(tmp_path, capsys):
@@ -121,8 +121,8 @@ def test_schedule_command(tmp_path, capsys):
     assert main(["schedule", path, "--method", "exact-dp", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     order = [g.index(v) for v in doc["order"]]
-    assert doc["peak"] == pytest.approx(peak_memory(g, order))
-    assert doc["lower_bound"] <= doc["peak"]
+    assert doc["upper_bound"] == pytest.approx(peak_memory(g, order))
+    assert doc["lower_bound"] <= doc["upper_bound"]
     assert main(["schedule", path, "--method", "teleport"]) == 2
     assert callable(mtpp.schedule)
 
@@ -136,7 +136,7 @@ def test_peak_aware_solve_then_evaluate_uses_the_saved_order(tmp_path, capsys):
                  "--json", "-o", str(sol)]) == 0  # fmt: skip
     solved = json.loads(capsys.readouterr().out)
     assert main(["evaluate", path, str(sol), "-k", "3", "--memory", memory, "--peak-aware", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["bottleneck"] == pytest.approx(solved["bottleneck"])
+    assert json.loads(capsys.readouterr().out)["upper_bound"] == pytest.approx(solved["upper_bound"])
     assert main(["solve", path, "-k", "3", "--memory", memory, "--reserve", "1", "--peak-aware"]) == 2
     assert "reserve" in capsys.readouterr().err
 
@@ -159,6 +159,6 @@ def test_place_command(tmp_path, capsys):
     path = write_graph(tmp_path, random_dag(np.random.default_rng(60), 6, p=0.4))
     assert main(["place", path, "--devices", "two-devices", "--method", "heft", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["method"] == "heft" and len(doc["device"]) == 6
+    assert doc["method"] == "heft" and len(doc["assignment"]) == 6
     assert doc["lower_bound"] is None or doc["lower_bound"] <= doc["makespan"] + 1e-9
     assert main(["place", path, "--devices", "no-such-preset"]) == 2

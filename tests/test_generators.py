@@ -294,14 +294,14 @@ def test_example_loads_and_round_trips(tmp_path):
     assert "transformer_block" in available_examples()
     g = load_example()
     assert g == load_example("transformer_block")
-    assert 30 <= g.n <= 40 and g.name and "microseconds" in g.name and "MiB" in g.name
+    assert 30 <= g.n <= 40 and g.name and g.units == {"time": "us", "size": "bytes"}
     check_weights(g)
     assert {"MatMul", "Softmax", "LayerNorm", "Add", "Gelu"} <= set(g.ops)
     assert all(g.names) and all(g.ops)
     path = tmp_path / "tb.json"
     g.to_json(str(path), indent=2)
     back = load_graph(path)
-    assert back == g and back.names == g.names and back.ops == g.ops and back.name == g.name
+    assert back == g and back.names == g.names and back.ops == g.ops and back.name == g.name and back.units == g.units
     assert example_path("transformer_block").is_file()
 
 

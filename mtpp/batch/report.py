@@ -11,6 +11,8 @@
 * :func:`counts_table`: per method and k, the number of instances, of each status
   (``time_limit`` = the MIP stopped at its time limit, with a valid bound;
   ``timeout`` = killed by the hard guard) and the mean and max running time.
+* :func:`failures_table`: the first failed tasks (``error``, ``crashed``,
+  ``timeout``) with their messages, so a failed batch says why.
 
 Only tasks that ended ``ok`` or ``time_limit`` enter the means.  When several stored
 tasks give one cell the same instance (other seeds or orderers for the UB), the best
@@ -191,9 +193,26 @@ def counts_table(records: Sequence[Record]) -> Table:
     )  # fmt: skip
 
 
+FAILURES_SHOWN = 10
+
+
+def failures_table(records: Sequence[Record], limit: int = FAILURES_SHOWN) -> Table:
+    """The first ``limit`` failed tasks (by graph, k, method) with status and message."""
+    labels = _labels(records)
+    failed = [r for r in records if r.status in FAILED]
+    rows = [[r.graph, r.k, labels[r.task_key], r.status, " ".join((r.message or "").split())[:200]]
+            for r in failed[:limit]]  # fmt: skip
+    more = [f"{len(failed) - limit} more failed task(s) are in the store"] if len(failed) > limit else []
+    return Table(
+        name="failures", title=f"Failed tasks ({len(failed)}; rerun with --retry-failed)",
+        header=["graph", "k", "method", "status", "message"], rows=rows, formats=["{}"] * 5, notes=more,
+    )  # fmt: skip
+
+
 def tables(records: Sequence[Record]) -> list[Table]:
-    """The bound, orderer and counts tables (those with rows)."""
-    return [t for t in (bound_table(records), orderer_table(records), counts_table(records)) if t.rows]
+    """The bound, orderer, counts and failures tables (those with rows)."""
+    tabs = (bound_table(records), orderer_table(records), counts_table(records), failures_table(records))
+    return [t for t in tabs if t.rows]
 
 
 # --------------------------------------------------------------------------- rendering

@@ -47,6 +47,7 @@ from mtpp.batch.tasks import (
     FAILED,
     MIP_METHODS,
     OK,
+    STATUSES,
     TIME_LIMIT,
     TIMEOUT,
     GraphSource,
@@ -64,7 +65,13 @@ DEFAULT_GRACE = 60.0
 START_TIMEOUT = 180.0  # seconds for a sandbox to import mtpp and say it is ready
 IDLE_RESTART = 60.0  # a sandbox idle this long is replaced (it exits by itself after 120 s)
 LOG_TAIL = 1500
+ERRORS_KEPT = 5  # failure lines a BatchSummary keeps for the command line
 _WORKER_DEATHS = ("TerminatedWorkerError", "BrokenProcessPool", "KilledWorker")
+# ``python -c`` puts the current directory first on sys.path: drop it, so an ``mtpp`` folder
+# there (a clone, seen from its parent directory) cannot shadow the installed package
+SANDBOX_MAIN = "import sys; sys.path[:] = [p for p in sys.path if p]; from mtpp.batch.tasks import serve; serve()"
+PARENT_POLL = 0.5  # seconds between a worker's checks that the batch is still alive
+LEASE_MARGIN = 60.0  # a claim outlives its task's hard limit (and sandbox start) by this much
 
 
 class SandboxError(RuntimeError):
@@ -82,8 +89,6 @@ class Sandbox:
         self.log_path: str | None = None
         self.buffer = b""
         self.last_used = 0.0
-        self.parent = os.getppid()
-        self.watch_parent = False
 
     def _start(self) -> None:
         env = dict(os.environ)
@@ -96,8 +101,7 @@ class Sandbox:
         fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)  # appends stay at the end after a truncate
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", "from mtpp.batch.tasks import serve; serve()"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=fd, env=env,
+                [sys.executable, "-c", SANDBOX_MAIN], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=fd, env=env,
             )  # fmt: skip
         finally:
             os.close(fd)
@@ -119,10 +123,6 @@ class Sandbox:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout"
-            if self.watch_parent and os.getppid() != self.parent:
-                # this worker is an orphan of a killed batch: nobody will read the answer
-                self.close()
-                os._exit(1)
             ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
             if ready:
                 chunk = os.read(fd, 1 << 16)
@@ -195,6 +195,24 @@ class Sandbox:
 
 
 _local = threading.local()
+_watched_parent: list[int] = []
+
+
+def _watch_parent() -> None:
+    """Start (once per process) a daemon thread that ends this worker process as soon as
+    its parent, the batch, is gone (``kill -9`` of the batch leaves loky workers
+    behind otherwise); the worker's sandbox then ends by its own watchdog."""
+    if _watched_parent:
+        return
+    parent = os.getppid()
+    _watched_parent.append(parent)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mtpp-batch-parent-watchdog", daemon=True).start()
 
 
 def _sandbox() -> Sandbox:
@@ -217,10 +235,11 @@ def run_task(
 ) -> dict[str, Any]:
     """What a joblib worker runs: one task in this thread's sandbox.  Never raises for a
     task's own failure; returns the result fields plus ``task_key`` and ``wall_time``.
-    In a worker process (not the batch's own, ``batch_pid``), a worker whose parent
-    dies while it waits for a task ends itself and the task's process."""
+    In a worker process (not the batch's own, ``batch_pid``), the worker ends itself
+    (and so its sandbox) within a second of its parent's death."""
+    if os.getpid() != batch_pid:
+        _watch_parent()
     box = _sandbox()
-    box.watch_parent = os.getpid() != batch_pid
     box.ensure_started()
     t0 = time.perf_counter()
     result = box.run({"task": task, "graph": graph_json, "fn": fn}, hard_limit)
@@ -234,13 +253,17 @@ def run_task(
 
 @dataclass
 class BatchSummary:
-    """What one :func:`run` did: ``counts`` of the statuses of the tasks it ran."""
+    """What one :func:`run` did: ``counts`` of the statuses of the tasks it ran,
+    ``errors`` the first lines about failed tasks, ``claimed_elsewhere`` the tasks
+    left to another batch that holds their lease."""
 
     store: str
     tasks: int
     skipped: int
     counts: Counter[str] = field(default_factory=Counter)
     wall_time: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    claimed_elsewhere: int = 0
 
     @property
     def ran(self) -> int:
@@ -252,8 +275,9 @@ class BatchSummary:
 
     def __str__(self) -> str:
         parts = ", ".join(f"{self.counts[s]} {s}" for s in (OK, TIME_LIMIT, *FAILED) if self.counts[s])
+        elsewhere = f", {self.claimed_elsewhere} left to another batch" if self.claimed_elsewhere else ""
         return (f"{self.tasks} tasks: {self.skipped} already in {self.store}, ran {self.ran}"
-                + (f" ({parts})" if parts else "") + f" in {self.wall_time:.1f} s")  # fmt: skip
+                + (f" ({parts})" if parts else "") + f"{elsewhere} in {self.wall_time:.1f} s")  # fmt: skip
 
 
 class _Progress:
@@ -406,17 +430,19 @@ def run(
     own_store = not isinstance(store, ResultStore)
     db = ResultStore(store) if not isinstance(store, ResultStore) else store
     try:
-        done = db.keys() if not retry_failed else db.keys(statuses=(OK, TIME_LIMIT))
+        done_statuses = STATUSES if not retry_failed else (OK, TIME_LIMIT)
+        done = db.keys(statuses=done_statuses)
         pending = {t.key: t for t in tasks if t.key not in done}
         summary = BatchSummary(store=str(db.path), tasks=len(tasks), skipped=len(tasks) - len(pending))
         bar = _Progress(sys.stderr.isatty() if progress is None else progress, len(pending), summary.skipped)
-        batch = _Batch(db, pending, texts, summary, bar, n_jobs, task_fn, hard_limit)
+        batch = _Batch(db, pending, texts, summary, bar, n_jobs, task_fn, hard_limit, done_statuses)
         try:
             with _backend(backend, scheduler):
                 batch.run()
         finally:
             bar.close()
             close_sandbox()
+            db.release()
     finally:
         if own_store:
             db.close()
@@ -427,25 +453,30 @@ def run(
 class _Batch:
     """The dispatch loop of :func:`run`.
 
-    Tasks go to joblib in one stream; each result is stored as it arrives.  When a
+    Tasks go to joblib in one stream, each claimed in the store just before it is
+    dispatched (a task stored or claimed by another batch meanwhile is left to it);
+    each result is stored as it arrives and its claim dropped.  When a
     worker dies, every task dispatched but unanswered is a suspect; suspects then run
     alone, one joblib call each, so a second death is that task's own and it is
     recorded as ``crashed`` (the others are simply rerun)."""
 
     def __init__(
         self, db: ResultStore, pending: dict[str, Task], texts: dict[str, str], summary: BatchSummary,
-        bar: _Progress, n_jobs: int, task_fn: str | None, hard_limit: float,
+        bar: _Progress, n_jobs: int, task_fn: str | None, hard_limit: float, done: Sequence[str],
     ) -> None:  # fmt: skip
         self.db, self.pending, self.texts, self.summary, self.bar = db, pending, texts, summary, bar
-        self.n_jobs, self.task_fn, self.hard_limit = n_jobs, task_fn, hard_limit
+        self.n_jobs, self.task_fn, self.hard_limit, self.done = n_jobs, task_fn, hard_limit, done
         self.suspects: list[str] = []
 
     def record(self, task: Task, result: dict[str, Any]) -> None:
         self.db.put(task, result)
+        self.db.release([task.key])
         self.summary.counts[result["status"]] += 1
         line = None
         if result["status"] in FAILED:
             line = f"{result['status']}: {task.label()}: {str(result.get('message', ''))[:300]}"
+            if len(self.summary.errors) < ERRORS_KEPT:
+                self.summary.errors.append(line)
         self.bar.update(self.summary.counts, line)
 
     def _stream(self, todo: list[Task], dispatched: list[str]) -> None:
@@ -453,6 +484,10 @@ class _Batch:
 
         def calls() -> Iterator[Any]:
             for t in todo:
+                if not self.db.claim(t.key, self.done, self.hard_limit + START_TIMEOUT + LEASE_MARGIN):
+                    self.pending.pop(t.key, None)  # stored meanwhile, or another batch runs it
+                    self.summary.claimed_elsewhere += 1
+                    continue
                 dispatched.append(t.key)
                 yield delayed(run_task)(t.model_dump(), self.texts[t.graph_hash], self.task_fn, self.hard_limit,
                                        os.getpid())

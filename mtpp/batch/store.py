@@ -6,13 +6,24 @@ flight.  Rows are keyed by the task key (:attr:`mtpp.batch.tasks.Task.key`, the
 primary key), so a rerun cannot duplicate a task: it skips what is done, and a retry
 of a failed task replaces its row.  Everything is plain columns and JSON text (the
 task's settings, the certificate or solution); nothing is pickled.
+
+Leases: a batch **claims** each task (a row of the ``claims`` table: task key, owner
+``host:pid``, expiry time) in the same transaction that checks it is neither stored
+nor claimed by a live owner, right before it dispatches the task, and drops the
+claim when the result is stored.  So two batches on one store (two processes, or two
+machines on a shared file system) split the work instead of computing every task
+twice.  A claim is stale, and taken over, when it has expired or its owner is a
+process of this host that no longer runs (a killed batch's rerun goes on at once).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -101,8 +112,9 @@ FIELDS = tuple(f.name for f in fields(Record))
 class ResultStore:
     """A results database; ``ResultStore(path)`` creates it if missing.
 
-    Use as a context manager or call :meth:`close`.  Only the process running the
-    batch writes; readers (``mtpp table``) may open it at the same time."""
+    Use as a context manager or call :meth:`close`.  Batches write (several may share
+    one store through :meth:`claim`); readers (``mtpp table``) may open it at the same
+    time."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -111,7 +123,9 @@ class ResultStore:
         if self.path.parent and not self.path.parent.exists():
             raise InvalidParameterError(f"store {self.path}: directory {self.path.parent} does not exist")
         try:
-            self.db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            # joblib may pull the next task (and so claim it) from another thread: one lock serialises writes
+            self.db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            self.lock = threading.RLock()
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self._create()
@@ -120,10 +134,12 @@ class ResultStore:
 
     def _create(self) -> None:
         statuses = ", ".join(f"'{s}'" for s in STATUSES)
-        with self.db:
+        with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute(f"CREATE TABLE IF NOT EXISTS results ({_COLUMNS.format(statuses=statuses)})")
             self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS claims (task_key TEXT PRIMARY KEY NOT NULL, "
+                            "owner TEXT NOT NULL, expires REAL NOT NULL)")  # fmt: skip
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         cols = [row[1] for row in self.db.execute("PRAGMA table_info(results)")]
         if tuple(cols) != FIELDS:
@@ -148,13 +164,44 @@ class ResultStore:
         names = ", ".join(FIELDS)
         marks = ", ".join("?" for _ in FIELDS)
         update = ", ".join(f"{f} = excluded.{f}" for f in FIELDS if f not in ("task_key", "attempts"))
-        with self.db:
+        with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute(
                 f"INSERT INTO results ({names}) VALUES ({marks}) ON CONFLICT (task_key) DO UPDATE SET {update}, "
                 "attempts = results.attempts + 1",
                 [row[f] for f in FIELDS],
             )
+
+    # ------------------------------------------------------------------ leases
+    def claim(self, key: str, done: Iterable[str], seconds: float, owner: str | None = None) -> bool:
+        """Claim task ``key`` for ``owner`` (default: this process) for ``seconds``;
+        False if a row with a status in ``done`` is stored or a live claim of another
+        owner holds it.  One ``BEGIN IMMEDIATE`` transaction: two batches cannot both
+        win one task."""
+        owner = owner or this_owner()
+        wanted = list(done)
+        marks = ", ".join("?" for _ in wanted)
+        with self.lock, self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            if wanted and self.db.execute(f"SELECT 1 FROM results WHERE task_key = ? AND status IN ({marks})",
+                                          [key, *wanted]).fetchone():  # fmt: skip
+                return False
+            held = self.db.execute("SELECT owner, expires FROM claims WHERE task_key = ?", (key,)).fetchone()
+            if held is not None and held[0] != owner and held[1] > time.time() and owner_alive(held[0]):
+                return False
+            self.db.execute("INSERT INTO claims VALUES (?, ?, ?) ON CONFLICT (task_key) DO UPDATE SET "
+                            "owner = excluded.owner, expires = excluded.expires", (key, owner, time.time() + seconds))
+        return True
+
+    def release(self, keys: Iterable[str] | None = None, owner: str | None = None) -> None:
+        """Drop ``owner``'s claims on ``keys`` (default: all of its claims)."""
+        owner = owner or this_owner()
+        with self.lock, self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            if keys is None:
+                self.db.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+            else:
+                self.db.executemany("DELETE FROM claims WHERE task_key = ? AND owner = ?", [(k, owner) for k in keys])
 
     # ------------------------------------------------------------------ reading
     def keys(self, statuses: Iterable[str] | None = None) -> set[str]:
@@ -182,6 +229,26 @@ class ResultStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def this_owner() -> str:
+    """The owner name of this process's claims: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def owner_alive(owner: str) -> bool:
+    """False when ``owner`` is a process of this host that no longer runs; True
+    otherwise (another host's process cannot be checked: its claim expires)."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def open_store(path: str | os.PathLike[str], must_exist: bool = False) -> ResultStore:

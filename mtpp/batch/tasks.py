@@ -51,6 +51,7 @@ MIP_METHODS = ("bottleneck", "guess", "exact")
 SLICEGRAPH = "slicegraph:"
 TABLE2_ORDERERS = ("mla", "mla-weighted", "random-1", "random-100", "random-10000", "brkga-100", "brkga-10000")
 METHOD_ALIASES: dict[str, tuple[str, ...]] = {
+    "quick": ("slicegraph:brkga", "simple", "bottleneck"),
     "all": ("slicegraph:brkga", *BOUND_METHODS),
     "bounds": BOUND_METHODS,
     "orderers": tuple(SLICEGRAPH + o for o in TABLE2_ORDERERS),

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,11 @@ from typing import Any
 from rich.console import Console
 
 from mtpp.errors import InvalidParameterError
+
+# first-run defaults: a few minutes on a laptop, not all methods x 60 s one at a time
+DEFAULT_JOBS = max(1, (os.cpu_count() or 2) // 2)
+DEFAULT_TIME_LIMIT = 10.0
+EXIT_FAILED_TASKS = 1
 
 
 def add_commands(sub: Any) -> None:
@@ -35,13 +41,17 @@ def add_commands(sub: Any) -> None:
     b = sub.add_parser("batch", help="run the bound hierarchy over a testbed into a results store", description=about)
     b.add_argument("graphs", nargs="+", metavar="TESTBED", help="directory of *.json graphs, glob, or graph files")
     b.add_argument("-k", type=int, nargs="+", required=True, help="numbers of pipeline stages, e.g. -k 2 4 8 16")
-    b.add_argument("--methods", nargs="+", default=["all"],
-                   help="all (slicegraph:brkga + the 4 bounds), bounds, orderers (Table 2), or names: simple, "
-                   "bottleneck, guess, exact, slicegraph:ORDERER")  # fmt: skip
-    b.add_argument("--jobs", type=int, default=1, help="tasks run at once (-1: all cores / Dask worker threads)")
+    b.add_argument("--methods", nargs="+", default=["quick"],
+                   help="quick (default: slicegraph:brkga, simple, bottleneck), all (slicegraph:brkga + the 4 "
+                   "bounds), bounds, orderers (Table 2), or names: simple, bottleneck, guess, exact, "
+                   "slicegraph:ORDERER")  # fmt: skip
+    b.add_argument("--jobs", type=int, default=DEFAULT_JOBS,
+                   help=f"tasks run at once (default {DEFAULT_JOBS}: half the cores; -1: all cores / Dask worker "
+                   "threads)")  # fmt: skip
     b.add_argument("--store", default="results.db", help="SQLite results file (default results.db)")
     b.add_argument("--solver", default="auto", help="auto, highs, scip, gurobi or cpsat")
-    b.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method and orderer search (60)")
+    b.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
+                   help=f"seconds per MIP method and orderer search (default {DEFAULT_TIME_LIMIT:g}; the paper: 60)")
     b.add_argument("--grace", type=float, default=DEFAULT_GRACE,
                    help=f"a task is killed after time limit + grace seconds ({DEFAULT_GRACE:g})")  # fmt: skip
     b.add_argument("--orderer", default="brkga", help="orderer of the partition (upper bound) of the bound tasks")
@@ -82,18 +92,23 @@ def cmd_batch(args: argparse.Namespace, out: Console) -> int:
         raise InvalidParameterError("--scheduler needs --backend dask")
     summary = run(
         args.graphs, args.k, args.methods, solver=args.solver, time_limit=args.time_limit, n_jobs=args.jobs,
-        store=args.store, backend=args.backend, scheduler=args.scheduler, progress=args.progress,
+        store=args.store, backend=args.backend, scheduler=args.scheduler,
+        progress=False if getattr(args, "quiet", False) else args.progress,
         orderer=args.orderer, seed=args.seed, threads=args.threads, bandwidth=args.bandwidth, memory=args.memory,
         reserve=args.reserve, grace=args.grace, retry_failed=args.retry_failed,
     )  # fmt: skip
-    err = Console(stderr=True, highlight=False)
-    err.print(str(summary), markup=False)
-    if summary.failed:
-        err.print(f"{summary.failed} task(s) failed; see 'mtpp table {args.store}', or rerun with --retry-failed",
-                  markup=False)  # fmt: skip
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not getattr(args, "quiet", False):
+        err.print(str(summary), markup=False)
     table = bound_table(_records(args.store))
     if table.rows:
         out.print(render([table], "markdown"), markup=False, highlight=False, emoji=False)
+    if summary.failed:
+        for line in summary.errors:
+            err.print(line, markup=False)
+        err.print(f"{summary.failed} task(s) failed; see 'mtpp table {args.store}', or rerun with --retry-failed",
+                  markup=False)  # fmt: skip
+        return EXIT_FAILED_TASKS
     return 0
 
 

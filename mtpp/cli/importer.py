@@ -46,6 +46,8 @@ def cmd_import(args: argparse.Namespace, out: Console) -> int:
     if not args.output:
         sys.stdout.write(text + "\n")
         return 0
+    if getattr(args, "quiet", False):  # handlers may be called with a bare namespace
+        return 0
     out.print(f"wrote {graph!r} to {args.output}: work {graph.work.sum():.6g} us, "
               f"params {graph.size_param.sum():.6g} bytes ({spec.name}, batch {args.batch})")  # fmt: skip
     out.print(f"solve with: mtpp solve {args.output} -k K --bandwidth {spec.bandwidth_bytes_per_us:g} "

@@ -13,47 +13,73 @@
 ``mtpp plot results.db``      running-time and LB/UB figures of a store
 ``mtpp train topoformer|regal`` train a learned orderer, write its weights and loss plot
 
-Errors on bad input print one line naming the problem and exit with status 2.
+Exit status: 0 on success, 2 on bad input (one line on stderr naming the problem,
+paths checked before any work), 1 on an internal error (one line; ``MTPP_DEBUG=1``
+shows the traceback) and when tasks of a batch failed.  ``--quiet`` keeps stderr to
+errors; ``--json`` prints one document of :mod:`mtpp.results_schema` and nothing else
+on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import math
+import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from heuristics.brkga import Progress as ProgressCallback
-from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
+from mtpp.cli.output import (
+    compile_notice,
+    emit_json,
+    notes,
+    progress_bar,
+    reserved_stdout,
+    unit,
+    units_label,
+    working,
+)
+from mtpp.cli.paths import check_paths
+from mtpp.errors import InputFileError, InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.io.graph_file import load_graph
+from mtpp.io.json_file import read_json
 from mtpp.problem import Problem
 
-EXIT_USAGE = 2
+EXIT_INTERNAL, EXIT_USAGE = 1, 2
+DEBUG_ENV = "MTPP_DEBUG"
+MACHINE_DEFAULTS = {"bandwidth": 1.0, "memory": math.inf, "reserve": 0.0, "peak_aware": False}
 
 
-def _machine_args(p: argparse.ArgumentParser, several_k: bool = False) -> None:
+def _machine_args(p: argparse.ArgumentParser, from_file: bool = False, several_k: bool = False) -> None:
+    """``-k`` (one, or with ``several_k`` several that share their bounds) and the
+    machine; with ``from_file`` they default to a solution file's own."""
+    dflt = dict.fromkeys(MACHINE_DEFAULTS) if from_file else MACHINE_DEFAULTS
     if several_k:
         p.add_argument("-k", type=int, nargs="+", required=True,
                        help="number(s) of pipeline stages; several k share their bounds")  # fmt: skip
     else:
-        p.add_argument("-k", type=int, required=True, help="number of pipeline stages (blocks)")
-    p.add_argument("--bandwidth", type=float, default=1.0, help="inter-block bandwidth B (default 1)")
-    p.add_argument("--memory", type=float, default=math.inf, help="fast memory M per block (default unlimited)")
-    p.add_argument("--reserve", type=float, default=0.0, help="activation reserve R inside M (default 0)")
-    p.add_argument("--peak-aware", action="store_true",
+        p.add_argument("-k", type=int, required=not from_file, help="number of pipeline stages (blocks)"
+                       + (" (default: the solution file's)" if from_file else ""))  # fmt: skip
+    p.add_argument("--bandwidth", type=float, default=dflt["bandwidth"], help="inter-block bandwidth B (default 1)")
+    p.add_argument("--memory", type=float, default=dflt["memory"], help="fast memory M per block (default unlimited)")
+    p.add_argument("--reserve", type=float, default=dflt["reserve"], help="activation reserve R inside M (default 0)")
+    p.add_argument("--peak-aware", action="store_true", default=dflt["peak_aware"],
                    help="overflow (size_param + peak - M)^+ / B with each block's activation peak (Eq. 2)")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import mtpp
+
     parser = argparse.ArgumentParser(prog="mtpp", description="Pipeline partitioning with certified bounds.")
+    parser.add_argument("--version", action="version", version=f"mtpp {mtpp.__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only results and errors (no progress, "
+                        "no notes)")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
 
     solve = sub.add_parser("solve", help="partition a graph with SliceGraph")
@@ -66,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--time-limit", type=float, default=None, help="seconds for the order search")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
     solve.add_argument("-o", "--output", help="also write the solution JSON to this file")
+    solve.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
     solve.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar (default: when stderr is a terminal)")  # fmt: skip
 
@@ -84,12 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("--seed", type=int, default=0)
     cert.add_argument("--json", action="store_true", help="print the certificate as JSON")
     cert.add_argument("-o", "--output", help="also write the certificate JSON to this file")
+    cert.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
     cert.add_argument("--export-dir", help="write every MIP of the requested methods here as MPS")
 
     sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
     sch.add_argument("file", help="graph file")
-    sch.add_argument("--method", default="auto", help="auto, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, random, "
-                     "topoformer, topoformer-sample, topoformer-beam, regal-brkga")  # fmt: skip
+    sch.add_argument("--method", default="auto", help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
+                     "random, topoformer, topoformer-sample, topoformer-beam, regal-brkga")  # fmt: skip
     sch.add_argument("--weights", default=None, help="weights file for a learned method (default: shipped)")
     sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
     sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
@@ -112,8 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="check a partition and print its costs")
     ev.add_argument("file", help="graph file")
-    ev.add_argument("partition", help="JSON: a solution written by 'mtpp solve -o', or {node id: block}")
-    _machine_args(ev)
+    ev.add_argument("partition", help="JSON: a solution or certificate written with -o (priced on its own k and "
+                    "machine unless options say otherwise), or {node id: block}")  # fmt: skip
+    _machine_args(ev, from_file=True)
     ev.add_argument("--json", action="store_true")
 
     gen = sub.add_parser("generate", help="write a seeded synthetic graph")
@@ -132,72 +161,61 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(sub)
     add_import_command(sub)
     add_train_command(sub)
+    for command in sub.choices.values():  # --quiet after the command too; SUPPRESS keeps one given before it
+        command.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print only "
+                             "results and errors")  # fmt: skip
     return parser
 
 
-@contextlib.contextmanager
-def _progress_bar(enabled: bool, label: str) -> Iterator[ProgressCallback | None]:
-    if not enabled:
-        yield None
-        return
-    with Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("best {task.fields[best]}"),
-        TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-    ) as bar:  # fmt: skip
-        task = bar.add_task(label, total=None, best="-")
-
-        def update(done: int, total: int, best: float) -> None:
-            bar.update(task, completed=done, total=total, best=f"{best:.6g}")
-
-        yield update
-
-
-def _costs_table(problem: Problem, ev: Evaluation, title: str, members: list[int] | None = None) -> Table:
-    table = Table(title=title)
+def _costs_table(problem: Problem, ev: Evaluation, title: str) -> Table:
+    """One row per block with its cost terms (Eq. 3); ``O(n + k)``."""
+    table = Table(title=title + units_label(problem.graph))
     for col in ("block", "nodes", "input IO", "work", "overflow", "output IO", "cost"):
         table.add_column(col, justify="right")
     c = ev.costs
-    counts = members or [int((ev.assignment == b).sum()) for b in range(problem.k)]
+    counts = np.bincount(ev.assignment, minlength=problem.k).tolist()
+    columns = [x.tolist() for x in (c.input_io, c.work, c.overflow, c.output_io, c.total)]
     for b in range(problem.k):
         mark = " *" if b == ev.bottleneck_block else ""
-        table.add_row(
-            f"{b}{mark}", str(counts[b]),
-            *(f"{x:.6g}" for x in (c.input_io[b], c.work[b], c.overflow[b], c.output_io[b], c.total[b])),
-        )  # fmt: skip
+        table.add_row(f"{b}{mark}", str(counts[b]), *(f"{col[b]:.6g}" for col in columns))
     return table
 
 
-def _emit_json(text: str, args: argparse.Namespace, out: Console) -> bool:
-    """Write the result JSON to ``--output`` if given; print it and return True with
-    ``--json`` (the caller then prints nothing else)."""
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    if args.json:
-        out.print_json(text)
-    return bool(args.json)
-
-
-def _problem(graph: Graph, args: argparse.Namespace, k: int | None = None) -> Problem:
-    return Problem(graph, args.k if k is None else k, bandwidth=args.bandwidth, memory=args.memory,
-                   reserve=args.reserve, peak_aware=args.peak_aware)  # fmt: skip
+def _problem(
+    graph: Graph, args: argparse.Namespace, stored: dict[str, Any] | None = None, k: int | None = None
+) -> Problem:
+    """The problem of the command's ``-k`` (or ``k``) and machine options; an option left
+    unset (``None``) takes its value from ``stored`` (a solution file), then the default."""
+    given = {"k": args.k if k is None else k, **{f: getattr(args, f) for f in MACHINE_DEFAULTS}}
+    merged = {f: v if v is not None else (stored or {}).get(f) for f, v in given.items()}
+    v: dict[str, Any] = {f: x if x is not None else MACHINE_DEFAULTS.get(f) for f, x in merged.items()}
+    if v["k"] is None:
+        raise InvalidParameterError("give -k: the partition file does not say how many blocks it has")
+    return Problem(graph, v["k"], bandwidth=v["bandwidth"], memory=v["memory"], reserve=v["reserve"],
+                   peak_aware=v["peak_aware"])  # fmt: skip
 
 
 def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     from mtpp.partitioner import partition
+    from mtpp.results_schema import solution_document
 
     problem = _problem(load_graph(args.file), args)
-    show = sys.stderr.isatty() if args.progress is None else args.progress
-    with _progress_bar(show, f"{args.orderer}") as update:
+    err = notes(args)
+    show = (sys.stderr.isatty() if args.progress is None else args.progress) and not err.quiet
+    with compile_notice(err), progress_bar(show, f"{args.orderer}") as update:
         sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update,
                         weights=args.weights)  # fmt: skip
-    text = sol.to_json()
-    if _emit_json(text, args, out):
+    if args.plot:
+        from mtpp.pipelining.plot import plot_stages
+
+        plot_stages(sol.evaluation.costs, sol.lower_bound, args.plot, f"{args.file}, k={problem.k}")
+    if emit_json(solution_document(sol), args):
         return 0
     g = problem.graph
     out.print(_costs_table(problem, sol.evaluation, f"{g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
-    out.print(f"bottleneck (upper bound)  {sol.bottleneck:.6g}   (* marks the bottleneck block)")
-    out.print(f"simple lower bound        {sol.lower_bound:.6g}   (Lemma 3.3)")
+    us = unit(g, "time")
+    out.print(f"bottleneck (upper bound)  {sol.bottleneck:.6g}{us}   (* marks the bottleneck block)")
+    out.print(f"simple lower bound        {sol.lower_bound:.6g}{us}   (Lemma 3.3)")
     out.print(f"LB / UB                   {sol.ratio:.4f}")
     stopped = " (stopped by the time limit)" if sol.stopped_by_time else ""
     out.print(f"orderer {sol.orderer}, seed {sol.seed}: {sol.evaluations} orders in {sol.wall_time:.2f} s{stopped}")
@@ -205,23 +223,32 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
+    from pydantic import RootModel
+
     from mtpp.certificate import certify, export_models
+    from mtpp.results_schema import CertificateDocument, certificate_document, certificate_evaluation
 
     graph = load_graph(args.file)
-    problem = _problem(graph, args, args.k[0])
-    err = Console(stderr=True, highlight=False)
+    problem = _problem(graph, args, k=args.k[0])
+    err = notes(args)
     if args.export_dir:
         for kk in args.k:
-            for path in export_models(_problem(graph, args, kk), args.bounds, args.export_dir):
+            for path in export_models(_problem(graph, args, k=kk), args.bounds, args.export_dir):
                 err.print(f"wrote {path}")
-    certs = certify(
-        problem, k=args.k, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit, budget=args.budget,
-        threads=args.threads, n_jobs=args.jobs, orderer=args.orderer, seed=args.seed,
-        report=None if args.json else err.print,
-    )  # fmt: skip
-    text = certs[0].model_dump_json(indent=2) if len(certs) == 1 else json.dumps(
-        [c.model_dump(mode="json") for c in certs], indent=2)  # fmt: skip
-    if _emit_json(text, args, out):
+    with compile_notice(err):
+        certs = certify(
+            problem, k=args.k, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit,
+            budget=args.budget, threads=args.threads, n_jobs=args.jobs, orderer=args.orderer, seed=args.seed,
+            report=None if err.quiet else err.print,
+        )  # fmt: skip
+    docs = [certificate_document(c, _problem(graph, args, k=c.k)) for c in certs]
+    if args.plot:
+        from mtpp.evaluate import evaluate
+        from mtpp.pipelining.plot import plot_stages
+
+        ev = evaluate(problem, [certs[0].assignment[str(i)] for i in problem.graph.ids])
+        plot_stages(ev.costs, certs[0].lower_bound, args.plot, f"{args.file}, k={problem.k}")
+    if emit_json(docs[0] if len(docs) == 1 else RootModel[list[CertificateDocument]](docs), args):
         return 0
     if len(certs) > 1:
         summary = Table(title=f"bounds for {graph.name or args.file}")
@@ -233,8 +260,11 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         out.print(summary)
         out.print(f"{sum(c.optimal for c in certs)} of {len(certs)} proven optimal in {certs[-1].wall_time:.1f} s")
         return 0
-    cert = certs[0]
-    table = Table(title=f"bounds for {graph.name or args.file}, k={cert.k}")
+    cert, doc = certs[0], docs[0]
+    g, us = problem.graph, unit(problem.graph, "time")
+    ev, _ = certificate_evaluation(cert, problem)
+    out.print(_costs_table(problem, ev, f"partition of {g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
+    table = Table(title=f"lower bounds, k={problem.k}")
     for col in ("method", "solver", "status", "lower bound", "LB / UB", "seconds"):
         table.add_column(col, justify="right")
     for r in cert.bounds:
@@ -242,52 +272,57 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         ratio = "-" if r.bound is None or cert.upper_bound == 0 else f"{r.bound / cert.upper_bound:.4f}"
         table.add_row(r.method, r.solver or "-", r.status, bound, ratio, f"{r.wall_time:.2f}")
     out.print(table)
-    out.print(f"upper bound  {cert.upper_bound:.6g}   from {cert.partition_source}")
-    out.print(f"lower bound  {cert.lower_bound:.6g}   from {cert.lower_bound_method}")
-    verdict = "proven optimal" if cert.optimal else f"gap {cert.gap_percent:.2f}%"
+    out.print(f"upper bound  {cert.upper_bound:.6g}{us}   from {cert.partition_source} (* marks its bottleneck block)")
+    out.print(f"lower bound  {cert.lower_bound:.6g}{us}   from {cert.lower_bound_method}")
+    verdict = "proven optimal" if cert.optimal else f"gap {100 * (doc.gap or 0.0):.2f}%"
     out.print(f"LB / UB      {cert.ratio:.4f}   ({verdict}; {cert.wall_time:.1f} s)")
+    for r in cert.bounds:
+        if r.status == "error":
+            out.print(f"note: {r.method} gave no bound: {r.message}", markup=False)
     return 0
 
 
 def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
+    from mtpp.results_schema import schedule_document
     from mtpp.scheduling import schedule
 
     graph = load_graph(args.file)
-    sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
-                     beam_width=args.beam_width, threads=args.threads, weights=args.weights)  # fmt: skip
-    text = sched.to_json(indent=2)
-    if _emit_json(text, args, out):
+    err = notes(args)
+    label = f"schedule {graph.n} ops ({args.method}, time limit {args.time_limit:g} s)"
+    with compile_notice(err), working(err, label):
+        sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
+                         beam_width=args.beam_width, threads=args.threads, weights=args.weights)  # fmt: skip
+    if emit_json(schedule_document(sched, graph), args):
         return 0
-    table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}")
+    table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}{units_label(graph)}")
     for col in ("stage", "peak", "lower bound", "status", "seconds"):
         table.add_column(col, justify="right")
     for st in sched.stages:
         peak = "-" if math.isinf(st.peak) else f"{st.peak:.6g}"
         table.add_row(st.method, peak, f"{st.lower_bound:.6g}", st.status, f"{st.wall_time:.2f}")
     out.print(table)
-    out.print(f"best peak    {sched.peak:.6g}   ({sched.method})")
-    out.print(f"lower bound  {sched.lower_bound:.6g}   ({sched.bound_method})")
+    size = unit(graph, "size")
+    out.print(f"best peak    {sched.peak:.6g}{size}   ({sched.method})")
+    out.print(f"lower bound  {sched.lower_bound:.6g}{size}   ({sched.bound_method})")
     out.print(f"gap          {100 * sched.gap:.2f}%   ({sched.status}; {sched.wall_time:.1f} s)")
     return 0
 
 
 def cmd_place(args: argparse.Namespace, out: Console) -> int:
     from mtpp.placement.api import place
-    from mtpp.placement.devices import DeviceSet
+    from mtpp.placement.devices import get_devices
+    from mtpp.results_schema import placement_document
 
     graph = load_graph(args.file)
-    devices: str | DeviceSet = args.devices
-    if args.devices.endswith(".json"):
-        try:
-            with open(args.devices, encoding="utf-8") as fh:
-                devices = DeviceSet.model_validate_json(fh.read())
-        except OSError as exc:
-            raise GraphFormatError(f"{args.devices}: cannot read the device file ({exc})") from None
-    p = place(graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit,
-              seed=args.seed)  # fmt: skip
-    if _emit_json(p.model_dump_json(indent=2), args, out):
+    devices = get_devices(_device_set(args.devices))  # an unknown preset fails here, before any work
+    err = notes(args)
+    label = f"place {graph.n} ops on {devices.name} ({args.method}, time limit {args.time_limit:g} s)"
+    with compile_notice(err), working(err, label):
+        p = place(graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit,
+                  seed=args.seed)  # fmt: skip
+    if emit_json(placement_document(p, graph), args):
         return 0
-    table = Table(title=f"placement of {graph.name or args.file} on {', '.join(p.devices)}")
+    table = Table(title=f"placement of {graph.name or args.file} on {', '.join(p.devices)}{units_label(graph)}")
     table.add_column("candidate")
     table.add_column(args.objective, justify="right")
     for name, value in p.candidates.items():
@@ -302,42 +337,62 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-def _read_partition(path: str) -> tuple[dict, list | None]:
-    """The assignment ``{node id: block}`` of a partition file, and its run order (node
-    ids) when the file has one (solutions and certificates do)."""
+def _device_set(spec: str) -> Any:
+    """A preset name as is, or the :class:`DeviceSet` of a JSON file (``*.json`` or
+    any existing file)."""
+    from pydantic import ValidationError
+
+    from mtpp.placement.devices import DeviceSet
+
+    if not (spec.endswith(".json") or os.path.exists(spec)):
+        return spec
+    data = read_json(spec, "device-set JSON file")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise GraphFormatError(f"{path}: cannot read partition ({exc})") from None
+        return DeviceSet.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "document"
+        raise InputFileError(f"{spec}: not a device set ({where}: {first['msg']}; "
+                             f"{exc.error_count()} error(s))") from None  # fmt: skip
+
+
+def _read_partition(path: str) -> tuple[dict[str, Any], list[Any] | None, dict[str, Any]]:
+    """The assignment ``{node id: block}`` of a partition file, its run order (node
+    ids) when the file has one, and the machine it was priced on (``k``,
+    ``bandwidth``, ``memory``, ``reserve``, ``peak_aware``) when it says so
+    (solutions and certificates do)."""
+    data = read_json(path, "partition file")
     mapping = data.get("assignment", data) if isinstance(data, dict) else None
     if not isinstance(mapping, dict):
-        raise GraphFormatError(f"{path}: expected an object {{node id: block}} or a solution with 'assignment'")
-    order = data.get("order") if "assignment" in data else None
+        raise InputFileError(f"{path}: expected an object {{node id: block}} or a solution with 'assignment'")
+    is_solution = "assignment" in data
+    order = data.get("order") if is_solution else None
     if order is not None and not isinstance(order, list):
-        raise GraphFormatError(f"{path}: 'order' must be a list of node ids")
-    return mapping, order
+        raise InputFileError(f"{path}: 'order' must be a list of node ids")
+    stored = {f: data.get(f) for f in ("k", *MACHINE_DEFAULTS)} if is_solution else {}
+    if stored.get("memory", 0) is None:
+        stored["memory"] = math.inf  # written as null: unlimited
+    return mapping, order, stored
 
 
 def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     graph = load_graph(args.file)
-    problem = _problem(graph, args)
-    raw, raw_order = _read_partition(args.partition)
+    raw, raw_order, stored = _read_partition(args.partition)
+    problem = _problem(graph, args, stored)
     by_str = {str(i): i for i in graph.ids}
     unknown = [key for key in [*raw, *(raw_order or [])] if str(key) not in by_str]
     if unknown:
-        raise GraphFormatError(f"{args.partition}: node {unknown[0]!r} is not in {args.file}")
+        raise InputFileError(f"{args.partition}: node {unknown[0]!r} is not in {args.file}")
     assignment = {by_str[str(key)]: block for key, block in raw.items()}
     order = None if raw_order is None else [graph.index(by_str[str(v)]) for v in raw_order]
     ev = evaluate(problem, assignment, order)
-    if args.json:
-        c = ev.costs
-        out.print_json(json.dumps({"bottleneck": ev.bottleneck, "block_costs": c.total.tolist(),
-                                   "input_io": c.input_io.tolist(), "work": c.work.tolist(),
-                                   "overflow": c.overflow.tolist(), "output_io": c.output_io.tolist()}))  # fmt: skip
+    from mtpp.results_schema import evaluation_document
+
+    if emit_json(evaluation_document(problem, ev, order), args):
         return 0
     out.print(_costs_table(problem, ev, f"{args.partition} on {args.file}"))
-    out.print(f"valid partition; bottleneck {ev.bottleneck:.6g}")
+    machine = f"k={problem.k}, B={problem.bandwidth:g}, M={problem.memory:g}, R={problem.reserve:g}"
+    out.print(f"valid partition; bottleneck {ev.bottleneck:.6g}{unit(graph, 'time')} ({machine})")
     return 0
 
 
@@ -352,7 +407,7 @@ def cmd_generate(args: argparse.Namespace, out: Console) -> int:
         graph = layered_graph(args.n, seed=args.seed)
     text = graph.to_json(args.output, indent=None)
     if args.output:
-        out.print(f"wrote {graph!r} to {args.output}")
+        notes(args).print(f"wrote {graph!r} to {args.output}", markup=False)
     else:
         sys.stdout.write(text + "\n")
     return 0
@@ -367,6 +422,7 @@ def cmd_info(args: argparse.Namespace, out: Console) -> int:
         ("total size_out", f"{g.size_out.sum():.6g}"), ("max work", f"{g.work.max():.6g}"),
         ("sources", int((g.pred_ptr[1:] == g.pred_ptr[:-1]).sum())),
         ("sinks", int((g.succ_ptr[1:] == g.succ_ptr[:-1]).sum())),
+        ("units", units_label(g).strip(" ()") or "not given"),
     ):  # fmt: skip
         table.add_row(key, str(value))
     out.print(table)
@@ -395,14 +451,23 @@ def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
     out = Console(soft_wrap=True)
     try:
-        return _command(args.command)(args, out)
+        check_paths(args)
+        with reserved_stdout(args):
+            return _command(args.command)(args, out)
     except MtppError as exc:
         print(f"mtpp: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("mtpp: interrupted; finished results are kept (rerun a batch to go on)", file=sys.stderr)
         return 130
-
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        what = (str(exc).splitlines() or [""])[0][:300]
+        print(f"mtpp: internal error: {type(exc).__name__}: {what} (run with {DEBUG_ENV}=1 for the traceback; "
+              "please report it)", file=sys.stderr)  # fmt: skip
+        return EXIT_INTERNAL

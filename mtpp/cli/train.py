@@ -66,26 +66,32 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
               "validation": "validation", "lr": "lr"}  # fmt: skip
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[info]}"), TimeRemainingColumn())  # fmt: skip
-    with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
-        task = bar.add_task(f"{args.model} / {args.objective}", total=None, info="")
+    if args.model == "topoformer":
+        from heuristics.neural.training import TrainConfig, train
+
+        opts = _options(args, {**common, "dim": "dim", "layers": "layers", "imitation_epochs": "imitation_epochs",
+                               "teacher_effort": "teacher_effort", "reinforce_lr": "reinforce_lr"})  # fmt: skip
+        config: Any = TrainConfig(**opts, threads=args.threads)
+    else:
+        from heuristics.neural.regal_training import RegalTrainConfig, train_regal
+
+        opts = _options(args, {**common, "evaluations": "evaluations", "imitation_epochs": "imitation_epochs",
+                               "teacher_effort": "teacher_effort"})  # fmt: skip
+        config = RegalTrainConfig(**opts)
+    err = Console(stderr=True, quiet=bool(getattr(args, "quiet", False)))
+    with Progress(*columns, console=err, transient=False, disable=err.quiet) as bar:
+        # the total is known up front (not "0/?"); a resumed run jumps to its epoch at the first update
+        task = bar.add_task(f"{args.model} / {args.objective}", total=config.epochs, info="first epoch ...")
 
         def progress(epoch: int, epochs: int, row: dict[str, float]) -> None:
             shown = ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k not in ("epoch", "seconds"))
             bar.update(task, completed=epoch, total=epochs, info=shown)
 
         if args.model == "topoformer":
-            from heuristics.neural.training import TrainConfig, train
-
-            opts = _options(args, {**common, "dim": "dim", "layers": "layers", "imitation_epochs": "imitation_epochs",
-                                   "teacher_effort": "teacher_effort", "reinforce_lr": "reinforce_lr"})  # fmt: skip
-            result = train(TrainConfig(**opts, threads=args.threads), args.out, not args.no_resume, progress)
+            result = train(config, args.out, not args.no_resume, progress)
             weights, history = result.weights, result.history
         else:
-            from heuristics.neural.regal_training import RegalTrainConfig, train_regal
-
-            opts = _options(args, {**common, "evaluations": "evaluations", "imitation_epochs": "imitation_epochs",
-                                   "teacher_effort": "teacher_effort"})  # fmt: skip
-            res = train_regal(RegalTrainConfig(**opts), args.out, not args.no_resume, progress)
+            res = train_regal(config, args.out, not args.no_resume, progress)
             weights, history = res.weights, res.history
     last = history[-1] if history else {}
     out.print(f"trained {len(history)} epochs; weights: {weights}")

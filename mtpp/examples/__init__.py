@@ -5,10 +5,11 @@
     classifier head: 35 ops (embedding gathers, layernorms, Q/K/V projections,
     attention scores, softmax, attention-weighted values, output projection, residual
     adds, MLP up / GELU / down), batch 8, sequence 512, ``d_model`` 1024, 16 heads, fp16.
-    Units: ``work`` in microseconds (A100-class estimates: matmuls from their FLOPs,
-    element-wise ops from their memory traffic), ``size_param`` and ``size_out`` in MiB,
-    so a bandwidth of 1 means 1 MiB per microsecond and every bottleneck is in
-    microseconds.
+    Units (the file's ``units`` field): ``work`` in microseconds (A100-class estimates:
+    matmuls from their FLOPs, element-wise ops from their memory traffic), ``size_param``
+    and ``size_out`` in bytes, as ``mtpp import`` writes and the device presets expect;
+    pass a preset's link bandwidth in bytes per microsecond, e.g. ``--bandwidth 450000``
+    (H100), and every bottleneck is in microseconds.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ typed error (cycle, weight, unknown node...).
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -23,6 +22,7 @@ from pydantic import ValidationError
 
 from mtpp.errors import GraphFormatError
 from mtpp.graph import Graph, Node
+from mtpp.io.json_file import read_json
 from mtpp.schema import FORMAT, GraphDocument
 
 # mtpp weight -> its name in node-link files of the layered-graph data sets
@@ -34,17 +34,7 @@ def load_graph(path: str | os.PathLike[str]) -> Graph:
     if not isinstance(path, (str, os.PathLike)):
         raise GraphFormatError(f"expected a path to a graph file, got {path!r}")
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise GraphFormatError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise GraphFormatError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GraphFormatError(f"{path}: cannot be read ({exc})") from None
+    data = read_json(path, "graph file", GraphFormatError)
     return graph_from_dict(data, source=path)
 
 

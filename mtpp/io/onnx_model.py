@@ -56,8 +56,9 @@ import numpy as np
 
 from mtpp import flops as F
 from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
-from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
+from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.graph import Graph
+from mtpp.io.json_file import check_readable
 
 FallbackCost = float | Callable[[Any], float] | None
 
@@ -212,13 +213,14 @@ def load_model(path_or_model: Any) -> Any:
     import onnx
 
     if isinstance(path_or_model, (str, os.PathLike)):
-        path = os.fspath(path_or_model)
+        path = check_readable(path_or_model, "ONNX model")
         try:
-            return onnx.load(path)
-        except OSError as exc:
-            raise GraphFormatError(f"{path}: cannot be read ({exc})") from None
-        except Exception as exc:  # protobuf's DecodeError and friends: not an ONNX model
-            raise GraphFormatError(f"{path}: not an ONNX model ({type(exc).__name__}: {exc})") from None
+            model = onnx.load(path)
+        except Exception as exc:  # protobuf's DecodeError and onnx's own errors on garbage
+            raise OnnxImportError(f"{path}: not an ONNX model ({type(exc).__name__}: {exc})") from None
+        if not model.graph.node or not model.opset_import:  # protobuf reads some garbage as an empty message
+            raise OnnxImportError(f"{path}: not an ONNX model (no graph nodes or no opset)")
+        return model
     if isinstance(path_or_model, onnx.ModelProto):
         return copy.deepcopy(path_or_model)
     raise InvalidParameterError(f"expected a path or an onnx.ModelProto, got {type(path_or_model).__name__}")

@@ -22,7 +22,17 @@ is used and the traced module is run once on the example inputs.
   or :class:`~torch.utils.flop_counter.FlopCounterMode` around each node (fx path),
   so the totals equal FlopCounterMode's on the whole model: matrix products and
   convolutions at 2 FLOPs per MAC, elementwise ops 0 FLOPs (their roofline time
-  comes from the bytes they move).  Tensor sizes come from ``node.meta["val"]``.
+  comes from the bytes they move).  Tensor sizes come from ``node.meta["val"]``;
+  floating-point activations at the device's ``bytes_per_element``, parameters at
+  their real dtype unless the device sets ``param_bytes_per_element``.  Bytes moved
+  (the roofline's memory term) are the activations read and written plus the
+  parameters read: all of them, except for lookups (:data:`GATHER_OPS`), which read
+  only the rows they return.
+* **Names**: a node's ``name`` is the qualified name of the innermost module whose
+  call the op runs in (``nn_module_stack`` on the export path, the called submodule
+  on the fx path; ``None`` at the top level); ``op`` is the ATen op.  The whole
+  stack of module calls is :attr:`mtpp.devices.CostedOp.scope`
+  (:mod:`mtpp.pipelining` cuts there).
 """
 
 from __future__ import annotations
@@ -34,6 +44,10 @@ from typing import Any
 from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.graph import Graph
+
+#: Ops that read only the parameter rows they output (their roofline bytes count
+#: those rows, while ``size_param`` still holds the whole table).
+GATHER_OPS = frozenset({"embedding.default"})
 
 
 class TorchImportError(MtppError, ValueError):
@@ -57,10 +71,13 @@ def _tensors(value: Any) -> list[Any]:
     return []
 
 
-def _nbytes(value: Any, spec: DeviceSpec) -> float:
+def _nbytes(value: Any, spec: DeviceSpec, param: bool = False) -> float:
+    """Bytes of the tensors in ``value``: floating point at the device's width for
+    activations (``param=False``) or parameters, else at the tensor's own dtype."""
     total = 0.0
+    deployed = spec.param_bytes_per_element if param else spec.bytes_per_element
     for t in _tensors(value):
-        width = spec.bytes_per_element if t.dtype.is_floating_point and spec.bytes_per_element else t.element_size()
+        width = deployed if t.dtype.is_floating_point and deployed else t.element_size()
         total += float(t.numel()) * width
     return total
 
@@ -75,9 +92,11 @@ def from_torch(
 
 
 def torch_costed_ops(
-    module: Any, example_inputs: Sequence[Any] | Any, device_spec: str | DeviceSpec = "a100"
+    module: Any, example_inputs: Sequence[Any] | Any, device_spec: str | DeviceSpec = "a100", fx_fallback: bool = True
 ) -> tuple[list[CostedOp], list[tuple[int, int]]]:
-    """The ops (FLOPs and bytes, before pricing) and edges of :func:`from_torch`."""
+    """The ops (FLOPs and bytes, before pricing) and edges of :func:`from_torch`, in
+    traced order.  ``fx_fallback=False``: only ``torch.export``, whose failure raises
+    :class:`TorchImportError` with the exporter's reason."""
     torch = _torch()
     spec = get_device(device_spec)
     if not isinstance(module, torch.nn.Module):
@@ -86,6 +105,9 @@ def torch_costed_ops(
     try:
         ep = torch.export.export(module, args, strict=False).run_decompositions()
     except Exception as export_error:  # torch raises many types; fall back to fx
+        if not fx_fallback:
+            name = type(module).__name__
+            raise TorchImportError(f"torch.export cannot trace {name}: {export_error}") from export_error
         try:
             return _from_fx(module, args, spec)
         except Exception as fx_error:
@@ -146,9 +168,12 @@ def _build(
         if not acts and node.op == "call_function":
             const.add(node.name)  # constant-only: folded into the params of its readers
             continue
-        param = sum(_nbytes(a.meta.get("val"), spec) for a in inputs if a.name in const)
+        param = sum(_nbytes(a.meta.get("val"), spec, param=True) for a in inputs if a.name in const)
         param += float(node.meta.get("module_param_bytes", 0.0))
-        moved = sum(_nbytes(a.meta.get("val"), spec) for a in inputs) + _nbytes(val, spec) + param
+        out_bytes = _nbytes(val, spec)
+        # a lookup reads only the rows it returns, not its whole table
+        read = out_bytes if getattr(node.target, "__name__", "") in GATHER_OPS else param
+        moved = sum(_nbytes(a.meta.get("val"), spec) for a in acts) + out_bytes + read
         consumers = used_by.get(node.name, [])
         if consumers and all(c.op == "call_function" and c.target is operator.getitem for c in consumers):
             size_out = sum(_nbytes(c.meta.get("val"), spec) for c in consumers if c.name in used_by)
@@ -159,11 +184,27 @@ def _build(
         op = "Output" if getitem else str(getattr(node.target, "__name__", node.target))
         if getitem:
             moved = 0.0
+        scope = _scope(node)
         index[node.name] = len(ops)
-        ops.append(CostedOp(node.name, op, str(node.target), flops, moved, size_out, param))
+        path = scope[-1].split("@")[0] if scope else None
+        ops.append(CostedOp(node.name, op, path, flops, moved, size_out, param, scope=scope))
         pending.extend((a.name, index[node.name]) for a in acts)
     edges = [(index[src], dst) for src, dst in pending]
     return ops, edges
+
+
+def _scope(node: Any) -> tuple[str, ...]:
+    """The module calls enclosing ``node``, outermost first, from the
+    ``nn_module_stack`` that torch.export records: values are (qualified name, type)
+    and keys end in ``@i`` for the ``i``-th repeated call of a module; the root
+    module (empty name) is left out."""
+    stack = node.meta.get("nn_module_stack") or {}
+    scope = []
+    for key, (qualname, _) in stack.items():
+        if qualname:
+            call = key.rpartition("@")[2] if "@" in key else ""
+            scope.append(f"{qualname}@{call}" if call else qualname)
+    return tuple(scope)
 
 
 def _from_fx(module: Any, args: tuple[Any, ...], spec: DeviceSpec) -> tuple[list[CostedOp], list[tuple[int, int]]]:
@@ -173,6 +214,7 @@ def _from_fx(module: Any, args: tuple[Any, ...], spec: DeviceSpec) -> tuple[list
     from torch.utils.flop_counter import FlopCounterMode
 
     gm = torch.fx.symbolic_trace(module)
+    calls: dict[str, int] = {}
 
     class Recorder(torch.fx.Interpreter):  # type: ignore[misc,name-defined]
         def run_node(self, n: Any) -> Any:
@@ -182,7 +224,9 @@ def _from_fx(module: Any, args: tuple[Any, ...], spec: DeviceSpec) -> tuple[list
             n.meta["flops"] = float(fc.get_total_flops())
             if n.op == "call_module":
                 sub = gm.get_submodule(n.target)
-                n.meta["module_param_bytes"] = sum(_nbytes(t, spec) for t in [*sub.parameters(), *sub.buffers()])
+                n.meta["module_param_bytes"] = sum(_nbytes(t, spec, True) for t in [*sub.parameters(), *sub.buffers()])
+                call = calls[n.target] = calls.get(n.target, -1) + 1
+                n.meta["nn_module_stack"] = {f"{n.target}@{call}" if call else n.target: (n.target, type(sub))}
             return result
 
     with torch.no_grad():

@@ -62,3 +62,20 @@ def test_bad_parameters(kwargs):
 def test_budget_shapes():
     assert (BrkgaParams.for_budget(10_000).population, BrkgaParams.for_budget(10_000).generations) == (100, 100)
     assert (BrkgaParams.for_budget(100).population, BrkgaParams.for_budget(100).generations) == (10, 10)
+
+
+def test_time_limit_holds_within_a_population() -> None:
+    """A population that would take 5 s to decode stops at the limit, mid-population,
+    and still returns a decoded chromosome with its exact fitness."""
+    import time
+
+    def slow(keys: np.ndarray, ub: float) -> np.ndarray:
+        time.sleep(0.05 * len(keys))
+        return keys.sum(axis=1)
+
+    t0 = time.perf_counter()
+    res = brkga(slow, 6, BrkgaParams(population=100, generations=10), seed=1, time_limit=0.5)
+    elapsed = time.perf_counter() - t0
+    assert res.stopped_by_time and 1 <= res.evaluations < 100
+    assert elapsed < 0.5 + 1.0
+    assert res.fitness == pytest.approx(res.keys.sum()) and np.isfinite(res.fitness)

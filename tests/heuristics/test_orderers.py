@@ -53,3 +53,26 @@ def test_mla_search_reduces_its_objective():
 def test_unknown_orderers(name):
     with pytest.raises(InvalidParameterError):
         get_orderer(name)
+
+
+def test_random_orderer_time_limit_holds_within_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of random orders that would take 3 s to decode stops at the limit."""
+    import time
+
+    import heuristics.orderers as orderers
+    from mtpp import Problem
+    from mtpp.generators import layered_graph
+
+    real = orderers.sort_and_slice_fitness
+
+    def slow(problem: Problem, keys: np.ndarray, upper_bound: float = np.inf) -> np.ndarray:
+        time.sleep(0.05 * len(keys))
+        return real(problem, keys, upper_bound=upper_bound)
+
+    monkeypatch.setattr(orderers, "sort_and_slice_fitness", slow)
+    problem = Problem(layered_graph(30, seed=1), 3)
+    t0 = time.perf_counter()
+    search = orderers.get_orderer("random-1000")(problem, seed=0, time_limit=0.5, progress=None)
+    assert time.perf_counter() - t0 < 0.5 + 1.0
+    assert search.stopped_by_time and 1 <= search.evaluations < orderers.RANDOM_BATCH
+    assert sorted(search.order.tolist()) == list(range(30))

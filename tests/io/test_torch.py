@@ -56,6 +56,16 @@ def test_cnn_graph(cnn: tuple) -> None:
     assert np.all(g.work >= 0)
 
 
+def test_names_and_scopes(cnn: tuple) -> None:
+    module, x = cnn
+    ops, _ = torch_costed_ops(module, (x,))
+    by_path = {op.name for op in ops if op.flops > 0}
+    assert by_path == {"c1", "c2", "fc"}
+    assert all(op.scope == (op.name,) for op in ops[1:] if op.name) and ops[0].scope == () and ops[0].name == "x"
+    fx_ops, _ = _from_fx(module, (x,), get_device("a100"))
+    assert [op.name for op in fx_ops if op.flops > 0] == ["c1", "c2", "fc"]
+
+
 def test_fx_fallback_flops(cnn: tuple) -> None:
     module, x = cnn
     with FlopCounterMode(display=False) as fc:
@@ -74,10 +84,16 @@ def test_bert_imports() -> None:
     g = from_torch(model, (ids,), device_spec="a100")
     assert g.n > 100 and len(g.topological_order) == g.n
     assert "bmm.default" in g.ops and "addmm.default" in g.ops
-    # bf16 parameters; constant-only lookups (position embeddings of fixed ids) are
-    # folded to their results, so the total lies a little below 2 bytes per parameter
+    # fp32 parameters at their real 4 bytes (activations at the preset's bf16);
+    # constant-only lookups (position embeddings of fixed ids) are folded to their
+    # results, so the total lies a little below 4 bytes per parameter
     n_params = sum(p.numel() for p in model.parameters())
-    assert 0.95 * 2 * n_params <= g.size_param.sum() <= 2 * n_params
+    assert 0.95 * 4 * n_params <= g.size_param.sum() <= 4 * n_params
+    # a device spec that deploys parameters at bf16 overrides the dtype
+    bf16 = get_device("a100").model_copy(update={"param_bytes_per_element": 2})
+    assert from_torch(model, (ids,), device_spec=bf16).size_param.sum() == g.size_param.sum() / 2
+    # nodes carry the module path they run in
+    assert "encoder.layer.1.attention.self.query" in g.names
     ops, _ = torch_costed_ops(model, (ids,))
     # 2 layers at seq 32, hidden 768, FFN 3072: 4 projections 4*32*768*768 MACs,
     # FFN 2*32*768*3072, attention 2*32*32*768 -> per layer in FLOPs:
@@ -98,3 +114,13 @@ def test_bert_base_from_its_config_imports() -> None:
     assert sum(op.flops for op in ops) == 12 * per_layer + 2 * 768 * 768
     g = from_torch(model, (ids,), device_spec="a100")
     assert len(g.topological_order) == g.n and g.n > 500
+
+
+def test_bytes_moved_count_parameters_once_and_lookups_by_row() -> None:
+    model = torch.nn.Sequential(torch.nn.Embedding(1000, 64), torch.nn.Linear(64, 32))
+    ids = torch.randint(0, 1000, (2, 5))
+    ops = {op.op: op for op in torch_costed_ops(model, (ids,), device_spec="cpu")[0]}
+    lookup, linear = ops["embedding.default"], ops["addmm.default"]
+    assert lookup.size_param == 1000 * 64 * 4  # the whole table is the stage's memory
+    assert lookup.bytes_moved == ids.numel() * 8 + 2 * 10 * 64 * 4  # ids, the 10 rows read, the output
+    assert linear.bytes_moved == 10 * 64 * 4 + 10 * 32 * 4 + (64 * 32 + 32) * 4  # input, output, weights once

@@ -41,9 +41,9 @@ BAD: dict[str, tuple[type[mtpp.MtppError], str, Callable[[Path], object]]] = {
     "node-link JSON without weights": (GraphFormatError, "duration", lambda t: mtpp.load_graph(_file(
         t, "g.json", json.dumps({"nodes": [{"id": "a"}], "links": []})))),
     "a path that is not a path": (GraphFormatError, "None", lambda t: mtpp.load_graph(None)),
-    "a garbage ONNX file": (GraphFormatError, "not an ONNX model", lambda t: mtpp.from_onnx(_file(
+    "a garbage ONNX file": (mtpp.MtppError, "not an ONNX model", lambda t: mtpp.from_onnx(_file(
         t, "m.onnx", b"\x00garbage\xff" * 10))),
-    "a JSON file renamed .onnx": (GraphFormatError, "not an ONNX model", lambda t: mtpp.from_onnx(_file(
+    "a JSON file renamed .onnx": (mtpp.MtppError, "not an ONNX model", lambda t: mtpp.from_onnx(_file(
         t, "m.onnx", '{"a": 1}'))),
     "a seed that is not an integer": (InvalidParameterError, "seed", lambda t: mtpp.partition(P, orderer="kahn",
                                                                                               seed="x")),

@@ -35,7 +35,7 @@ def test_solution_contents():
     assert sum(len(b) for b in sol.blocks) == g.n
     assert max(sol.block_costs) == sol.bottleneck
     data = json.loads(sol.to_json())
-    assert data["bottleneck"] == sol.bottleneck and len(data["assignment"]) == g.n
+    assert data["upper_bound"] == sol.bottleneck and len(data["assignment"]) == g.n
     assert {int(k): v for k, v in data["assignment"].items()} == dict(enumerate(sol.assignment.tolist()))
     # same seed, same answer
     assert partition(g, 4, orderer="random-20", seed=1).bottleneck == sol.bottleneck

@@ -17,7 +17,14 @@ import pytest
 from mtpp import Graph, InvalidParameterError
 from mtpp.memory import block_peak, check_order, local_lower_bound, memory_profile, peak_memory
 from mtpp.scheduling import METHODS, Schedule, schedule
-from tests.oracle import brute_force_peak, is_topological, random_dag, reference_profile, shared_graph
+from tests.oracle import (
+    brute_force_peak,
+    chain_of_blocks,
+    is_topological,
+    random_dag,
+    reference_profile,
+    shared_graph,
+)
 
 
 # ---------------------------------------------------------------- evaluator
@@ -89,8 +96,20 @@ def test_every_method_bounds_the_brute_force_optimum(method):
         assert s.peak == pytest.approx(max(reference_profile(g, s.index_order)))
         assert s.lower_bound <= opt + 1e-9 <= s.peak + 2e-9
         assert 0 <= s.gap <= 1
-        if method in ("exact-dp", "cpsat", "auto"):
+        if method in ("exact-dp", "cpsat", "auto", "search"):
             assert s.status == "optimal" and s.peak == pytest.approx(opt)
+
+
+def test_search_splits_a_chain_of_blocks_and_agrees_with_the_exact_dp():
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        g = chain_of_blocks(rng, 6)
+        s = schedule(g, method="search", time_limit=30)
+        dp = schedule(g, method="exact-dp", time_limit=30)
+        assert s.status == "optimal" and dp.status == "optimal" and s.peak == dp.peak
+        assert s.peak == peak_memory(g, s.index_order) and is_topological(g, s.index_order)
+        stage = [st for st in s.stages if st.method == "search"]
+        assert not stage or int(stage[0].detail.split("parts=")[1].split()[0]) > 1
 
 
 def test_cpsat_equals_brute_force_on_tiny_dags():

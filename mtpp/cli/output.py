@@ -1,0 +1,143 @@
+"""How the command line writes: results on stdout, everything else on stderr.
+
+* :func:`notes`: the stderr console for notes and progress, silent with ``--quiet``
+  or ``--json``; :func:`progress_bar` / :func:`working`: a bar or a spinner there;
+  :func:`compile_notice`: one line when numba starts compiling kernels.
+* :func:`emit_json`: a result document (:mod:`mtpp.results_schema`) to ``-o`` and, with
+  ``--json``, to stdout; :func:`reserved_stdout` points fd 1 at stderr while a ``--json``
+  command runs, so C-level solver output cannot corrupt the document.
+* :func:`units_label` / :func:`unit`: the graph's units in titles and values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from heuristics.brkga import Progress as ProgressCallback
+from mtpp.graph import Graph
+
+
+def notes(args: argparse.Namespace) -> Console:
+    """The console for notes and progress on stderr; silent with ``--quiet`` or ``--json``."""
+    quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
+    return Console(stderr=True, highlight=False, quiet=bool(quiet))
+
+
+def units_label(graph: Graph) -> str:
+    """``" (time in us, sizes in bytes)"`` for a graph with units, else ``""``."""
+    u = graph.units
+    return f" (time in {u.get('time', '?')}, sizes in {u.get('size', '?')})" if u else ""
+
+
+def unit(graph: Graph, kind: str) -> str:
+    """``" us"`` (``kind`` ``time`` or ``size``) for a graph with units, else ``""``."""
+    return f" {graph.units[kind]}" if graph.units and kind in graph.units else ""
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool, label: str) -> Iterator[ProgressCallback | None]:
+    if not enabled:
+        yield None
+        return
+    with Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("best {task.fields[best]}"),
+        TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task(label, total=None, best="-")
+
+        def update(done: int, total: int, best: float) -> None:
+            bar.update(task, completed=done, total=total, best=f"{best:.6g}")
+
+        yield update
+
+
+@contextlib.contextmanager
+def working(console: Console, label: str) -> Iterator[None]:
+    """A spinner with the elapsed time on ``console`` while long work runs (only on a
+    terminal, never with ``--quiet`` / ``--json``)."""
+    if console.quiet or not console.is_terminal:
+        yield
+        return
+    with Progress(SpinnerColumn(), TextColumn(label), TimeElapsedColumn(), console=console, transient=True):
+        yield
+
+
+@contextlib.contextmanager
+def compile_notice(console: Console) -> Iterator[None]:
+    """Say once on ``console`` when numba starts compiling kernels (a first run, or a
+    new numba): the cache makes every later run skip it."""
+    from numba.core import event
+
+    class Notice(event.Listener):
+        said = False
+
+        def on_start(self, ev: Any) -> None:
+            if not self.said:
+                self.said = True
+                console.print("compiling numba kernels (first run only; cached for later runs) ...")
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    with event.install_listener("numba:compile", Notice()):
+        yield
+
+
+def emit_json(document: Any, args: argparse.Namespace) -> bool:
+    """Write the result document (pydantic, :mod:`mtpp.results_schema`) to
+    ``--output`` if given; print it and return True with ``--json`` (the caller then
+    prints nothing else)."""
+    text = document.model_dump_json(indent=2)
+    if getattr(args, "output", None):
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    if args.json:
+        stream = getattr(args, "result_stream", None) or sys.stdout
+        stream.write(text + "\n")
+        stream.flush()
+    return bool(args.json)
+
+
+@contextlib.contextmanager
+def reserved_stdout(args: argparse.Namespace) -> Iterator[None]:
+    """With ``--json``, point fd 1 at stderr while the command runs, so nothing a
+    solver's C code prints can corrupt the document; ``args.result_stream`` is then
+    the real stdout, which :func:`emit_json` writes the document to.  (Only when
+    ``sys.stdout`` is fd 1, i.e. not under an in-process capture.)"""
+    try:
+        real = bool(getattr(args, "json", False)) and sys.stdout.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        real = False
+    if not real:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with os.fdopen(os.dup(saved), "w", encoding="utf-8") as result:
+            args.result_stream = result
+            yield
+    finally:
+        sys.stdout.flush()
+        with contextlib.suppress(Exception):  # C stdio buffers still hold solver output: flush it to stderr
+            ctypes.CDLL(None).fflush(None)
+        os.dup2(saved, 1)
+        os.close(saved)

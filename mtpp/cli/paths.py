@@ -1,0 +1,46 @@
+"""Every path a command names, checked before the command does any work.
+
+A graph, partition, ONNX model or device-set file must be a readable file; ``-o``
+must be writable (its directory exists, it is not a directory); ``--export-dir`` /
+``--out`` must be a directory or creatable; the batch ``--store`` must not be a
+directory.  A failure raises :class:`mtpp.errors.InputFileError` (one line, exit 2)
+before a solve has run, so a typo in ``-o`` never costs a minute of solving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from mtpp.io.json_file import check_directory, check_readable, check_writable
+
+# argument name -> what the file is, for the messages
+INPUT_FILES = {"file": "graph file", "partition": "partition file"}  # --weights may name shipped weights
+OUTPUT_FILES = {"output": "output file"}
+DIRECTORIES = {"export_dir": "export directory", "out": "output directory"}
+
+
+def check_paths(args: argparse.Namespace) -> None:
+    """Raise :class:`InputFileError` for the first unusable path among ``args``."""
+    for name, what in INPUT_FILES.items():
+        path = getattr(args, name, None)
+        if isinstance(path, str):
+            check_readable(path, what)
+    if args.command == "import":  # ``train`` has a ``model`` too: a model kind, not a file
+        check_readable(args.model, "ONNX model")
+    devices = getattr(args, "devices", None)
+    if isinstance(devices, str) and (devices.endswith(".json") or os.path.exists(devices)):
+        check_readable(devices, "device-set JSON file")
+    for name, what in OUTPUT_FILES.items():
+        path = getattr(args, name, None)
+        if isinstance(path, str):
+            check_writable(path, what)
+    for name, what in DIRECTORIES.items():
+        path = getattr(args, name, None)
+        if isinstance(path, str):
+            check_directory(path, what)
+    store = getattr(args, "store", None)
+    if args.command == "batch" and isinstance(store, str):
+        check_writable(store, "results store")
+    elif isinstance(store, str):
+        check_readable(store, "results store")

@@ -1,0 +1,301 @@
+"""One JSON vocabulary for every result: solutions, certificates, schedules, placements.
+
+``mtpp solve / certify / schedule / place --json`` (and ``-o``) print these documents,
+and :meth:`mtpp.Solution.to_dict` returns one.  Every document carries
+
+* ``format`` (``mtpp-solution``, ``mtpp-certificate``, ``mtpp-schedule``,
+  ``mtpp-placement``), ``version`` (of that format, now 1) and ``mtpp_version``;
+* ``graph``, ``n``, ``m`` and the graph's ``units`` (``null`` when the file has none);
+* ``objective`` (``bottleneck``, ``peak_memory``, ``runtime``), ``upper_bound`` (the
+  value of the returned partition / order / placement, re-checked by the
+  independent evaluator), ``lower_bound`` (proven; ``null`` when none was computed),
+  ``lower_bound_method``, ``gap = (upper_bound - lower_bound) / upper_bound`` as a
+  **fraction** (0 when the upper bound is 0; ``null`` without a lower bound),
+  ``optimal`` and ``wall_time`` (seconds);
+* for partitions (solve, certify): the machine (``k``, ``bandwidth``, ``memory``
+  (``null`` = unlimited), ``reserve``, ``peak_aware``), ``assignment`` ``{node id:
+  block}``, ``order`` and ``blocks``: per block its nodes in run order and the cost
+  terms of Eq. (3) (``input_io``, ``work``, ``overflow``, ``output_io``, ``cost``);
+  ``mtpp evaluate`` reads such a file back with its machine.
+
+Infinite values are written as ``null``, so the output is strict JSON.  The models
+below are the schema: ``SolutionDocument.model_json_schema()`` and so on.  The
+builders read the result objects through their attributes only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Literal, Union
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
+
+from mtpp.graph import Graph
+from mtpp.schema import Units
+
+if TYPE_CHECKING:
+    from mtpp.certificate import Certificate
+    from mtpp.evaluate import Evaluation
+    from mtpp.placement.api import Placement
+    from mtpp.problem import Problem
+    from mtpp.scheduling import Schedule
+    from mtpp.solution import Solution
+
+VERSION: Literal[1] = 1
+NodeIdJson = Union[StrictStr, StrictInt]
+
+
+def finite(x: float | None) -> float | None:
+    """``x`` as a float, or ``None`` when it is ``None``, infinite or NaN."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def relative_gap(upper: float, lower: float | None) -> float | None:
+    """``(upper - lower) / upper`` (0 when ``upper`` is 0, never negative)."""
+    if lower is None or not math.isfinite(upper):
+        return None
+    return 0.0 if upper <= 0 else max(0.0, (upper - lower) / upper)
+
+
+class _Document(BaseModel):
+    """The fields every result document has."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = VERSION
+    mtpp_version: str
+    graph: str | None
+    n: int
+    m: int
+    units: Units | None = None
+    objective: str
+    upper_bound: float | None
+    lower_bound: float | None
+    lower_bound_method: str | None
+    gap: float | None
+    optimal: bool
+    wall_time: float
+
+
+class BlockRecord(BaseModel):
+    """One pipeline stage: its nodes in run order and its cost terms (Eq. 3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    block: int
+    nodes: list[NodeIdJson]
+    input_io: float
+    work: float
+    overflow: float
+    output_io: float
+    cost: float
+
+
+class _PartitionDocument(_Document):
+    """A partition into ``k`` blocks with the machine it was priced on."""
+
+    objective: Literal["bottleneck"] = "bottleneck"
+    k: int
+    bandwidth: float
+    memory: float | None
+    reserve: float
+    peak_aware: bool
+    bottleneck_block: int
+    assignment: dict[str, int]
+    order: list[NodeIdJson]
+    blocks: list[BlockRecord]
+
+
+class SolutionDocument(_PartitionDocument):
+    """``mtpp solve``: a SliceGraph partition and the simple lower bound (Lemma 3.3)."""
+
+    format: Literal["mtpp-solution"] = "mtpp-solution"
+    orderer: str
+    seed: int
+    evaluations: int
+    stopped_by_time: bool
+
+
+class EvaluationDocument(_PartitionDocument):
+    """``mtpp evaluate --json``: a given partition re-checked, with the simple bound."""
+
+    format: Literal["mtpp-evaluation"] = "mtpp-evaluation"
+
+
+class BoundDocument(BaseModel):
+    """One lower-bound method of a certificate and how it ended."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str
+    bound: float | None
+    status: str
+    proven_optimal: bool
+    solver: str | None
+    solver_version: str | None
+    wall_time: float
+    message: str
+
+
+class CertificateDocument(_PartitionDocument):
+    """``mtpp certify``: a partition and the lower bounds proven for it."""
+
+    format: Literal["mtpp-certificate"] = "mtpp-certificate"
+    partition_source: str
+    bounds: list[BoundDocument]
+    notes: list[str]
+
+
+class StageDocument(BaseModel):
+    """One method run by ``mtpp schedule``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str
+    peak: float | None
+    lower_bound: float
+    status: str
+    wall_time: float
+    detail: str
+
+
+class ScheduleDocument(_Document):
+    """``mtpp schedule``: a topological order, its peak memory and a proven bound."""
+
+    format: Literal["mtpp-schedule"] = "mtpp-schedule"
+    objective: Literal["peak_memory"] = "peak_memory"
+    method: str
+    status: str
+    order: list[NodeIdJson]
+    stages: list[StageDocument]
+
+
+class PlacementDocument(_Document):
+    """``mtpp place``: ops on devices, simulated, with a proven bound."""
+
+    format: Literal["mtpp-placement"] = "mtpp-placement"
+    method: str
+    devices: list[str]
+    assignment: dict[str, str]
+    order: list[NodeIdJson]
+    start: list[float]
+    end: list[float]
+    makespan: float
+    peak_memory: dict[str, float]
+    memory_feasible: bool
+    candidates: dict[str, float | None]
+    cpsat_status: str | None
+
+
+DOCUMENTS: dict[str, type[_Document]] = {
+    "mtpp-solution": SolutionDocument,
+    "mtpp-evaluation": EvaluationDocument,
+    "mtpp-certificate": CertificateDocument,
+    "mtpp-schedule": ScheduleDocument,
+    "mtpp-placement": PlacementDocument,
+}
+
+
+def _graph_fields(graph: Graph) -> dict[str, Any]:
+    import mtpp
+
+    return {"mtpp_version": mtpp.__version__, "graph": graph.name, "n": graph.n, "m": graph.m, "units": graph.units}
+
+
+def _partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> dict[str, Any]:
+    """Machine, assignment, order and blocks of a checked partition; ``O(n + k)``."""
+    g, k = problem.graph, problem.k
+    c = ev.costs
+    total = c.total
+    ids = g.ids
+    members: list[list[NodeIdJson]] = [[] for _ in range(k)]
+    for v in order.tolist():
+        members[int(ev.assignment[v])].append(ids[v])
+    terms = zip(c.input_io.tolist(), c.work.tolist(), c.overflow.tolist(), c.output_io.tolist(), total.tolist())
+    names = ("input_io", "work", "overflow", "output_io", "cost")
+    # plain dicts: pydantic validates the whole list in one call (a model per block costs 10x more)
+    blocks = [{"block": b, "nodes": members[b], **dict(zip(names, t))} for b, t in enumerate(terms)]
+    return {
+        "k": k, "bandwidth": problem.bandwidth, "memory": finite(problem.memory), "reserve": problem.reserve,
+        "peak_aware": problem.peak_aware, "bottleneck_block": ev.bottleneck_block,
+        "assignment": {str(ids[i]): b for i, b in enumerate(ev.assignment.tolist())},
+        "order": [ids[v] for v in order.tolist()], "blocks": blocks,
+    }  # fmt: skip
+
+
+def solution_document(sol: Solution) -> SolutionDocument:
+    """The document of a :class:`mtpp.Solution`."""
+    gap = relative_gap(sol.bottleneck, sol.lower_bound)
+    return SolutionDocument(
+        **_graph_fields(sol.problem.graph), **_partition_fields(sol.problem, sol.evaluation, sol.order),
+        upper_bound=sol.bottleneck, lower_bound=sol.lower_bound, lower_bound_method="simple", gap=gap,
+        optimal=gap == 0.0, wall_time=sol.wall_time, orderer=sol.orderer, seed=sol.seed,
+        evaluations=sol.evaluations, stopped_by_time=sol.stopped_by_time,
+    )  # fmt: skip
+
+
+def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> EvaluationDocument:
+    """The document of a re-checked partition (``order``: its run order as node
+    indices; default the graph's topological order) with the simple bound."""
+    from mtpp.bounds import simple_lower_bound
+
+    seq = problem.graph.topological_order if order is None else np.asarray(order, dtype=np.int64)
+    lb = simple_lower_bound(problem)
+    gap = relative_gap(ev.bottleneck, lb)
+    return EvaluationDocument(
+        **_graph_fields(problem.graph), **_partition_fields(problem, ev, seq), upper_bound=ev.bottleneck,
+        lower_bound=lb, lower_bound_method="simple", gap=gap, optimal=gap == 0.0, wall_time=0.0,
+    )  # fmt: skip
+
+
+def certificate_evaluation(cert: Certificate, problem: Problem) -> tuple[Evaluation, np.ndarray]:
+    """The certificate's partition re-checked by :func:`mtpp.evaluate` on ``problem``,
+    and its run order as node indices."""
+    from mtpp.evaluate import evaluate
+
+    g = problem.graph
+    by_str = {str(i): i for i in g.ids}
+    order = np.array([g.index(by_str[v]) for v in cert.order], dtype=np.int64)
+    return evaluate(problem, {by_str[v]: b for v, b in cert.assignment.items()}, order), order
+
+
+def certificate_document(cert: Certificate, problem: Problem) -> CertificateDocument:
+    """The document of a certificate for ``problem``: its partition is re-checked by
+    :func:`mtpp.evaluate` here, which also gives the blocks' cost terms."""
+    g = problem.graph
+    ev, order = certificate_evaluation(cert, problem)
+    bounds = [BoundDocument(**{f: getattr(r, f) for f in BoundDocument.model_fields}) for r in cert.bounds]
+    return CertificateDocument(
+        **_graph_fields(g), **_partition_fields(problem, ev, order), upper_bound=cert.upper_bound,
+        lower_bound=cert.lower_bound, lower_bound_method=cert.lower_bound_method,
+        gap=relative_gap(cert.upper_bound, cert.lower_bound), optimal=cert.optimal, wall_time=cert.wall_time,
+        partition_source=cert.partition_source, bounds=bounds, notes=list(cert.notes),
+    )  # fmt: skip
+
+
+def schedule_document(sched: Schedule, graph: Graph) -> ScheduleDocument:
+    """The document of a :class:`mtpp.Schedule` of ``graph``."""
+    stages = [StageDocument(method=s.method, peak=finite(s.peak), lower_bound=s.lower_bound, status=s.status,
+                            wall_time=s.wall_time, detail=s.detail) for s in sched.stages]  # fmt: skip
+    return ScheduleDocument(
+        **_graph_fields(graph), upper_bound=finite(sched.peak), lower_bound=sched.lower_bound,
+        lower_bound_method=sched.bound_method, gap=relative_gap(sched.peak, sched.lower_bound),
+        optimal=sched.optimal, wall_time=sched.wall_time, method=sched.method, status=sched.status,
+        order=list(sched.order), stages=stages,
+    )  # fmt: skip
+
+
+def placement_document(p: Placement, graph: Graph) -> PlacementDocument:
+    """The document of a :class:`mtpp.Placement` of ``graph``."""
+    ids = graph.ids
+    return PlacementDocument(
+        **_graph_fields(graph), objective=p.objective, upper_bound=finite(p.objective_value),
+        lower_bound=finite(p.lower_bound), lower_bound_method=None if p.lower_bound is None else "cpsat",
+        gap=relative_gap(p.objective_value, finite(p.lower_bound)), optimal=p.proven_optimal,
+        wall_time=p.wall_time, method=p.method, devices=list(p.devices),
+        assignment={str(ids[v]): p.devices[j] for v, j in enumerate(p.device)}, order=[ids[v] for v in p.order],
+        start=list(p.start), end=list(p.end), makespan=p.makespan,
+        peak_memory=dict(zip(p.devices, p.peak_memory)), memory_feasible=p.memory_feasible,
+        candidates={name: finite(v) for name, v in p.candidates.items()}, cpsat_status=p.cpsat_status,
+    )  # fmt: skip

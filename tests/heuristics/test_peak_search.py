@@ -1,0 +1,145 @@
+"""Best-first search, graph splitting and the min-cut live bound against brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from heuristics.peak_bounds import forced_live_memory
+from heuristics.peak_cut import cut_live_memory
+from heuristics.peak_search import best_first_search
+from heuristics.peak_split import cut_nodes, split_graph
+from mtpp import Graph
+from mtpp.generators import layered_graph
+from mtpp.memory import peak_memory
+from tests.oracle import brute_force_peak, chain_of_blocks, is_topological, random_dag
+
+
+def random_cases(seed: int, count: int, n_max: int):
+    rng = np.random.default_rng(seed)
+    for it in range(count):
+        n = int(rng.integers(1, n_max + 1))
+        yield it, random_dag(rng, n, p=float(rng.uniform(0.1, 0.7)), integral=it % 2 == 0)
+
+
+def test_search_equals_brute_force_and_interrupted_bounds_hold():
+    for _, g in random_cases(0, 60, 7):
+        opt = brute_force_peak(g)
+        res = best_first_search(g)
+        assert res.optimal and res.lower_bound == res.peak
+        assert res.peak == peak_memory(g, res.order) and abs(res.peak - opt) <= 1e-9 * max(1.0, opt)
+        assert is_topological(g, res.order)
+        # a cap of two states stops it at once: the bound must stay below the optimum
+        small = best_first_search(g, memory_mb=1e-4, static_bound=forced_live_memory(g))
+        assert small.lower_bound <= opt + 1e-9 <= small.peak + 2e-9
+        assert small.memory_hit or small.optimal
+        assert is_topological(g, small.order)
+
+
+def test_interrupted_search_on_a_larger_graph_keeps_a_valid_rising_bound():
+    rng = np.random.default_rng(5)
+    g = random_dag(rng, 24, p=0.25)
+    exact = best_first_search(g)
+    assert exact.optimal
+    bounds = []
+    for mb in (0.01, 0.05, 0.2):
+        res = best_first_search(g, memory_mb=mb, static_bound=forced_live_memory(g))
+        assert res.lower_bound <= exact.peak + 1e-9 <= res.peak + 2e-9
+        bounds.append(res.lower_bound)
+    assert bounds == sorted(bounds)  # more memory, never a weaker bound
+
+
+def test_target_stops_once_an_order_is_good_enough():
+    from heuristics.peak_orders import order_peak, traversal_order
+
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        g = random_dag(rng, 12, p=0.3)
+        exact = best_first_search(g)
+        if exact.expanded > 0:  # the bounds alone did not prove the start order optimal
+            break
+    dfs = traversal_order(g, "dfs").order
+    loose = best_first_search(g, target=order_peak(g, dfs))
+    assert loose.target_reached and loose.expanded == 0 and np.array_equal(loose.order, dfs)
+    assert loose.lower_bound <= exact.peak <= loose.peak
+
+
+def test_cut_nodes_are_comparable_to_every_op():
+    for _, g in random_cases(1, 40, 9):
+        h = g.to_networkx()
+        ids = g.ids
+        topo = g.topological_order
+        expected = [
+            p
+            for p, v in enumerate(topo.tolist())
+            if len(nx.ancestors(h, ids[v])) + len(nx.descendants(h, ids[v])) == g.n - 1
+        ]
+        assert cut_nodes(g).tolist() == expected
+
+
+def test_splitting_keeps_the_optimum_and_concatenates_orders():
+    rng = np.random.default_rng(4)
+    cases = [g for _, g in random_cases(3, 40, 7)] + [chain_of_blocks(rng, 3) for _ in range(6)]
+    split = 0
+    for g in cases:
+        parts = split_graph(g)
+        split += len(parts) > 1
+        assert sorted(np.concatenate([p.ops for p in parts]).tolist()) == list(range(g.n))
+        opt = brute_force_peak(g) if g.n <= 8 else best_first_search(g).peak
+        part_opt = [brute_force_peak(p.graph) if p.graph.n <= 8 else best_first_search(p.graph).peak for p in parts]
+        assert max(part_opt) == pytest.approx(opt, rel=1e-12)
+        whole = np.concatenate([p.lift(best_first_search(p.graph).order) for p in parts])
+        assert is_topological(g, whole) and peak_memory(g, whole) == pytest.approx(opt, rel=1e-12)
+        # any order of the whole graph restricted to a part has the same step memories there
+        for p in parts:
+            local = p.restrict(g.topological_order)
+            assert is_topological(p.graph, local)
+            assert peak_memory(p.graph, local) <= peak_memory(g, g.topological_order)
+    assert split >= 6
+
+
+def naive_cut_live(g: Graph, v: int, scheduled: frozenset[int] = frozenset()) -> float:
+    """min over ideals S with anc(v) + scheduled <= S, S cap desc*(v) = {} of I(S), plus
+    v's own step."""
+    h = g.to_networkx()
+    anc = {g.index(a) for a in nx.ancestors(h, g.ids[v])} | set(scheduled)
+    down = {g.index(a) for a in nx.descendants(h, g.ids[v])} | {v}
+    free = [u for u in range(g.n) if u not in anc and u not in down]
+    best = np.inf
+    for pick in itertools.product((0, 1), repeat=len(free)):
+        s = anc | {u for u, x in zip(free, pick) if x}
+        if any(set(g.predecessors(z).tolist()) - s for z in s):
+            continue
+        best = min(best, sum(g.size_out[u] for u in s if set(g.successors(u).tolist()) - s))
+    return float(best + g.size_out[v] + g.size_param[v])
+
+
+def test_cut_live_bound_is_the_min_over_ideals_and_below_the_optimum():
+    for it, g in random_cases(6, 30, 7):
+        values, done, resid = cut_live_memory(g, every_op=True)
+        naive = np.array([naive_cut_live(g, v) for v in range(g.n)])
+        if it % 2 == 0:  # integral sizes: exact
+            np.testing.assert_array_equal(values[done], naive[done])
+        assert np.all(values <= naive + 1e-9)
+        # relative to a scheduled ideal: the residual paths of the search's bound
+        h = g.to_networkx()
+        for size in range(g.n):
+            ideal = frozenset(g.topological_order[:size].tolist())
+            for v in set(range(g.n)) - ideal:
+                down = {g.index(a) for a in nx.descendants(h, g.ids[v])} | {v}
+                feeds = [u for u in ideal if set(g.successors(u).tolist()) & down]
+                relative = values[v] + sum(resid[v, u] for u in feeds)
+                assert relative <= naive_cut_live(g, v, ideal) + 1e-9
+        forced = forced_live_memory(g)
+        assert np.all(values >= forced - 1e-9)
+        assert values.max() <= brute_force_peak(g) + 1e-9
+
+
+def test_cut_live_bound_beats_forced_live_on_a_layered_graph():
+    g = layered_graph(100, 100, param_costs=True)
+    opt = best_first_search(g, static_bound=forced_live_memory(g), time_limit=30)
+    assert opt.optimal
+    assert forced_live_memory(g).max() < cut_live_memory(g)[0].max() <= opt.peak

@@ -1,0 +1,228 @@
+"""plan_pipeline end to end: runnable torch.distributed.pipelining stages, the plan's
+certificate, optimality among split-point plans, balances and errors."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from mtpp import Problem, evaluate  # noqa: E402
+from mtpp.io.torch_model import TorchImportError  # noqa: E402
+from mtpp.pipelining import plan_pipeline, plan_stages, trace_model  # noqa: E402
+
+TIME_LIMIT = 2.0
+
+
+class Block(nn.Module):  # type: ignore[misc,name-defined]
+    def __init__(self, width: int, hidden: int) -> None:
+        super().__init__()
+        self.a = nn.Linear(width, hidden)
+        self.b = nn.Linear(hidden, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x: Any) -> Any:
+        return self.norm(x + self.b(torch.relu(self.a(x))))
+
+
+class SkipNet(nn.Module):  # type: ignore[misc,name-defined]
+    """Heterogeneous layers (a conv stem, narrow and wide MLP blocks) and a long skip."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv1d(4, 16, 3, padding=1)
+        self.blocks = nn.ModuleList([Block(16, h) for h in (32, 256, 16, 128)])
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x: Any) -> Any:
+        h = self.stem(x).transpose(1, 2)
+        skip = h
+        for block in self.blocks:
+            h = block(h)
+        return self.head(h + skip)
+
+
+def run_stages(pipe: Any, x: Any) -> Any:
+    """Call the stage modules one by one, in order, as the split graph wires them."""
+    env: dict[str, Any] = {}
+    stage = 0
+    out = None
+    for node in pipe.split_gm.graph.nodes:
+        args = torch.fx.node.map_arg(node.args, lambda n: env[n.name])
+        if node.op == "placeholder":
+            env[node.name] = x
+        elif node.op == "call_module":
+            assert node.target.endswith(f"_{stage}")  # submod_pp_{stage}
+            env[node.name] = pipe.get_stage_module(stage)(*args)
+            stage += 1
+        elif node.op == "call_function":
+            env[node.name] = node.target(*args)
+        elif node.op == "output":
+            out = args[0]
+    assert stage == pipe.num_stages
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def check_plan(plan: Any, model: Any, x: Any, expected: Any) -> None:
+    pipe = plan.pipeline(model, (x,))
+    assert pipe.num_stages == len(plan.stages)
+    assert torch.allclose(run_stages(pipe, x), expected, atol=1e-5)
+    assert torch.equal(model(x), expected)  # the model's forward is restored
+    ub = evaluate(plan.problem, plan.assignment).bottleneck
+    assert ub == pytest.approx(plan.certificate.upper_bound) == pytest.approx(plan.bottleneck)
+    assert plan.certificate.lower_bound == plan.unrestricted.lower_bound <= plan.unrestricted.upper_bound + 1e-9
+    assert plan.lower_bound <= ub + 1e-9  # the LB holds for every acyclic partition, so for the plan
+    assert sum(len(s.ops) for s in plan.stages) == plan.graph.n
+    assert max(s.cost for s in plan.stages) == pytest.approx(ub)
+    units, stage = plan.unit_graph()  # one node per unit: the same plan, priced the same
+    assert evaluate(Problem(units, plan.problem.k, bandwidth=plan.problem.bandwidth), stage).bottleneck == (
+        pytest.approx(ub)
+    )
+    assert units.to_dot(stage).count("fillcolor=\"#") == units.n
+
+
+@pytest.fixture(scope="module")
+def skipnet() -> tuple[Any, Any, Any]:
+    torch.manual_seed(0)
+    model = SkipNet().eval()
+    x = torch.randn(2, 4, 8)
+    with torch.no_grad():
+        return model, x, model(x)
+
+
+@pytest.fixture(scope="module")
+def skipnet_traced(skipnet: tuple) -> Any:
+    return trace_model(skipnet[0], skipnet[1], device_spec="cpu")
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_skipnet_plan_runs_and_is_certified(skipnet: tuple, skipnet_traced: Any, k: int) -> None:
+    model, x, expected = skipnet
+    plan = plan_stages(skipnet_traced, k, time_limit=TIME_LIMIT)
+    with torch.no_grad():
+        check_plan(plan, model, x, expected)
+    # optimal among split-point plans: every way of cutting at unit starts is no better
+    starts = plan.units.starts
+    def blocks(cuts: tuple[int, ...]) -> np.ndarray:
+        unit_block = np.repeat(np.arange(len(cuts) + 1), np.diff([0, *cuts, plan.units.count]))
+        return np.repeat(unit_block, np.diff(starts))
+
+    best = min(
+        evaluate(plan.problem, blocks(cuts)).bottleneck
+        for j in range(k)
+        for cuts in itertools.combinations(range(1, plan.units.count), j)
+    )
+    assert plan.bottleneck == pytest.approx(best)
+
+
+def test_skipnet_granularity_and_training(skipnet: tuple) -> None:
+    model, x, expected = skipnet
+    plan = plan_pipeline(model, (x,), 3, device_spec="cpu", granularity=1, bounds="simple")
+    top = {"stem", "blocks.0", "blocks.1", "blocks.2", "blocks.3", "head"}
+    assert {name for stage in plan.stages for name in stage.modules} == top and set(plan.split_spec) <= top
+    with torch.no_grad():
+        check_plan(plan, model, x, expected)
+    train = plan_pipeline(model, (x,), 3, device_spec="cpu", granularity=1, mode="training", bounds="simple")
+    assert np.allclose(train.graph.work, 3 * plan.graph.work)
+    assert train.problem.bandwidth == plan.problem.bandwidth / 2
+    assert np.allclose(train.graph.size_param, 2 * plan.graph.size_param + plan.graph.size_out)
+
+
+def test_measured_costs_and_baselines(skipnet: tuple) -> None:
+    model, x, expected = skipnet
+    measured = trace_model(model, (x,), cost="measured", repeats=3)
+    assert measured.graph.work.sum() == pytest.approx(sum(measured.times.values()), rel=1e-6)
+    certificate = None
+    baselines = []
+    for rule in ("deepspeed-uniform", "deepspeed-parameters", "torchgpipe-time"):
+        plan = plan_stages(measured, 3, granularity=1, rule=rule, bounds="simple", certificate=certificate)
+        certificate = plan.unrestricted
+        with torch.no_grad():
+            check_plan(plan, model, x, expected)
+        baselines.append(plan.bottleneck)
+        if rule == "deepspeed-uniform":  # 6 top-level calls, 2 per stage
+            assert [len(s.modules) for s in plan.stages] == [2, 2, 2]
+    # the rules cut at layer starts, a subset of the units: the optimum over units is no worse
+    best = plan_stages(measured, 3, granularity=1, certificate=certificate)
+    assert best.bottleneck <= min(baselines) + 1e-9
+
+
+def test_sequential_balance_builds_the_same_stages() -> None:
+    torch.manual_seed(1)
+    layers = [nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 8), nn.ReLU(), nn.Linear(8, 3)]
+    model = nn.Sequential(*layers).eval()
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        expected = model(x)
+    plan = plan_pipeline(model, (x,), 3, device_spec="cpu", granularity=1, bounds="simple")
+    assert plan.balance is not None and sum(plan.balance.layers) == len(layers)
+    parts = plan.balance.parts
+    assert parts[0] == 0 and parts[-1] == len(layers) and list(np.diff(parts)) == list(plan.balance.layers)
+    out = x
+    for s, (a, b) in enumerate(itertools.pairwise(parts)):
+        names = {str(i) for i in range(a, b)}
+        assert {m.split("@")[0] for m in plan.stages[s].modules} <= names  # the stage runs those layers
+        out = nn.Sequential(*layers[a:b])(out)
+    assert torch.allclose(out, expected)
+    with torch.no_grad():
+        check_plan(plan, model, x, expected)
+
+
+def test_tiny_gpt2_from_config() -> None:
+    transformers = pytest.importorskip("transformers")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=97, n_positions=16,
+                                     attn_implementation="eager")  # fmt: skip
+    model = transformers.GPT2Model(config).eval()
+    model.config.use_cache = False
+    ids = torch.randint(0, 97, (1, 12))
+
+    class Wrapped(nn.Module):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.gpt = model
+
+        def forward(self, input_ids: Any) -> Any:
+            return self.gpt(input_ids, use_cache=False).last_hidden_state
+
+    wrapped = Wrapped().eval()
+    with torch.no_grad():
+        expected = wrapped(ids)
+    for k in (2, 4):
+        plan = plan_pipeline(wrapped, (ids,), k, device_spec="a100", granularity=2, time_limit=TIME_LIMIT)
+        assert 2 <= len(plan.stages) <= k
+        with torch.no_grad():
+            check_plan(plan, wrapped, ids, expected)
+
+
+def test_untraceable_module_names_why() -> None:
+    class DataDependent(nn.Module):  # type: ignore[misc,name-defined]
+        def forward(self, x: Any) -> Any:
+            if x.sum() > 0:  # control flow on a value: neither tracer can follow it
+                return x * 2
+            return x - 1
+
+    with pytest.raises(TorchImportError, match=r"torch\.export cannot trace DataDependent"):
+        plan_pipeline(DataDependent(), (torch.randn(3),), 2)
+
+
+def test_split_points_are_matched_to_distinct_modules() -> None:
+    from mtpp.pipelining.plan import SplitPointError, _split_spec
+    from mtpp.pipelining.units import module_units
+
+    # w, then x, then a top-level op: cutting before and after x alone needs w's END
+    # for the first cut (x's BEGINNING) when x's END is the only way to make the second
+    units = module_units([("w",), ("x",), ()])
+    assert units.starts == (0, 1, 2, 3)
+    spec = _split_spec(units, [0, 1, 2, 3])
+    assert {m: p.name for m, p in spec.items()} == {"w": "END", "x": "END"}
+    lonely = module_units([(), ("x",), ()])  # only x can make either cut
+    with pytest.raises(SplitPointError, match=r"can only be made by x \(END\)"):
+        _split_spec(lonely, [0, 1, 2, 3])

@@ -1,0 +1,88 @@
+"""Split-point segmentation and the baseline rules against brute force."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from mtpp import Graph, Problem
+from mtpp.errors import InvalidParameterError
+from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
+from mtpp.pipelining.segmentation import additive_costs, min_max_segmentation, unit_costs
+from tests.oracle import naive_block_cost
+
+
+def ordered_dag(rng: np.random.Generator, n: int) -> Graph:
+    """A random DAG whose index order is topological (edges i -> j with i < j)."""
+    edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.35]
+    w, p, o = (rng.integers(0, 10, n).astype(float) for _ in range(3))
+    return Graph.from_arrays(w, p, o, edges)
+
+
+def brute_force_units(problem: Problem, starts: list[int]) -> float:
+    """Best split into at most k blocks cutting only at ``starts`` (naive costs)."""
+    n, best = problem.graph.n, math.inf
+    inner = starts[1:-1]
+    for blocks in range(1, problem.k + 1):
+        for cuts in itertools.combinations(inner, blocks - 1):
+            bounds = [0, *cuts, n]
+            best = min(best, max(naive_block_cost(problem, set(range(a, b))) for a, b in itertools.pairwise(bounds)))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_split_point_dp_is_optimal_among_split_point_plans(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 10))
+    memory = math.inf if seed % 2 else float(rng.integers(1, 30))
+    problem = Problem(ordered_dag(rng, n), int(rng.integers(1, 5)), bandwidth=float(rng.choice([0.5, 2.0])),
+                      memory=memory)  # fmt: skip
+    starts = [0, *sorted(rng.choice(np.arange(1, n), size=int(rng.integers(0, n)), replace=False).tolist()), n]
+    cost = unit_costs(problem, starts)
+    for a, b in itertools.combinations_with_replacement(range(len(starts) - 1), 2):
+        assert cost[a, b] == pytest.approx(naive_block_cost(problem, set(range(starts[a], starts[b + 1]))))
+    firsts, value = min_max_segmentation(cost, problem.k)
+    assert value == pytest.approx(brute_force_units(problem, starts))
+    assert firsts[0] == 0 and len(firsts) <= problem.k and firsts == sorted(set(firsts))
+    bounds = [*firsts, len(starts) - 1]
+    assert max(cost[a, b - 1] for a, b in itertools.pairwise(bounds)) == pytest.approx(value)
+
+
+def test_uniform_parts_follow_deepspeed() -> None:
+    assert uniform_parts(10, 3) == [0, 4, 7, 10]  # the first 10 mod 3 stages get one more
+    assert uniform_parts(8, 4) == [0, 2, 4, 6, 8]
+    assert uniform_parts(2, 4) == [0, 1, 2]  # fewer layers than stages: one layer each
+    with pytest.raises(InvalidParameterError, match="k must be"):
+        uniform_parts(3, 0)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_balanced_parts_minimise_the_heaviest_part(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(0, 20, int(rng.integers(1, 9))).astype(float).tolist()
+    k = int(rng.integers(1, 5))
+    parts = balanced_parts(weights, k)
+    heaviest = max(sum(weights[a:b]) for a, b in itertools.pairwise(parts))
+    brute = min(
+        max(sum(weights[a:b]) for a, b in itertools.pairwise([0, *cuts, len(weights)]))
+        for j in range(min(k, len(weights)))
+        for cuts in itertools.combinations(range(1, len(weights)), j)
+    )
+    assert heaviest == brute and parts[0] == 0 and parts[-1] == len(weights)
+    assert additive_costs(weights)[0, len(weights) - 1] == sum(weights)
+
+
+def test_block_partition_follows_torchgpipe() -> None:
+    # torchgpipe's own examples (tests/test_balance.py): [1..6] in 2 -> [1, 2, 3, 4], [5, 6]
+    assert block_partition_parts([1, 2, 3, 4, 5, 6], 2) == [0, 4, 6]
+    assert block_partition_parts([0, 0], 2) == [0, 1, 2]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        costs = rng.random(int(rng.integers(1, 12))).tolist()
+        k = int(rng.integers(1, 6))
+        parts = block_partition_parts(costs, k)
+        assert parts[0] == 0 and parts[-1] == len(costs) and len(parts) == min(k, len(costs)) + 1
+        assert all(b > a for a, b in itertools.pairwise(parts))
