@@ -58,7 +58,7 @@ from heuristics.segments import overflow
 from mtpp.problem import Problem
 
 SLACK = 1e-9  # relative slack of the pruning tests, for rounding
-MAX_TABLE = 40_000_000  # entries of the (k + 1) x N table (12 bytes each)
+MAX_TABLE = 20_000_000  # entries of the (k + 1) x N table, 12 bytes each: at most 240 MB
 CHUNK_SECONDS = 0.25  # roughly how often the time limit is checked
 LB_PASS_GAP = 0.05  # the lower-bound pass runs only if UB exceeds LB by more: else it costs about a full pass
 

@@ -31,9 +31,10 @@ Several k in one call (``k=[2, 4, 8, 16]``) share bounds both ways: ``OPT(k)`` d
 increase with k (blocks may be empty), so a lower bound proven for ``k' >= k`` holds
 for ``k`` and a partition for ``k'' <= k`` is one for ``k`` (re-checked by the
 evaluator at ``k``); a shared bound's record says which k proved it (``from_k``).
-With a total ``budget`` the call spends its time cheapest first: the partitions, the
-cut bound, the ideal DP (largest k first, so each k starts from the next larger k's
-optimum as its lower bound), then the MIPs with what is left.
+With a total ``budget`` the call spends its time cheapest first: a quick partition
+(SliceGraph on Kahn's order), the cut bound, the ideal DP (smallest k first, so each k
+starts from the optimal partition of the next smaller k), the orderer's search
+(BRKGA by default) for the ks still open, then the MIPs with what is left.
 """
 
 from __future__ import annotations
@@ -62,8 +63,10 @@ MIP_METHODS = ("bottleneck", "guess", "exact")
 METHODS = ("simple", "cut", "ideal-dp", *MIP_METHODS)
 DP_ROUNDING = 1e-9
 """Relative margin by which the ideal DP's values are lowered before they serve as bounds (rounding)."""
+QUICK_ORDERER = "kahn"
+"""The first partition of every k: one SliceGraph pass, milliseconds."""
 PARTITION_SHARE = 0.2
-"""Part of the budget the partitions (orderer searches) may use, split evenly over the ks."""
+"""Part of the budget left that the orderer's search may use, split evenly over the ks still open."""
 ENUMERATION_SHARE = 0.25
 IDEALS_PER_SECOND = 100_000
 """With a budget, the ideal lattice is capped at what a quarter of the time left enumerates at this (slow) rate."""
@@ -282,10 +285,9 @@ def certify(
         return f"k={problem.k}: " if many else ""
 
     runs: list[_Run] = []
-    for i, problem in enumerate(problems):
-        share = None if deadline is None else max(0.05, PARTITION_SHARE * left() / (len(problems) - i))
-        sol = partition(problem, orderer=orderer, seed=seed, time_limit=share)
-        run = _Run(problem, sol.evaluation, sol.order, f"slicegraph ({sol.orderer}, seed {seed})",
+    for problem in problems:  # cheapest first: one SliceGraph pass over Kahn's order
+        sol = partition(problem, orderer=QUICK_ORDERER, seed=seed)
+        run = _Run(problem, sol.evaluation, sol.order, f"slicegraph ({QUICK_ORDERER})",
                    [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
                    _notes(problem))  # fmt: skip
         for smaller in runs:  # a partition into fewer blocks is one into k blocks
@@ -306,6 +308,9 @@ def certify(
     if "ideal-dp" in methods:
         _ideal_dp_phase(runs, max_ideals, left, say, tag)
 
+    if orderer != QUICK_ORDERER:
+        _search_phase(runs, orderer, seed, left, say, tag)
+
     for i, run in enumerate(runs):
         _mip_phase(run, [m for m in methods if m in MIP_METHODS], solver, time_limit, threads, n_jobs, seed,
                    left, len(runs) - i, say, tag)  # fmt: skip
@@ -315,13 +320,34 @@ def certify(
     return certificates if many else certificates[0]
 
 
+def _search_phase(runs: list[_Run], orderer: str, seed: int, left: Callable[[], float], say: Report,
+                  tag: Callable[[Problem], str]) -> None:  # fmt: skip
+    """The user's orderer (BRKGA by default) for every k still open, each with an
+    even share of ``PARTITION_SHARE`` of the budget left; a better partition is
+    adopted at its k and at every larger k."""
+    open_runs = [r for r in runs if not _closes(r.lb, r.ub)]
+    for i, run in enumerate(open_runs):
+        share = None if math.isinf(left()) else PARTITION_SHARE * left() / (len(open_runs) - i)
+        if share is not None and share < MIN_RUN_SECONDS:
+            break
+        sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share)
+        source = f"slicegraph ({sol.orderer}, seed {seed})"
+        if run.adopt(sol.evaluation, sol.order, source):
+            say(f"{tag(run.problem)}partition: {source}: upper bound {run.ub:.6g}")
+        for other in runs:
+            if other.problem.k > run.problem.k:
+                other.adopt(evaluate(other.problem, sol.evaluation.assignment, sol.order), sol.order,
+                            f"{source}, found for k={run.problem.k}")  # fmt: skip
+
+
 def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float], say: Report,
                     tag: Callable[[Problem], str]) -> None:  # fmt: skip
-    """The exact DP for every k not yet proven optimal, largest k first: the next
-    larger k's optimum is a lower bound at k and makes the DP's first pass cheap.
-    Each k gets an even share of what is left, and the ks that ran out of it a
-    second round with what the others left; a better partition is adopted at its k
-    and at every larger k (re-checked there)."""
+    """The exact DP for every k not yet proven optimal, smallest k first (small k are
+    the cheap ones, and the optimum at k is a tight upper bound at the next k, which
+    prunes its search).  Each k gets an even share of what is left, and the ks that
+    ran out of it a second round with what the others left; a better partition is
+    adopted at its k and at every larger k (re-checked there); a lower bound already
+    proven for a larger k serves as the DP's target."""
     open_runs = [r for r in runs if not _closes(r.lb, r.ub)]
     for run in runs:
         if run not in open_runs:
@@ -345,7 +371,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
         say(f"ideal-dp: {message} ({t_enum:.2f} s)")
         return
     say(f"ideal lattice: {lattice.count} ideals ({t_enum:.2f} s)")
-    pending = list(reversed(open_runs))
+    pending = list(open_runs)
     for final in (False, True):  # a k that runs out of its share gets another go with the time the others left
         retry = []
         for i, run in enumerate(pending):
@@ -364,7 +390,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             if res.status == "time_limit" and not final:
                 retry.append(run)
                 continue
-            record = _dp_record(res, run.ub, lb, problem.peak_aware, t_enum if run is open_runs[-1] else 0.0)
+            record = _dp_record(res, run.ub, lb, problem.peak_aware, t_enum if run is open_runs[0] else 0.0)
             run.records.append(record)
             if res.assignment is not None:
                 found = evaluate(problem, res.assignment)
