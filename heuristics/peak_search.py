@@ -74,7 +74,7 @@ from numba import njit
 
 from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
 from heuristics.peak_cut import bits_to_bool, cut_live_memory
-from heuristics.peak_dp import _CTZ, _has, ready_ops
+from heuristics.peak_dp import _CTZ, _has, child_live, ready_ops
 from heuristics.peak_orders import order_peak, traversal_order
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
@@ -232,19 +232,7 @@ def search_kernel(
                     size = _push(hk, hd, hi, hg, size, key, depth[found], found, cg)
                 continue
             # a new set: its live memory, ready ops and bound
-            cl = live[s]
-            if succ_ptr[v + 1] > succ_ptr[v]:
-                cl += size_out[v]
-            for a in range(pred_ptr[v], pred_ptr[v + 1]):
-                u = pred_idx[a]
-                last = True
-                for b in range(succ_ptr[u], succ_ptr[u + 1]):
-                    z = succ_idx[b]
-                    if z != v and _has(bits, s, z) == 0:
-                        last = False
-                        break
-                if last:
-                    cl -= size_out[u]
+            cl = child_live(bits, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
             d = s_depth + 1
             if d == n:  # a complete order
                 if ctr[0] >= cap:
