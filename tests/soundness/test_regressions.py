@@ -139,7 +139,8 @@ def test_optimal_with_a_gap_is_not_called_optimal() -> None:
     problem = mtpp.Problem(graph_from_dict(doc), 4)
     opt = down_set_optimum(problem)
     sol = mtpp.partition(problem, orderer="kahn")
-    res = solve_bound(problem, "exact", solver="highs", upper_bound=sol.bottleneck, warm_start=sol.evaluation.assignment)
+    res = solve_bound(problem, "exact", solver="highs", upper_bound=sol.bottleneck,
+                      warm_start=sol.evaluation.assignment)  # fmt: skip
     assert res.bound <= opt * (1 + 1e-9)
     if res.status.value == "optimal":  # if this HiGHS closes the gap, the bound must be the optimum
         assert res.bound >= opt * (1 - 1e-5)
