@@ -13,7 +13,7 @@ a :class:`BoundResult` whose ``bound`` is always a valid lower bound on OPT:
 * a solver status counts only where the mathematics makes it evidence.  Every model
   here has solutions (the superblock MIPs: everything in block 2; the exact MIP: any
   partition, and with an upper bound the partition that gave it, which the fixings
-  and the cap keep), so "infeasible" is a solver failure: it raises
+  keep), so "infeasible" is a solver failure: it raises
   :class:`~formulations.errors.InfeasibleFormulationError`, never a bound;
 * every model's optimum is at least the simple bound ``L`` (Lemma 3.3; by (14) for
   the superblock models, by Lemma 3.3 itself for the exact one), so the bound is
@@ -136,8 +136,8 @@ def build_models(
     ``[("exact", m)]``, ``[("bottleneck", m)]`` or ``[("guess_j01", m_1), ...,
     ("guess_jk", m_k)]`` (Section 3.3, one sub-MIP per ``j``).
 
-    ``upper_bound`` and ``fix`` shape the exact model only (``y``-fixing and the cap
-    ``bottleneck <= UB`` of :mod:`formulations.fixing`); for the other methods an
+    ``upper_bound`` and ``fix`` shape the exact model only (the ``y``-fixing of
+    :mod:`formulations.fixing`); for the other methods an
     upper bound only stops the solve early, so it does not change their models.
     ``binary_cuts`` declares the cut variables binary, as :func:`solve_bound` does for
     integer-only backends (CP-SAT).  Write a model out with ``m.write_mps(path)``."""

@@ -9,7 +9,7 @@
 The skeleton (``y``, ``c``, ``o`` and rows (8)-(11)) is :mod:`formulations.blocks`;
 ``block_b`` is not a variable, its right-hand side goes straight into row (6).
 Optionally, a known upper bound ``UB`` fixes ``y`` variables
-(:mod:`formulations.fixing`) and caps ``bottleneck <= UB``; the caller must then
+(:mod:`formulations.fixing`); the caller must then
 report ``min(UB, dual bound)``.  ``O(nk)`` variables, ``O(mk)`` rows and non-zeros.
 """
 
@@ -56,16 +56,15 @@ def build_exact(
     problem: Problem, upper_bound: float | None = None, fix: bool = True, binary_cuts: bool = False
 ) -> ExactMip:
     """Figure 3 for ``problem`` (``k = problem.k`` blocks).  With ``upper_bound``
-    (the value of a known partition) and ``fix``, ``y`` variables are fixed and
-    ``bottleneck <= upper_bound`` is added (see the module docstring).  ``binary_cuts``
+    (the value of a known partition) and ``fix``, ``y`` variables are fixed (see the
+    module docstring); ``bottleneck`` is never capped at it.  ``binary_cuts``
     declares the ``c`` variables binary (better for integer-only solvers)."""
     k = problem.k
     bm = build_blocks(problem, k, name=f"exact_k{k}", binary_cuts=binary_cuts)
     m = bm.model
-    cap = bm.cost_cap
+    cap = bm.cost_cap  # never the UB: SCIP 10 returned "optimal" at the cap with t <= UB (tests/soundness)
     num_fixed = 0
     if upper_bound is not None and fix:
-        cap = min(cap, upper_bound * (1 + 1e-9) + 1e-9)
         zero, one = fixings(problem.graph, k, upper_bound)
         m.set_bounds(bm.y[zero], upper=0.0)
         m.set_bounds(bm.y[one], lower=1.0)
