@@ -116,6 +116,9 @@ class Backend(ABC):
     tolerances: ClassVar[Tolerances]
     """What the adapter sets on its solver; :meth:`Tolerances.margin` turns them into
     the safety margin of every dual bound it reports."""
+    uses_mip_start: ClassVar[bool] = True
+    """Whether the adapter hands ``mip_start`` to its solver (HiGHS does not: its MIP
+    start gave wrong optima)."""
     integral_data: ClassVar[bool] = False
     """Capability flag: the solver works on an integer rounding of the model (CP-SAT),
     so builders should prefer integer variables where the formulation allows them."""

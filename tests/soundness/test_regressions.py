@@ -104,11 +104,18 @@ SWEEP_FINDS = [  # found by benchmarks/soundness.py after the fixes above: (grap
      4, {}, "highs"),  # SliceGraph's incremental sums left 9.5e-7 where the evaluator found 0: an internal error
     (json.loads((DATA / "sweep_scip_cap.json").read_text()), 3, {"bandwidth": 0.7, "memory": 9190.2096},
      "scip"),  # SCIP with the bottleneck capped at the UB: "optimal" 43914.03 at the cap, OPT 42642.86
+    ({"nodes": [{"id": "v99", "work": 3.5e9, "size_param": 5.5e9, "size_out": 8199999999.999999},
+                {"id": "v54", "work": 5105341000.0, "size_param": 4800425000.0, "size_out": 8125999999.999999},
+                {"id": "v14", "work": 2924000000.0, "size_param": 5e9, "size_out": 372762000.0},
+                {"id": "v40", "work": 4967000000.0, "size_param": 1.1e9, "size_out": 0.0},
+                {"id": "v48", "work": 6.08e9, "size_param": 814589000.0, "size_out": 3127000000.0}],
+      "edges": [["v40", "v54"]]},
+     2, {"bandwidth": 0.7, "memory": 5164504200.0}, "highs"),  # HiGHS 1.16 with a MIP start: 16.80e9 > OPT 16.47e9
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("doc", "k", "machine", "solver"), SWEEP_FINDS,
-                         ids=["scip-feastol", "slicegraph-zero", "scip-cap"])
+                         ids=["scip-feastol", "slicegraph-zero", "scip-cap", "highs-mip-start"])
 def test_sweep_finds(doc: dict, k: int, machine: dict, solver: str) -> None:
     if not backend_class(solver).available():
         pytest.skip("solver not installed")
