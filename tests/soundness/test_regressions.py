@@ -111,11 +111,19 @@ SWEEP_FINDS = [  # found by benchmarks/soundness.py after the fixes above: (grap
                 {"id": "v48", "work": 6.08e9, "size_param": 814589000.0, "size_out": 3127000000.0}],
       "edges": [["v40", "v54"]]},
      2, {"bandwidth": 0.7, "memory": 5164504200.0}, "highs"),  # HiGHS 1.16 with a MIP start: 16.80e9 > OPT 16.47e9
+    ({"nodes": [{"id": "v57", "work": 7.1e12, "size_param": 311097000000.0, "size_out": 0.0},
+                {"id": "v32", "work": 3921732000000.0, "size_param": 2e12, "size_out": 1140612000000.0},
+                {"id": "v99", "work": 1074649000000.0, "size_param": 8214539000000.0, "size_out": 5645863000000.0},
+                {"id": "v25", "work": 328000000000.0, "size_param": 6259000000000.0, "size_out": 5e12},
+                {"id": "v52", "work": 6786377000000.0, "size_param": 8e12, "size_out": 8329000000000.001},
+                {"id": "v28", "work": 4e12, "size_param": 6400512000000.0, "size_out": 0.0}],
+      "edges": [["v57", "v32"], ["v25", "v32"], ["v28", "v99"], ["v28", "v25"]]},
+     2, {"bandwidth": 0.5}, "gurobi"),  # Gurobi at FeasibilityTol 1e-9 with a MIP start: 1.2111e13 > OPT 1.1861e13
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("doc", "k", "machine", "solver"), SWEEP_FINDS,
-                         ids=["scip-feastol", "slicegraph-zero", "scip-cap", "highs-mip-start"])
+                         ids=["scip-feastol", "slicegraph-zero", "scip-cap", "highs-mip-start", "gurobi-feastol"])
 def test_sweep_finds(doc: dict, k: int, machine: dict, solver: str) -> None:
     if not backend_class(solver).available():
         pytest.skip("solver not installed")
