@@ -53,7 +53,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from heuristics.ideals import DEFAULT_MAX_IDEALS, IdealLattice, enumerate_ideals, has
+from heuristics.bitsets import has
+from heuristics.ideals import DEFAULT_MAX_IDEALS, IdealLattice, enumerate_ideals
 from heuristics.segments import overflow
 from mtpp.problem import Problem
 

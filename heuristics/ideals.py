@@ -30,13 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready
 from mtpp.graph import Graph
 
 DEFAULT_MAX_IDEALS = 1_000_000
 MAX_BITSET_BYTES = 1 << 28  # both bitset tables together stay below 256 MiB
-
-_ONE = np.uint64(1)
-
 
 @dataclass(frozen=True)
 class IdealLattice:
@@ -64,12 +62,6 @@ class IdealLattice:
         n_words = row.shape[0]
         flags = np.unpackbits(row.view(np.uint8), bitorder="little")[: n_words * 64]
         return np.flatnonzero(flags)
-
-
-@njit(cache=True, inline="always")
-def has(bits, row, v):
-    """Whether node ``v`` is in the bitset ``bits[row]``."""
-    return (bits[row, v >> 6] >> np.uint64(v & 63)) & _ONE
 
 
 @njit(cache=True)
@@ -111,7 +103,7 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
 
     for v in range(n):
         if pred_ptr[v + 1] == pred_ptr[v]:
-            ready[0, v >> 6] |= _ONE << np.uint64(v & 63)
+            ready[0, v >> 6] |= ONE << np.uint64(v & 63)
     slots[0] = 0
     count = 1
     n_edges = 0
@@ -120,13 +112,9 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
         for w in range(n_words):
             x = ready[s, w]
             while x != 0:
-                low = x & (~x + _ONE)
+                low = x & (~x + ONE)
                 x ^= low
-                v = w * 64
-                y = low
-                while y != _ONE:
-                    y >>= _ONE
-                    v += 1
+                v = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
                 h = hsh[s] ^ zob[v]
                 i = np.int64(h & mask)
                 child = -1
@@ -146,7 +134,7 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                         if same:
                             child = c
                             break
-                    i = np.int64((np.uint64(i) + _ONE) & mask)
+                    i = np.int64((np.uint64(i) + ONE) & mask)
                 if child == -1:
                     if count >= max_ideals:
                         return (bits[:0], size[:0], iw[:0], ip[:0], ib[:0], cover_ptr[:1], cover_node[:0],
@@ -176,15 +164,7 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                     b = ib[s]
                     if succ_ptr[v + 1] > succ_ptr[v]:
                         b += size_out[v]  # v's consumers are all outside I
-                    for a in range(succ_ptr[v], succ_ptr[v + 1]):
-                        z = succ_idx[a]
-                        ok = True
-                        for t in range(pred_ptr[z], pred_ptr[z + 1]):
-                            if has(bits, child, pred_idx[t]) == 0:
-                                ok = False
-                                break
-                        if ok:
-                            ready[child, z >> 6] |= _ONE << np.uint64(z & 63)
+                    mark_ready(bits, ready, child, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
                     for a in range(pred_ptr[v], pred_ptr[v + 1]):
                         u = pred_idx[a]
                         closed = True
@@ -218,7 +198,7 @@ def ideal_cap(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> int:
 def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> IdealLattice | None:
     """All ideals of ``graph`` with their cover edges, or ``None`` if there are more
     than :func:`ideal_cap` of them (the graph is too wide)."""
-    zob = np.random.default_rng(0x1DEA1).integers(0, 2**63, graph.n, dtype=np.uint64) * np.uint64(2) + _ONE
+    zob = np.random.default_rng(0x1DEA1).integers(0, 2**63, graph.n, dtype=np.uint64) * np.uint64(2) + ONE
     *arrays, complete = enumerate_kernel(
         graph.n, graph.succ_ptr, graph.succ_idx, graph.pred_ptr, graph.pred_idx,
         graph.work, graph.size_param, graph.size_out, zob, ideal_cap(graph, max_ideals),

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from heuristics.bitsets import CTZ, ONE, has, mark_ready, ready_ops
 from heuristics.peak_orders import order_peak
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
@@ -51,46 +52,6 @@ from mtpp.graph import Graph
 DEFAULT_MAX_STATES = 200_000  # per level, when the beam is unbounded (memory cap: it makes the run inexact)
 MAX_TOTAL_STATES = 20_000_000  # states kept over all levels (8 bytes each for the way back)
 TIMEOUT_WIDTH = 16  # beam width for the levels left once the time limit has passed
-
-_ONE = np.uint64(1)
-_DEBRUIJN = np.uint64(0x022FDD63CC95386D)
-
-
-def _ctz_table() -> np.ndarray:
-    table = np.empty(64, dtype=np.int64)
-    for i in range(64):
-        table[((1 << i) * 0x022FDD63CC95386D & 0xFFFFFFFFFFFFFFFF) >> 58] = i
-    return table
-
-
-_CTZ = _ctz_table()
-
-
-@njit(cache=True, inline="always")
-def _has(bits, row, v):
-    return (bits[row, v >> 6] >> np.uint64(v & 63)) & _ONE
-
-
-@njit(cache=True)
-def ready_ops(ready, s, ctz):
-    """The ops of state ``s``'s ready bitset, by increasing index."""
-    n_words = ready.shape[1]
-    count = 0
-    for w in range(n_words):
-        x = ready[s, w]
-        while x != 0:
-            x &= x - _ONE
-            count += 1
-    out = np.empty(count, dtype=np.int64)
-    k = 0
-    for w in range(n_words):
-        x = ready[s, w]
-        while x != 0:
-            low = x & (~x + _ONE)
-            x ^= low
-            out[k] = w * 64 + ctz[(low * _DEBRUIJN) >> np.uint64(58)]
-            k += 1
-    return out
 
 
 @njit(cache=True)
@@ -103,7 +64,7 @@ def hash_table(ready):
         for w in range(ready.shape[1]):
             x = ready[s, w]
             while x != 0:
-                x &= x - _ONE
+                x &= x - ONE
                 total += 1
     cap = 2
     while cap < 2 * total + 2:
@@ -117,10 +78,10 @@ def same_child(sched, ps, pv, s, v):
     for w in range(sched.shape[1]):
         w1 = sched[ps, w]
         if pv >> 6 == w:
-            w1 |= _ONE << np.uint64(pv & 63)
+            w1 |= ONE << np.uint64(pv & 63)
         w2 = sched[s, w]
         if v >> 6 == w:
-            w2 |= _ONE << np.uint64(v & 63)
+            w2 |= ONE << np.uint64(v & 63)
         if w1 != w2:
             return False
     return True
@@ -138,7 +99,7 @@ def child_live(sched, s, v, live_s, succ_ptr, succ_idx, pred_ptr, pred_idx, size
         last = True
         for b in range(succ_ptr[u], succ_ptr[u + 1]):
             z = succ_idx[b]
-            if z != v and _has(sched, s, z) == 0:
+            if z != v and has(sched, s, z) == 0:
                 last = False
                 break
         if last:
@@ -226,18 +187,10 @@ def materialise_kernel(parent, node, sched, ready, succ_ptr, succ_idx, pred_ptr,
         for w in range(n_words):
             new_sched[c, w] = sched[s, w]
             new_ready[c, w] = ready[s, w]
-        bit = _ONE << np.uint64(v & 63)
+        bit = ONE << np.uint64(v & 63)
         new_sched[c, v >> 6] |= bit
         new_ready[c, v >> 6] &= ~bit
-        for a in range(succ_ptr[v], succ_ptr[v + 1]):
-            z = succ_idx[a]
-            ok = True
-            for b in range(pred_ptr[z], pred_ptr[z + 1]):
-                if _has(new_sched, c, pred_idx[b]) == 0:
-                    ok = False
-                    break
-            if ok:
-                new_ready[c, z >> 6] |= _ONE << np.uint64(z & 63)
+        mark_ready(new_sched, new_ready, c, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
     return new_sched, new_ready
 
 
@@ -296,11 +249,11 @@ def state_dp(
     n_words = (n + 63) // 64
     ub_order = None if upper_order is None else np.asarray(upper_order, dtype=np.int64)
     ub = math.inf if ub_order is None else order_peak(g, ub_order)
-    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + _ONE
+    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
     sched = np.zeros((1, n_words), dtype=np.uint64)
     ready = np.zeros((1, n_words), dtype=np.uint64)
     for v in np.flatnonzero(np.diff(g.pred_ptr) == 0).tolist():
-        ready[0, v >> 6] |= _ONE << np.uint64(v & 63)
+        ready[0, v >> 6] |= ONE << np.uint64(v & 63)
     hsh = np.zeros(1, dtype=np.uint64)
     live = np.zeros(1)
     peak = np.zeros(1)
@@ -319,7 +272,7 @@ def state_dp(
             limit = TIMEOUT_WIDTH if limit is None else min(limit, TIMEOUT_WIDTH)
         c_parent, c_node, c_hash, c_peak, c_live, c_look = expand_kernel(
             sched, ready, hsh, live, peak, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-            g.size_out, g.size_param, zob, _CTZ, ub,
+            g.size_out, g.size_param, zob, CTZ, ub,
         )  # fmt: skip
         key = np.maximum(c_peak, c_look)  # a lower bound on every completion of the child
         alive = np.flatnonzero(key < ub)

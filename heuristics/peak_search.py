@@ -72,16 +72,16 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready, ready_ops
 from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
 from heuristics.peak_cut import bits_to_bool, cut_live_memory
-from heuristics.peak_dp import _CTZ, _has, child_live, ready_ops
+from heuristics.peak_dp import child_live
 from heuristics.peak_orders import order_peak, traversal_order
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 
 DEFAULT_MEMORY_MB = 512
 FIXED_BYTES_PER_STATE = 8 * 5 + 4 * 2 + 2 * (8 + 4 + 8 + 8) + 4 * 8  # arrays, heap, table
-_ONE = np.uint64(1)
 
 # status codes of the kernel
 RUNNING, FINISHED, MEMORY_FULL, TARGET_REACHED = 0, 1, 2, 3
@@ -137,16 +137,16 @@ def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best
         v = order[k]
         if top[v] <= best:
             break
-        if _has(bits, s, v):
+        if has(bits, s, v):
             continue
         total = forced[v]
         cut = static[v]
         for w in range(n_words):
             x = bits[s, w] & q_bits[v, w]
             while x != 0:
-                low = x & (~x + _ONE)
+                low = x & (~x + ONE)
                 x ^= low
-                u = w * 64 + _CTZ[(low * np.uint64(0x022FDD63CC95386D)) >> np.uint64(58)]
+                u = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
                 total += size_out[u]
                 cut += resid[v, u]
         if total > best:
@@ -186,7 +186,7 @@ def search_kernel(
             continue
         ctr[2] += 1
         full = False
-        ops = ready_ops(rdy, s, _CTZ)
+        ops = ready_ops(rdy, s, CTZ)
         for v in ops:
             step = live[s] + size_out[v] + size_param[v]
             cg = g[s] if g[s] > step else step
@@ -196,7 +196,7 @@ def search_kernel(
             h = hsh[s] ^ zob[v]
             for w in range(n_words):
                 child[w] = bits[s, w]
-            child[v >> 6] |= _ONE << np.uint64(v & 63)
+            child[v >> 6] |= ONE << np.uint64(v & 63)
             i = np.int64(h & mask)
             found = -1
             while True:
@@ -256,18 +256,10 @@ def search_kernel(
             for w in range(n_words):
                 bits[c, w] = child[w]
                 rdy[c, w] = rdy[s, w]
-            rdy[c, v >> 6] &= ~(_ONE << np.uint64(v & 63))
+            rdy[c, v >> 6] &= ~(ONE << np.uint64(v & 63))
             nxt = np.inf
-            for a in range(succ_ptr[v], succ_ptr[v + 1]):
-                z = succ_idx[a]
-                ok = True
-                for b in range(pred_ptr[z], pred_ptr[z + 1]):
-                    if _has(bits, c, pred_idx[b]) == 0:
-                        ok = False
-                        break
-                if ok:
-                    rdy[c, z >> 6] |= _ONE << np.uint64(z & 63)
-            for z in ready_ops(rdy, c, _CTZ):
+            mark_ready(bits, rdy, c, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
+            for z in ready_ops(rdy, c, CTZ):
                 add = size_out[z] + size_param[z]
                 if add < nxt:
                     nxt = add
@@ -322,7 +314,7 @@ def _relative_bound_data(
     forced = g.size_out + g.size_param + masked_sums(anc & reach, g.size_out)
     q_bits = reach & ~anc
     idx = np.arange(g.n)
-    q_bits[idx, idx >> 6] &= ~(_ONE << (idx & 63).astype(np.uint64))
+    q_bits[idx, idx >> 6] &= ~(ONE << (idx & 63).astype(np.uint64))
     q_mask = bits_to_bool(q_bits, g.n)
     top = np.maximum(forced + q_mask @ g.size_out, static + (q_mask * resid).sum(axis=1))
     order = np.argsort(-top, kind="stable").astype(np.int64)
@@ -377,10 +369,10 @@ def best_first_search(
     else:
         static, resid = np.asarray(static_bound, dtype=np.float64), np.zeros((n, n))
     forced, q_bits, top, by_bound = _relative_bound_data(g, static, resid)
-    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + _ONE
+    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
     # the root: nothing scheduled, the sources ready
     sources = np.flatnonzero(np.diff(g.pred_ptr) == 0)
-    np.bitwise_or.at(rdy[0], sources >> 6, _ONE << (sources & 63).astype(np.uint64))
+    np.bitwise_or.at(rdy[0], sources >> 6, ONE << (sources & 63).astype(np.uint64))
     hval[0] = max(float((g.size_out + g.size_param)[sources].min()), float(static.max()), float(forced.max()))
     table[0] = 0  # the empty set hashes to 0, slot 0
     hk[0], hi[0] = hval[0], 0

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from heuristics.bitsets import CTZ, ONE, ready_ops
 from heuristics.kahn import in_degrees, kahn_order
-from heuristics.peak_dp import _CTZ, _ONE, child_live, hash_table, materialise_kernel, ready_ops, same_child
+from heuristics.peak_dp import child_live, hash_table, materialise_kernel, same_child
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 
@@ -285,11 +286,11 @@ def beam_search(graph: Graph, priorities: np.ndarray, width: int | None = 16, co
     n = g.n
     n_words = (n + 63) // 64
     zob = np.random.default_rng(_ZOBRIST_SEED).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64)
-    zob = zob * np.uint64(2) + _ONE
+    zob = zob * np.uint64(2) + ONE
     sched = np.zeros((1, n_words), dtype=np.uint64)
     ready = np.zeros((1, n_words), dtype=np.uint64)
     for v in np.flatnonzero(np.diff(g.pred_ptr) == 0).tolist():
-        ready[0, v >> 6] |= _ONE << np.uint64(v & 63)
+        ready[0, v >> 6] |= ONE << np.uint64(v & 63)
     hsh = np.zeros(1, dtype=np.uint64)
     live = np.zeros(1)
     peak = np.zeros(1)
@@ -301,7 +302,7 @@ def beam_search(graph: Graph, priorities: np.ndarray, width: int | None = 16, co
         level_mode = 2 if level == n - 1 else mode  # complete orders are not merged
         c_parent, c_node, c_hash, c_peak, c_live, c_logp = beam_expand_kernel(
             sched, ready, hsh, live, peak, logp, y, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-            g.size_out, g.size_param, zob, _CTZ, level_mode,
+            g.size_out, g.size_param, zob, CTZ, level_mode,
         )  # fmt: skip
         if limit is not None and c_node.size > limit:
             sel = np.lexsort((c_peak, c_node, -y[c_node], -c_logp))[:limit]
