@@ -35,9 +35,28 @@ Pruning, all exact (``U`` = the best of a known upper bound and ``dp[k, V]``):
 
 Peak-aware costs (``Problem.peak_aware``) are priced here *without* the activation
 peak: ``peak(S) >= 0`` only raises ``f``, so the value is then a lower bound on the
-optimum (and the partition is re-priced by the evaluator).  A numerical slack of
-``SLACK`` (relative) on every pruning test keeps floating-point rounding on the
-safe side.
+optimum (and the partition is re-priced by the evaluator).
+
+Rounding (:mod:`mtpp.rounding`).  ``work``, ``size_param`` and ``boundary`` of the
+ideals and the running tensor sum ``x`` are compensated sums, and every difference
+``x(I) - x(J)`` is taken on the pairs, so no cancellation of a huge tensor against
+itself survives.  A block cost ``c`` is computed as ``c' = w + ovf + io / B`` from at
+most four such sums of at most ``m = n + |E| + 4`` updates each, a plain sum of the
+non-negative input tensors, and a handful of final roundings, whence
+
+    |c' - c| <= rel c + err,    rel = gamma(n + |E| + 16),
+    err = 6 (dd(m, W) + (dd(m, S) + dd(m, P)) / B) + 2u (P + |M - R|) / B
+
+with ``dd = dd_error``, ``W = sum work``, ``P = sum size_param``, ``S = 4 sum size_out
+(outdeg + 1)`` the largest magnitudes any partial sum reaches (the ``P``, ``M - R``
+term only with finite memory: the overflow subtracts the budget from the block's
+parameters).  Every pruning test compares ``c'`` with ``U (1 + rel) + err``, so it
+drops only pairs whose *true* cost exceeds ``U``; the DP's value ``v'`` (a min-max of
+computed costs over the chains kept) therefore proves ``OPT >= (v' - err) / (1 +
+rel)`` (:func:`mtpp.rounding.lower_by`), which :attr:`IdealDpResult.lower_bound`
+reports.  On ordinary data ``err`` is about ``1e-25`` of the total weight; a graph
+whose magnitudes make it exceed the optimality tolerance gets the bound it proves
+and no claim of optimality.
 
 Time ``O(sum_J |{I >= J : work(I \\ J) <= U}| (deg + k))``, memory ``O(N k)``
 for ``N`` ideals; the search for one ``J`` runs in compiled code and the time limit
@@ -57,8 +76,9 @@ from heuristics.bitsets import has
 from heuristics.ideals import DEFAULT_MAX_IDEALS, IdealLattice, enumerate_ideals
 from heuristics.segments import overflow
 from mtpp.problem import Problem
+from mtpp.rounding import UNIT, dd_add, dd_diff, dd_error, dd_value, gamma, lower_by
 
-SLACK = 1e-9  # relative slack of the pruning tests, for rounding
+SLACK = 1e-9  # relative slack of the first pass's target (the known lower bound)
 MAX_TABLE = 20_000_000  # entries of the (k + 1) x N table, 12 bytes each: at most 240 MB
 CHUNK_SECONDS = 0.25  # roughly how often the time limit is checked
 LB_PASS_GAP = 0.05  # the lower-bound pass runs only if UB exceeds LB by more: else it costs about a full pass
@@ -75,7 +95,10 @@ class IdealDpResult:
     (more ideals than the cap, or a table too large), ``time_limit``.
     ``value`` is the DP's optimum where the status says it is known;
     ``assignment`` the chain's partition (block per node index) when one was
-    found."""
+    found.  ``lower_bound`` is what the run proves: ``value`` lowered by the
+    rounding error bound (``rounding`` absolute, module docstring) for
+    ``optimal``, the upper bound itself for ``no_improvement`` (every chain's true
+    value exceeds it), at most the known lower bound for ``bound_reached``."""
 
     status: str
     value: float | None
@@ -83,17 +106,33 @@ class IdealDpResult:
     ideals: int | None
     wall_time: float
     message: str = ""
+    lower_bound: float | None = None
+    rounding: float = 0.0
+
+
+def rounding_margin(problem: Problem) -> tuple[float, float]:
+    """``(rel, err)`` with ``|c' - c| <= rel c + err`` for every block cost ``c'`` the
+    DP computes (module docstring)."""
+    g = problem.graph
+    inv_b = (1.0 / problem.bandwidth) * (1.0 + 4.0 * UNIT)
+    m = g.n + g.m + 4
+    params = float(g.size_param.sum())
+    sizes = 4.0 * float(np.dot(g.size_out, np.diff(g.succ_ptr) + 1.0))
+    err = 6.0 * (dd_error(m, float(g.work.sum())) + (dd_error(m, sizes) + dd_error(m, params)) * inv_b)
+    if math.isfinite(problem.param_budget):
+        err += 2.0 * UNIT * (params + abs(problem.param_budget)) * inv_b
+    return gamma(g.n + g.m + 16), err * (1.0 + 1e-6)
 
 
 @njit(cache=True)
-def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, cover_ptr, cover_node, cover_to,
-             pred_ptr, pred_idx, succ_ptr, succ_idx, size_out, budget, inv_b, visit, cnt, nout,
-             st_s, st_e, st_v, st_x, st_in, steps_j, deadline_steps):  # fmt: skip
+def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, work_lo, param_lo, boundary_lo,
+             cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out, budget, inv_b,
+             rel, err, visit, cnt, nout, st_s, st_e, st_v, st_x, st_xl, st_in, steps_j, deadline_steps):  # fmt: skip
     """Relax the pairs of ideals ``J`` in ``first..stop-1``; returns the next ``J``
     to process (``stop`` when done, or earlier after ``deadline_steps`` search
-    steps) and whether ``dp[k, V]`` reached ``lb_stop``."""
+    steps) and whether ``dp[k, V]`` reached ``lb_stop``.  Every test against the
+    bound ``U`` compares with ``U (1 + rel) + err`` (module docstring)."""
     last = work.shape[0] - 1
-    total = work[last]
     steps = 0
     for jj in range(first, stop):
         for j in range(1, k + 1):  # an empty block: j - 1 blocks suffice for J
@@ -104,18 +143,19 @@ def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, 
         if best <= lb_stop:
             return jj, True
         u = min(ub, best)
-        u_slack = u * (1.0 + 1e-9) + 1e-300
+        u_slack = u * (1.0 + rel) + err
         jlo = 0
         while jlo < k and dp[jlo, jj] > u_slack:
             jlo += 1
-        rem = total - work[jj]
+        rem = dd_diff(work[last], work_lo[last], work[jj], work_lo[jj])
         jhi = k - 1
         while jhi >= jlo and (k - jhi) * u_slack < rem:
             jhi -= 1
         if jlo > jhi or jj == last:
             continue
         if jlo == k - 1:  # only V - J can follow: it takes every tensor leaving J and sends none
-            cost = rem + overflow(param[last] - param[jj], budget, inv_b) + boundary[jj] * inv_b
+            p_rest = dd_diff(param[last], param_lo[last], param[jj], param_lo[jj])
+            cost = rem + overflow(p_rest, budget, inv_b) + dd_value(boundary[jj], boundary_lo[jj]) * inv_b
             val = dp[jlo, jj] if dp[jlo, jj] > cost else cost
             if val < dp[k, last] and cost <= u_slack:
                 dp[k, last] = val
@@ -133,6 +173,7 @@ def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, 
         st_e[0] = cover_ptr[jj]
         st_v[0] = -1
         st_x[0] = -boundary[jj]
+        st_xl[0] = -boundary_lo[jj]
         st_in[0] = 0.0
         while top >= 0:
             s = st_s[top]
@@ -151,11 +192,12 @@ def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, 
             if visit[c] == stamp:
                 continue
             visit[c] = stamp  # every test below depends on (J, c) only, so c needs one look
-            w = work[c] - work[jj]
+            w = dd_diff(work[c], work_lo[c], work[jj], work_lo[jj])
             if w > u_slack:
                 continue
             v = cover_node[e]
             x = st_x[top]
+            xl = st_xl[top]
             x_in = st_in[top]
             for a in range(pred_ptr[v], pred_ptr[v + 1]):
                 p = pred_idx[a]
@@ -171,11 +213,11 @@ def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, 
                     # size(p) ([cnt > 0] - [cnt < nout]) before and after
                     old = (1.0 if before > 0 else 0.0) - (1.0 if before < nout[p] else 0.0)
                     new = 1.0 - (1.0 if after < nout[p] else 0.0)
-                    x += size_out[p] * (new - old)
+                    x, xl = dd_add(x, xl, size_out[p] * (new - old))
                     if before == 0:
                         x_in += size_out[p]
                     cnt[p] = after
-            ovf = overflow(param[c] - param[jj], budget, inv_b)
+            ovf = overflow(dd_diff(param[c], param_lo[c], param[jj], param_lo[jj]), budget, inv_b)
             if w + ovf + x_in * inv_b > u_slack:  # grows with I: no superset of c can do better
                 for a in range(pred_ptr[v], pred_ptr[v + 1]):
                     p = pred_idx[a]
@@ -188,11 +230,12 @@ def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, 
             st_e[top] = cover_ptr[c]
             st_v[top] = v
             st_x[top] = x
+            st_xl[top] = xl
             st_in[top] = x_in
-            cost = w + ovf + (boundary[c] + x) * inv_b
+            cost = w + ovf + dd_diff(boundary[c], boundary_lo[c], -x, -xl) * inv_b
             if cost > u_slack:
                 continue
-            rem_c = total - work[c]
+            rem_c = dd_diff(work[last], work_lo[last], work[c], work_lo[c])
             # relaxing at each drop of J's row suffices: the empty-block step
             # carries dp[j + 1, c] on to larger j when c is processed
             for t in range(n_steps):
@@ -205,7 +248,7 @@ def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, 
                     arg[j + 1, c] = jj
                     if c == last and j + 1 == k and val < u:
                         u = val
-                        u_slack = u * (1.0 + 1e-9) + 1e-300
+                        u_slack = u * (1.0 + rel) + err
                 if dp[j, jj] <= cost:
                     break
         if steps >= deadline_steps:
@@ -242,8 +285,9 @@ def ideal_dp(
     docstring), searched below ``upper_bound`` (the value of a known partition).
     With a proven ``lower_bound`` well below ``upper_bound`` a first, cheaper pass
     looks only for a chain of value ``<= lower_bound`` (every block's work is then
-    at most the bound); if there is one it is optimal.  Pass ``lattice`` to share one enumeration across
-    several ``k``."""
+    at most the bound); if there is one it is optimal.  Pass ``lattice`` to share
+    one enumeration across several ``k``.  The bound the run proves, rounding
+    included, is :attr:`IdealDpResult.lower_bound`."""
     start = time.perf_counter()
     g, k = problem.graph, problem.k
     if lattice is None:
@@ -256,26 +300,31 @@ def ideal_dp(
         return IdealDpResult("too_wide", None, None, count, time.perf_counter() - start,
                              f"{count} ideals x {k + 1} rows exceed the DP table cap of {MAX_TABLE}")  # fmt: skip
     deadline = None if time_limit is None else start + time_limit
+    rel, err = rounding_margin(problem)
     lb = float(lower_bound) * (1.0 + SLACK)
     passes = [(lb, True)] if 0.0 < lb * (1.0 + LB_PASS_GAP) < upper_bound else []
     passes.append((float(upper_bound), False))
     for cap, first in passes:
-        run = _run_pass(problem, lattice, cap, lb, deadline)
+        run = _run_pass(problem, lattice, cap, lb, rel, err, deadline)
         if run is None:
             return IdealDpResult("time_limit", None, None, count, time.perf_counter() - start,
-                                 "the time limit ran out before every chain was searched")  # fmt: skip
+                                 "the time limit ran out before every chain was searched", rounding=err)  # fmt: skip
         dp, arg, reached = run
         value = float(dp[k, count - 1])
         if math.isfinite(value):
-            status = "bound_reached" if first or reached else "optimal"
+            proven = lower_by(value, rel, err)
+            if first or reached:
+                status, proven = "bound_reached", min(proven, float(lower_bound))
+            else:
+                status = "optimal"
             return IdealDpResult(status, value, chain_assignment(lattice, arg, k, g.n), count,
-                                 time.perf_counter() - start)  # fmt: skip
+                                 time.perf_counter() - start, lower_bound=proven, rounding=err)  # fmt: skip
     return IdealDpResult("no_improvement", None, None, count, time.perf_counter() - start,
-                         "no chain beats the upper bound")  # fmt: skip
+                         "no chain beats the upper bound", lower_bound=float(upper_bound), rounding=err)  # fmt: skip
 
 
 def _run_pass(
-    problem: Problem, lattice: IdealLattice, cap: float, lb: float, deadline: float | None
+    problem: Problem, lattice: IdealLattice, cap: float, lb: float, rel: float, err: float, deadline: float | None
 ) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """One DP pass with every block value capped at ``cap``; ``None`` past the
     deadline.  Returns the table, the choices and whether ``lb`` was reached."""
@@ -288,7 +337,7 @@ def _run_pass(
     nout = np.zeros(g.n, dtype=np.int64)
     depth = g.n + 2
     st_s, st_e, st_v = (np.zeros(depth, dtype=np.int64) for _ in range(3))
-    st_x, st_in = np.zeros(depth), np.zeros(depth)
+    st_x, st_xl, st_in = np.zeros(depth), np.zeros(depth), np.zeros(depth)
     steps_j = np.zeros(k + 1, dtype=np.int64)
     steps = 200_000
     nxt, reached = 0, False
@@ -298,9 +347,9 @@ def _run_pass(
         t0 = time.perf_counter()
         nxt, reached = dp_chunk(
             nxt, count, k, cap, lb, dp, arg, lattice.bits, lattice.work, lattice.param, lattice.boundary,
-            lattice.cover_ptr, lattice.cover_node, lattice.cover_to, g.pred_ptr, g.pred_idx, g.succ_ptr,
-            g.succ_idx, g.size_out, problem.param_budget, 1.0 / problem.bandwidth, visit, cnt, nout,
-            st_s, st_e, st_v, st_x, st_in, steps_j, steps,
+            lattice.work_lo, lattice.param_lo, lattice.boundary_lo, lattice.cover_ptr, lattice.cover_node,
+            lattice.cover_to, g.pred_ptr, g.pred_idx, g.succ_ptr, g.succ_idx, g.size_out, problem.param_budget,
+            1.0 / problem.bandwidth, rel, err, visit, cnt, nout, st_s, st_e, st_v, st_x, st_xl, st_in, steps_j, steps,
         )  # fmt: skip
         elapsed = time.perf_counter() - t0
         steps = int(min(max(steps * CHUNK_SECONDS / max(elapsed, 1e-3), 10_000), 50_000_000))

@@ -21,6 +21,14 @@ nodes of ``I`` with a consumer outside ``I`` (the tensors leaving ``I``).
 Time ``O(E (words + deg^2))`` for ``E`` cover edges, memory ``O(N words + E)`` for
 ``N`` ideals; both are bounded through the cap, so a wide graph never exhausts
 memory.
+
+The three sums are compensated (:mod:`mtpp.rounding`): each is the pair ``(x, x_lo)``
+of a running sum along the discovery path from ``{}``, ``n`` updates of ``work`` and of
+``size_param`` and at most ``n + m`` updates of ``boundary`` (one add per node, one
+subtract per closed predecessor), so ``x + x_lo`` is the exact sum up to
+:func:`mtpp.rounding.dd_error` of that many updates and of the largest partial sum
+(``sum work``, ``sum size_param``, ``sum size_out``).  Differences ``x(I) - x(J)``,
+which the ideal DP takes, are then exact to that tiny error however large ``x(J)`` is.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from numba import njit
 
 from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready
 from mtpp.graph import Graph
+from mtpp.rounding import dd_add
 
 DEFAULT_MAX_IDEALS = 1_000_000
 MAX_BITSET_BYTES = 1 << 28  # both bitset tables together stay below 256 MiB
@@ -41,13 +50,17 @@ class IdealLattice:
     """The ideals of a graph (index 0 is the empty set, the last one is ``V``) with
     their cover edges ``s -> cover_to[e]`` adding node ``cover_node[e]`` for ``e`` in
     ``cover_ptr[s]:cover_ptr[s + 1]``, and per ideal its size, work, parameter size
-    and outgoing-tensor size ``boundary`` (raw ``size_out`` units)."""
+    and outgoing-tensor size ``boundary`` (raw ``size_out`` units), each a
+    compensated sum: the exact value is ``work + work_lo`` (module docstring)."""
 
     bits: np.ndarray  # (N, words) uint64
     size: np.ndarray
     work: np.ndarray
     param: np.ndarray
     boundary: np.ndarray
+    work_lo: np.ndarray
+    param_lo: np.ndarray
+    boundary_lo: np.ndarray
     cover_ptr: np.ndarray
     cover_node: np.ndarray
     cover_to: np.ndarray
@@ -91,6 +104,9 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
     iw = np.zeros(cap)
     ip = np.zeros(cap)
     ib = np.zeros(cap)
+    iw_lo = np.zeros(cap)
+    ip_lo = np.zeros(cap)
+    ib_lo = np.zeros(cap)
     slots_n = 2
     while slots_n < 2 * max_ideals + 2:
         slots_n *= 2
@@ -137,8 +153,8 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                     i = np.int64((np.uint64(i) + ONE) & mask)
                 if child == -1:
                     if count >= max_ideals:
-                        return (bits[:0], size[:0], iw[:0], ip[:0], ib[:0], cover_ptr[:1], cover_node[:0],
-                                cover_to[:0], False)  # fmt: skip
+                        return (bits[:0], size[:0], iw[:0], ip[:0], ib[:0], iw_lo[:0], ip_lo[:0], ib_lo[:0],
+                                cover_ptr[:1], cover_node[:0], cover_to[:0], False)  # fmt: skip
                     if count == cap:
                         cap *= 2
                         bits = _grow2(bits, cap)
@@ -148,6 +164,9 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                         iw = _grow1(iw, cap)
                         ip = _grow1(ip, cap)
                         ib = _grow1(ib, cap)
+                        iw_lo = _grow1(iw_lo, cap)
+                        ip_lo = _grow1(ip_lo, cap)
+                        ib_lo = _grow1(ib_lo, cap)
                         cover_ptr = _grow1(cover_ptr, cap + 1)
                     child = count
                     count += 1
@@ -159,11 +178,11 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                         ready[child, q] = ready[s, q]
                     bits[child, w] |= low
                     ready[child, w] ^= low
-                    iw[child] = iw[s] + work[v]
-                    ip[child] = ip[s] + size_param[v]
-                    b = ib[s]
+                    iw[child], iw_lo[child] = dd_add(iw[s], iw_lo[s], work[v])
+                    ip[child], ip_lo[child] = dd_add(ip[s], ip_lo[s], size_param[v])
+                    b, b_lo = ib[s], ib_lo[s]
                     if succ_ptr[v + 1] > succ_ptr[v]:
-                        b += size_out[v]  # v's consumers are all outside I
+                        b, b_lo = dd_add(b, b_lo, size_out[v])  # v's consumers are all outside I
                     mark_ready(bits, ready, child, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
                     for a in range(pred_ptr[v], pred_ptr[v + 1]):
                         u = pred_idx[a]
@@ -173,8 +192,9 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                                 closed = False
                                 break
                         if closed:
-                            b -= size_out[u]  # u's tensor no longer leaves the ideal
+                            b, b_lo = dd_add(b, b_lo, -size_out[u])  # u's tensor no longer leaves the ideal
                     ib[child] = b
+                    ib_lo[child] = b_lo
                 if n_edges == e_cap:
                     e_cap *= 2
                     cover_node = _grow1(cover_node, e_cap)
@@ -184,8 +204,8 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                 n_edges += 1
         cover_ptr[s + 1] = n_edges
         s += 1
-    return (bits[:count], size[:count], iw[:count], ip[:count], ib[:count], cover_ptr[: count + 1],
-            cover_node[:n_edges], cover_to[:n_edges], True)  # fmt: skip
+    return (bits[:count], size[:count], iw[:count], ip[:count], ib[:count], iw_lo[:count], ip_lo[:count],
+            ib_lo[:count], cover_ptr[: count + 1], cover_node[:n_edges], cover_to[:n_edges], True)  # fmt: skip
 
 
 def ideal_cap(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> int:

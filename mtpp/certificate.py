@@ -24,8 +24,12 @@ and is dropped (an ``error`` record says so); a claim of optimality from a MIP i
 cross-checked with the exact MIP on a second backend where that is cheap, and when
 two proofs disagree the smaller bound is reported and a note says so.
 
-``optimal`` means ``LB >= (1 - OPTIMALITY_TOLERANCE) UB``: the partition is within a
-relative ``5e-7`` of the optimum.
+``optimal`` means ``LB >= (1 - OPTIMALITY_TOLERANCE) (UB + e)``, with ``e`` the
+evaluator's bound on the rounding error of ``UB`` (:attr:`mtpp.Evaluation.rounding`):
+the partition is within a relative ``5e-7`` of the optimum.  Every exact method's
+bound is already lowered by its own rounding error (:mod:`mtpp.rounding`): where
+that margin is too large for a proof (a graph mixing huge and tiny magnitudes), the
+certificate reports the bound it can prove, not "optimal", and a note says why.
 
 Several k in one call (``k=[2, 4, 8, 16]``) share bounds both ways: ``OPT(k)`` does not
 increase with k (blocks may be empty), so a lower bound proven for ``k' >= k`` holds
@@ -61,8 +65,6 @@ from mtpp.problem import Problem, check_k, check_seed, check_time_limit
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
 METHODS = ("simple", "cut", "ideal-dp", *MIP_METHODS)
-DP_ROUNDING = 1e-9
-"""Relative margin by which the ideal DP's values are lowered before they serve as bounds (rounding)."""
 QUICK_ORDERER = "kahn"
 """The first partition of every k: one SliceGraph pass, milliseconds."""
 PARTITION_SHARE = 0.2
@@ -174,6 +176,11 @@ class _Run:
     @property
     def ub(self) -> float:
         return self.best_eval.bottleneck
+
+    @property
+    def ub_hi(self) -> float:
+        """The upper bound plus the evaluator's bound on its rounding error."""
+        return self.best_eval.bottleneck + self.best_eval.rounding
 
     @property
     def lb(self) -> float:
@@ -325,7 +332,7 @@ def _search_phase(runs: list[_Run], orderer: str, seed: int, left: Callable[[], 
     """The user's orderer (BRKGA by default) for every k still open, each with an
     even share of ``PARTITION_SHARE`` of the budget left; a better partition is
     adopted at its k and at every larger k."""
-    open_runs = [r for r in runs if not _closes(r.lb, r.ub)]
+    open_runs = [r for r in runs if not _closes(r.lb, r.ub_hi)]
     for i, run in enumerate(open_runs):
         share = None if math.isinf(left()) else PARTITION_SHARE * left() / (len(open_runs) - i)
         if share is not None and share < MIN_RUN_SECONDS:
@@ -348,7 +355,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
     ran out of it a second round with what the others left; a better partition is
     adopted at its k and at every larger k (re-checked there); a lower bound already
     proven for a larger k serves as the DP's target."""
-    open_runs = [r for r in runs if not _closes(r.lb, r.ub)]
+    open_runs = [r for r in runs if not _closes(r.lb, r.ub_hi)]
     for run in runs:
         if run not in open_runs:
             run.records.append(_skipped("ideal-dp", "the partition is already proven optimal"))
@@ -378,7 +385,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             problem = run.problem
             larger = [r for r in runs if r.problem.k > problem.k]
             lb = max([run.lb, *(r.lb for r in larger)])
-            if _closes(lb, run.ub):
+            if _closes(lb, run.ub_hi):
                 run.records.append(_skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
                 continue
             share = left() / (len(pending) - i)
@@ -390,8 +397,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             if res.status == "time_limit" and not final:
                 retry.append(run)
                 continue
-            record = _dp_record(res, run.ub, lb, problem.peak_aware, t_enum if run is open_runs[0] else 0.0)
-            run.records.append(record)
+            record = _dp_record(res, problem.peak_aware, t_enum if run is open_runs[0] else 0.0)
             if res.assignment is not None:
                 found = evaluate(problem, res.assignment)
                 order = problem.graph.topological_order
@@ -399,30 +405,36 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
                     say(f"{tag(problem)}ideal DP found a better partition: {found.bottleneck:.6g}")
                 for other in larger:
                     other.adopt(evaluate(other.problem, res.assignment), order, f"ideal DP, found for k={problem.k}")
+            record = _checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
+            run.records.append(record)
+            if res.status == "optimal" and record.bound is not None and not _closes(record.bound, run.ub_hi):
+                run.notes.append(f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
+                                 f"per block) keeps its optimum {res.value!r} from a proof; it proves "
+                                 f"{record.bound!r}")  # fmt: skip
             say(f"{tag(problem)}ideal-dp: {record.status}" + (f", bound {record.bound:.6g}" if record.bound is not None
                                                               else f" ({record.message})"))  # fmt: skip
         pending = retry
 
 
-def _dp_record(res: IdealDpResult, ub: float, lb: float, peak_aware: bool, extra_time: float) -> BoundRecord:
-    """The bound an ideal-DP run proves.  ``optimal``: its value is the optimum (the
+def _dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> BoundRecord:
+    """The bound an ideal-DP run proves (:attr:`IdealDpResult.lower_bound`, its
+    rounding error already taken off).  ``optimal``: its value is the optimum (the
     optimum without activation peaks if peak-aware: a lower bound); ``bound_reached``:
-    it found a chain within the known lower bound ``lb`` (nothing new below it);
-    ``no_improvement``: no chain is cheaper than ``ub``, so ``OPT >= ub``.  Each is
-    lowered by ``DP_ROUNDING``."""
+    it found a chain within the known lower bound (nothing new below it);
+    ``no_improvement``: every chain costs more than the upper bound, so ``OPT >= UB``."""
     wall = res.wall_time + extra_time
     peak_note = "; peak-aware: blocks are priced without their activation peak, so the value is a lower bound"
     note = peak_note if peak_aware else ""
-    if res.status == "optimal" and res.value is not None:
-        return BoundRecord(method="ideal-dp", bound=res.value * (1 - DP_ROUNDING), status="optimal",
+    if res.status == "optimal" and res.lower_bound is not None:
+        return BoundRecord(method="ideal-dp", bound=res.lower_bound, status="optimal",
                            proven_optimal=not peak_aware, wall_time=wall,
                            message=f"{res.ideals} ideals, every chain searched" + note)  # fmt: skip
-    if res.status == "bound_reached" and res.value is not None:
-        return BoundRecord(method="ideal-dp", bound=min(res.value, lb) * (1 - DP_ROUNDING), status="bound_reached",
+    if res.status == "bound_reached" and res.lower_bound is not None:
+        return BoundRecord(method="ideal-dp", bound=res.lower_bound, status="bound_reached",
                            proven_optimal=False, wall_time=wall,
                            message=f"{res.ideals} ideals; a partition within the known lower bound" + note)  # fmt: skip
-    if res.status == "no_improvement":
-        return BoundRecord(method="ideal-dp", bound=ub * (1 - DP_ROUNDING), status="optimal",
+    if res.status == "no_improvement" and res.lower_bound is not None:
+        return BoundRecord(method="ideal-dp", bound=res.lower_bound, status="optimal",
                            proven_optimal=not peak_aware, wall_time=wall,
                            message=f"{res.ideals} ideals; no partition beats the upper bound")  # fmt: skip
     return BoundRecord(method="ideal-dp", bound=None, status=res.status, proven_optimal=False, wall_time=wall,
@@ -438,7 +450,7 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
     for j, method in enumerate(mip_methods):
         if run.interrupted:
             break
-        if _closes(run.lb, run.ub):
+        if _closes(run.lb, run.ub_hi):
             run.records.append(_skipped(method, "the partition is already proven optimal"))
             continue
         share = left() / (len(mip_methods) - j + (runs_left - 1) * len(mip_methods))
@@ -450,7 +462,7 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
         if incumbent is not None and run.adopt(incumbent, problem.graph.topological_order,
                                                f"exact MIP incumbent ({record.solver})"):  # fmt: skip
             say(f"{tag(problem)}exact MIP found a better partition: {incumbent.bottleneck:.6g}")
-        record = _checked(record, run.ub)
+        record = _checked(record, run.ub_hi)
         run.records.append(record)
         say(f"{tag(problem)}{method}: {record.status}"
             + (f", bound {record.bound:.6g}" if record.bound is not None else "")
@@ -458,7 +470,7 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
         if record.status == "interrupted":
             run.interrupted = True
             break
-        if record.bound is not None and _closes(record.bound, run.ub):
+        if record.bound is not None and _closes(record.bound, run.ub_hi):
             run.records, extra = _cross_check(problem, run.records, record, solver, run.ub, seed, say,
                                               min(CROSS_CHECK_TIME, max(left(), 1.0)))  # fmt: skip
             run.notes.extend(extra)
@@ -487,7 +499,7 @@ def _certificate(run: _Run, start: float) -> Certificate:
     import mtpp
 
     problem, best_eval = run.problem, run.best_eval
-    records = [_checked(r, best_eval.bottleneck) for r in run.records]  # a better partition may expose a bad bound
+    records = [_checked(r, run.ub_hi) for r in run.records]  # a better partition may expose a bad bound
     ub = best_eval.bottleneck
     proven = [r for r in records if r.bound is not None]
     top = max(proven, key=lambda r: r.bound or 0.0)
@@ -507,7 +519,7 @@ def _certificate(run: _Run, start: float) -> Certificate:
         lower_bound_method=top.method if top.from_k is None else f"{top.method} (from k={top.from_k})",
         ratio=ratio,
         gap_percent=0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        optimal=_closes(lb, ub),
+        optimal=_closes(lb, run.ub_hi),
         wall_time=time.perf_counter() - start,
         notes=run.notes,
     )  # fmt: skip
@@ -520,7 +532,8 @@ def _closes(lb: float, ub: float) -> bool:
 
 def _checked(record: BoundRecord, ub: float) -> BoundRecord:
     """``record``, or an ``error`` record if its bound exceeds the re-checked upper
-    bound ``ub`` (the cost of a real partition): then the solver failed."""
+    bound ``ub`` (the cost of a real partition, its rounding error added): then the
+    solver failed."""
     if record.bound is None or record.bound <= ub * (1 + 1e-12):
         return record
     return record.model_copy(update={

@@ -4,6 +4,18 @@ Every partition any mtpp method returns is passed through :func:`evaluate`, whic
 checks it from scratch (every node assigned, blocks in ``0..k-1``, acyclic quotient
 graph) and recomputes the block costs of Eq. (3) with :mod:`mtpp.cost`, without
 reusing anything the method computed.
+
+Rounding.  The reported costs are float sums (:mod:`mtpp.cost`).  Work and the input
+and output tensors of a block are sums of at most ``n + m`` non-negative terms, so
+each is within ``gamma(n + m)`` of its exact value *relative to itself* (Higham Eq.
+4.4); dividing by ``B`` and adding the four terms adds a few ``u``.  Only the
+overflow cancels: ``(size_param(S) [+ peak(S)] - (M - R))^+ / B`` subtracts the
+budget from a sum that may be far larger than the result, so its error is bounded
+against what it touched: ``gamma(2n + m) size_param(V) + 2u |M - R|``, plus
+``gamma(2n + m) 2 size_out(V)`` with peak-aware costs (the peak is a running sum of
+live tensors, each added and freed once), over ``B``.  :attr:`Evaluation.rounding` is the sum of both parts, an absolute
+bound on ``|bottleneck - exact bottleneck|``; ``mtpp.certify`` adds it to the upper
+bound before it calls a partition optimal.
 """
 
 from __future__ import annotations
@@ -18,18 +30,21 @@ from mtpp.errors import InvalidPartitionError, QuotientCycleError, UnknownNodeEr
 from mtpp.graph import NodeId
 from mtpp.memory import check_order
 from mtpp.problem import Problem
+from mtpp.rounding import UNIT, gamma
 
 Assignment = Sequence[int] | np.ndarray | Mapping[NodeId, int]
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A checked partition: ``assignment[i]`` is the block of node index ``i``."""
+    """A checked partition: ``assignment[i]`` is the block of node index ``i``;
+    ``rounding`` bounds the float error of ``bottleneck`` (module docstring)."""
 
     assignment: np.ndarray
     costs: BlockCosts
     bottleneck: float
     bottleneck_block: int
+    rounding: float = 0.0
 
     @property
     def block_costs(self) -> np.ndarray:
@@ -144,4 +159,18 @@ def evaluate(problem: Problem, assignment: Assignment, order: Sequence[int] | np
     costs = block_costs(problem, a, seq)
     total = costs.total
     b = int(np.argmax(total))
-    return Evaluation(assignment=a, costs=costs, bottleneck=float(total[b]), bottleneck_block=b)
+    bottleneck = float(total[b])
+    return Evaluation(assignment=a, costs=costs, bottleneck=bottleneck, bottleneck_block=b,
+                      rounding=rounding_error(problem, bottleneck))  # fmt: skip
+
+
+def rounding_error(problem: Problem, bottleneck: float) -> float:
+    """A bound on ``|bottleneck - exact|`` for a bottleneck computed by
+    :func:`mtpp.cost.block_costs` (module docstring)."""
+    g = problem.graph
+    relative = gamma(g.n + g.m + 8) * bottleneck
+    if not np.isfinite(problem.param_budget):
+        return relative
+    touched = float(g.size_param.sum()) + (2.0 * float(g.size_out.sum()) if problem.peak_aware else 0.0)
+    overflow = gamma(2 * g.n + g.m + 8) * touched + 2.0 * UNIT * abs(problem.param_budget)
+    return relative + overflow * (1.0 + 8.0 * UNIT) / problem.bandwidth
