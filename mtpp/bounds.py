@@ -10,6 +10,7 @@ import math
 
 from mtpp.cost import overflow_cost
 from mtpp.problem import Problem
+from mtpp.rounding import UNIT, gamma, lower_by
 
 
 def simple_lower_bound(problem: Problem) -> float:
@@ -21,11 +22,22 @@ def simple_lower_bound(problem: Problem) -> float:
     ``W`` and ``P`` are the total work and parameter size.  With unlimited memory
     (the default) this is exactly the paper's ``L``.  IO is ignored, so this bound is
     valid for every partition, however its tensors are cut.  ``O(n)``.
+
+    Rounding (:mod:`mtpp.rounding`): ``W`` is a sum of ``n`` non-negative terms
+    (relative error ``gamma(n)``); the overflows subtract the budget ``M - R`` (itself
+    rounded) from ``size_param(v)`` or ``P``, an error bounded against what they
+    touched, ``(gamma(n) P + 2u k |M - R|) / B``, plus a few ``u`` of the result.  Each term is lowered by its bound.
     """
     g, k = problem.graph, problem.k
-    per_node = float((g.work + overflow_cost(problem, g.size_param)).max())
+    inv_b = 1.0 / problem.bandwidth
+    rel = gamma(g.n + 8)
+    budget = problem.param_budget
+    params = float(g.size_param.sum())
+    touched = 0.0 if not math.isfinite(budget) else (gamma(g.n) * params + 2.0 * UNIT * k * abs(budget)) * inv_b
+    per_node = float((g.work + overflow_cost(problem, g.size_param)).max())  # exact without overflow
+    if math.isfinite(budget):
+        per_node = lower_by(per_node, rel, touched)
     spread_overflow = 0.0
-    if math.isfinite(problem.param_budget):
-        excess = float(g.size_param.sum()) - k * problem.param_budget
-        spread_overflow = max(excess, 0.0) / problem.bandwidth
-    return max(per_node, (float(g.work.sum()) + spread_overflow) / k)
+    if math.isfinite(budget):
+        spread_overflow = max(params - k * budget, 0.0) * inv_b
+    return max(per_node, lower_by((float(g.work.sum()) + spread_overflow) / k, rel, touched / k))

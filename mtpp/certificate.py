@@ -332,7 +332,7 @@ def _search_phase(runs: list[_Run], orderer: str, seed: int, left: Callable[[], 
     """The user's orderer (BRKGA by default) for every k still open, each with an
     even share of ``PARTITION_SHARE`` of the budget left; a better partition is
     adopted at its k and at every larger k."""
-    open_runs = [r for r in runs if not _closes(r.lb, r.ub_hi)]
+    open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
     for i, run in enumerate(open_runs):
         share = None if math.isinf(left()) else PARTITION_SHARE * left() / (len(open_runs) - i)
         if share is not None and share < MIN_RUN_SECONDS:
@@ -355,7 +355,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
     ran out of it a second round with what the others left; a better partition is
     adopted at its k and at every larger k (re-checked there); a lower bound already
     proven for a larger k serves as the DP's target."""
-    open_runs = [r for r in runs if not _closes(r.lb, r.ub_hi)]
+    open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
     for run in runs:
         if run not in open_runs:
             run.records.append(_skipped("ideal-dp", "the partition is already proven optimal"))
@@ -385,7 +385,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             problem = run.problem
             larger = [r for r in runs if r.problem.k > problem.k]
             lb = max([run.lb, *(r.lb for r in larger)])
-            if _closes(lb, run.ub_hi):
+            if closes(lb, run.ub_hi):
                 run.records.append(_skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
                 continue
             share = left() / (len(pending) - i)
@@ -407,7 +407,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
                     other.adopt(evaluate(other.problem, res.assignment), order, f"ideal DP, found for k={problem.k}")
             record = _checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
             run.records.append(record)
-            if res.status == "optimal" and record.bound is not None and not _closes(record.bound, run.ub_hi):
+            if res.status == "optimal" and record.bound is not None and not closes(record.bound, run.ub_hi):
                 run.notes.append(f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
                                  f"per block) keeps its optimum {res.value!r} from a proof; it proves "
                                  f"{record.bound!r}")  # fmt: skip
@@ -450,7 +450,7 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
     for j, method in enumerate(mip_methods):
         if run.interrupted:
             break
-        if _closes(run.lb, run.ub_hi):
+        if closes(run.lb, run.ub_hi):
             run.records.append(_skipped(method, "the partition is already proven optimal"))
             continue
         share = left() / (len(mip_methods) - j + (runs_left - 1) * len(mip_methods))
@@ -470,7 +470,7 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
         if record.status == "interrupted":
             run.interrupted = True
             break
-        if record.bound is not None and _closes(record.bound, run.ub_hi):
+        if record.bound is not None and closes(record.bound, run.ub_hi):
             run.records, extra = _cross_check(problem, run.records, record, solver, run.ub, seed, say,
                                               min(CROSS_CHECK_TIME, max(left(), 1.0)))  # fmt: skip
             run.notes.extend(extra)
@@ -519,13 +519,13 @@ def _certificate(run: _Run, start: float) -> Certificate:
         lower_bound_method=top.method if top.from_k is None else f"{top.method} (from k={top.from_k})",
         ratio=ratio,
         gap_percent=0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        optimal=_closes(lb, run.ub_hi),
+        optimal=closes(lb, run.ub_hi),
         wall_time=time.perf_counter() - start,
         notes=run.notes,
     )  # fmt: skip
 
 
-def _closes(lb: float, ub: float) -> bool:
+def closes(lb: float, ub: float) -> bool:
     """Whether ``lb`` proves ``ub`` optimal to the relative ``OPTIMALITY_TOLERANCE``."""
     return lb >= ub * (1 - OPTIMALITY_TOLERANCE)
 
@@ -566,7 +566,7 @@ def _cross_check(
     if record.bound is None:
         return records, [f"cross-check of {claim.method} ({claim.solver}) by {other} failed: {record.message}"]
     claimed = float(claim.bound or 0.0)
-    if _closes(record.bound, ub):
+    if closes(record.bound, ub):
         say(f"cross-check: {other} agrees, bound {record.bound:.6g}")
         return records, [f"optimality of {claim.method} ({claim.solver}) cross-checked by the exact MIP on "
                          f"{other}: bound {record.bound!r}"]  # fmt: skip

@@ -395,7 +395,7 @@ def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Cer
         "block_costs": [float(x) for x in ev.block_costs],
         "ratio": 1.0 if ub == 0 else lb / ub,
         "gap_percent": 0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        "optimal": lb >= ub * (1 - certificate.OPTIMALITY_TOLERANCE),
+        "optimal": certificate.closes(lb, ub + ev.rounding),
         "notes": [*getattr(cert, "notes", []), f"upper bound: the {rule} split-point plan; the lower bound "
                   f"holds for all acyclic partitions (best unrestricted partition found: {cert.upper_bound:.6g})"],
     }  # fmt: skip
