@@ -1,22 +1,32 @@
-"""Long soundness sweeps: fresh random tiny instances against brute force, every backend
-x every bound method (the instances and the check of ``tests/soundness``).
+"""Long soundness sweeps: fresh random small instances against the exact optimum
+(rational arithmetic), every backend x every bound method, and the methods that need no
+solver (the instances and the checks of ``tests/soundness``).
 
-    python benchmarks/soundness.py --cases 20000 --jobs 2              # all backends
+    python benchmarks/soundness.py --cases 20000 --jobs 2              # all backends, and "none"
     python benchmarks/soundness.py --cases 5000 --backends highs cpsat --seed 7
+    python benchmarks/soundness.py --cases 20000 --backends none --families needle mixed
+
+``none`` is a pseudo-backend: it runs only the backend-free check (simple bound, cut bound,
+ideal DP, ``certify`` without MIPs) on every instance.  ``--families`` picks the instance
+families (default all: classic, mixed, needle, zero), drawn in turn at random.
 
 Prints, per backend, the instances checked, the unsound findings (a bound above the
-optimum, a false "optimal", an exception), the safe-side ones (a proven-optimal exact
-bound well below the optimum) and the time; the first findings in full.  Exits 1 if
-any is unsound.  Every instance is checked with the bound methods; ``--certify-every N`` also
-runs the whole ``certify`` (partition, hierarchy, cross-check) on every N-th.
+optimum, a false "optimal", an exception), the safe-side ones (a proven-optimal bound
+well below the optimum, a solver that calls a model infeasible) and the time; then the
+same per backend and family, the unsound findings per method, and the first findings
+in full.  Exits 1 if any is unsound.  Every instance is checked with the bound methods;
+``--certify-every N`` also runs the whole ``certify`` (partition, hierarchy,
+cross-check) on every N-th.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -24,56 +34,99 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.peak_memory import git_commit  # noqa: E402
-from tests.oracle import down_set_optimum  # noqa: E402
-from tests.soundness.instances import NOT_TIGHT, Case, check, make_instance  # noqa: E402
+from tests.soundness.instances import (  # noqa: E402
+    FAMILIES,
+    MAX_N,
+    NOT_TIGHT,
+    check,
+    check_combinatorial,
+    make_case,
+    make_instance,
+)
 
-BACKENDS = ("highs", "gurobi", "scip", "cpsat")
+BACKENDS = ("highs", "gurobi", "scip", "cpsat", "none")
 
 
-def sweep(args: tuple[str, int, int, int]) -> tuple[str, int, list[str], float]:
-    """Check ``count`` instances seeded from ``seed`` on ``solver``."""
-    solver, seed, count, certify_every = args
+def method_of(finding: str) -> str:
+    """The method a finding names (``highs: exact: ...`` -> ``exact``)."""
+    m = re.match(r"[\w-]+: (raised \w+|[\w -]+?)(:| record|,)", finding)
+    return m.group(1) if m else "?"
+
+
+def sweep(args: tuple[str, int, int, int, tuple[str, ...], int]) -> tuple[str, dict[str, list], float]:
+    """Check ``count`` instances seeded from ``seed`` on ``solver`` (``none``: the
+    backend-free check); per family: instances and findings."""
+    solver, seed, count, certify_every, families, max_n = args
     rng = random.Random(seed)
     t0 = time.perf_counter()
-    bad: list[str] = []
+    per: dict[str, list] = {f: [0, []] for f in families}
     for i in range(count):
-        problem = make_instance(rng)
-        bad.extend(check(Case(problem, down_set_optimum(problem)), solver, with_certify=i % certify_every == 0))
-    return solver, count, bad, time.perf_counter() - t0
+        family = rng.choice(families)
+        case = make_case(make_instance(rng, family, max_n), family)
+        if solver == "none":
+            found = check_combinatorial(case)
+        else:
+            found = check(case, solver, with_certify=i % certify_every == 0)
+        per[family][0] += 1
+        per[family][1].extend(found)
+    return solver, per, time.perf_counter() - t0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=2000, help="instances per backend (default 2000)")
-    ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS,
+                    help="'none' runs the backend-free check only")  # fmt: skip
+    ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    ap.add_argument("--max-n", type=int, default=MAX_N, help=f"most ops per instance (default {MAX_N})")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--seed", type=int, default=None, help="default: a fresh one (printed)")
     ap.add_argument("--certify-every", type=int, default=4)
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    families = tuple(args.families)
     chunk = 250
     tasks = []  # round-robin over the backends, so that an interrupted sweep has covered all of them
     for c, start in enumerate(range(0, args.cases, chunk)):
         for b, solver in enumerate(args.backends):
             count = min(chunk, args.cases - start)
-            tasks.append((solver, seed * 1_000_003 + b * 10_007 + c, count, args.certify_every))
-    print(f"commit {git_commit()}  seed {seed}  {args.cases} instances per backend, {args.jobs} jobs")
-    totals: dict[str, list] = {s: [0, [], 0.0] for s in args.backends}
+            tasks.append((solver, seed * 1_000_003 + b * 10_007 + c, count, args.certify_every, families, args.max_n))
+    print(f"commit {git_commit()}  seed {seed}  {args.cases} instances per backend, families {' '.join(families)}, "
+          f"n <= {args.max_n}, {args.jobs} jobs")  # fmt: skip
+    totals: dict[str, dict[str, list]] = {s: {f: [0, []] for f in families} for s in args.backends}
+    secs: Counter[str] = Counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for future in as_completed([pool.submit(sweep, task) for task in tasks]):
-            solver, count, bad, secs = future.result()
-            t = totals[solver]
-            t[0] += count
-            t[1].extend(bad)
-            t[2] += secs
-            print(f"  {solver}: {t[0]} checked, {len(t[1])} violations", flush=True)
-            for line in bad[:3]:
-                print("   ", line, flush=True)
-    print(f"{'backend':8} {'instances':>10} {'unsound':>8} {'not tight':>10} {'s / instance':>13}")
-    for solver, (count, bad, secs) in totals.items():
+            solver, per, took = future.result()
+            secs[solver] += took
+            for family, (count, bad) in per.items():
+                totals[solver][family][0] += count
+                totals[solver][family][1].extend(bad)
+            checked = sum(c for c, _ in totals[solver].values())
+            found = sum(len(b) for _, b in totals[solver].values())
+            print(f"  {solver}: {checked} checked, {found} findings", flush=True)
+            for line in [b for _, bad in per.values() for b in bad][:3]:
+                print("   ", line[:600], flush=True)
+
+    def row(label: str, count: int, bad: list[str], seconds: float | None = None) -> str:
         loose = sum(NOT_TIGHT in b for b in bad)
-        print(f"{solver:8} {count:>10} {len(bad) - loose:>8} {loose:>10} {secs / max(count, 1):>13.3f}")
-    worst = [b for _, bad, _ in totals.values() for b in bad if NOT_TIGHT not in b]
+        tail = "" if seconds is None else f" {seconds / max(count, 1):>13.3f}"
+        return f"{label:16} {count:>10} {len(bad) - loose:>8} {loose:>10}{tail}"
+
+    print(f"\n{'backend':16} {'instances':>10} {'unsound':>8} {'not tight':>10} {'s / instance':>13}")
+    for solver, per in totals.items():
+        print(row(solver, sum(c for c, _ in per.values()), [b for _, bad in per.values() for b in bad], secs[solver]))
+    print(f"\n{'backend / family':16} {'instances':>10} {'unsound':>8} {'not tight':>10}")
+    for solver, per in totals.items():
+        for family, (count, bad) in per.items():
+            print(row(f"{solver} / {family}", count, bad))
+    worst = [b for per in totals.values() for _, bad in per.values() for b in bad if NOT_TIGHT not in b]
+    if worst:
+        print(f"\n{'backend / method':32} {'unsound':>8}")
+        by_method = Counter(f"{b.split(':')[0]} / {method_of(b)}" for b in worst)
+        for key, count in sorted(by_method.items()):
+            print(f"{key:32} {count:>8}")
+        print()
     for line in worst[:10]:
         print(line)
     return 1 if worst else 0

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,108 @@ def down_set_optimum(problem: Problem) -> float:
     for _ in range(k):
         best = {i: min(max(best[j], f(i & ~j)) for j in ideals if not j & ~i) for i in ideals}
     return best[(1 << n) - 1]
+
+
+# ---------------------------------------------------------------- exact rationals
+class ExactCosts:
+    """``f(S)`` of Eq. (1)-(3) in exact rational arithmetic: every float weight, ``M``,
+    ``R`` and ``B`` is taken as the rational it stores (``Fraction(x)`` is exact).  For
+    speed the costs are kept as integers ``g(S) = f(S) * divisor`` (every weight has a
+    power-of-two denominator; ``B = p / q``, so ``divisor = D p`` with ``D`` the common
+    denominator of the weights), and a positive scale preserves min and max.  Peak-aware
+    problems are rejected: the activation peak is not priced here."""
+
+    def __init__(self, problem: Problem) -> None:
+        if problem.peak_aware:
+            raise ValueError("the exact oracle prices Eq. (3) with a fixed reserve, not peak-aware costs")
+        g = problem.graph
+        self.n = n = g.n
+        work = [Fraction(float(x)) for x in g.work]
+        param = [Fraction(float(x)) for x in g.size_param]
+        out = [Fraction(float(x)) for x in g.size_out]
+        budget = None if math.isinf(problem.memory) else Fraction(problem.memory) - Fraction(problem.reserve)
+        d = math.lcm(1, *(x.denominator for x in (*work, *param, *out, *(() if budget is None else (budget,)))))
+        b = Fraction(problem.bandwidth)
+        p, q = b.numerator, b.denominator
+        # g(S) = D p f(S) = q D (io(S) + overflow(S)) + p D work(S)
+        self.work = [int(x * d) * p for x in work]
+        self.param = [int(x * d) for x in param]
+        self.out = [int(x * d) * q for x in out]
+        self.budget = None if budget is None else int(budget * d)  # an integer (d is a multiple of its denominator)
+        self.q = q
+        self.divisor = d * p
+        self.succ = [0] * n
+        self.pred = [0] * n
+        for u, v in zip(g.edge_src.tolist(), g.edge_dst.tolist()):
+            self.succ[u] |= 1 << v
+            self.pred[v] |= 1 << u
+        self._cache: dict[int, int] = {0: 0}
+
+    def scaled(self, mask: int) -> int:
+        """``g(S) = divisor * f(S)`` of the block ``S`` given as a bitmask (an empty block costs 0)."""
+        value = self._cache.get(mask)
+        if value is None:
+            work = params = io = 0
+            for u in range(self.n):
+                if mask >> u & 1:
+                    work += self.work[u]
+                    params += self.param[u]
+                    if self.succ[u] & ~mask:  # output tensor, once per producer
+                        io += self.out[u]
+                elif self.succ[u] & mask:  # input tensor, once per producer
+                    io += self.out[u]
+            if self.budget is not None and params > self.budget:
+                io += (params - self.budget) * self.q
+            value = self._cache[mask] = work + io
+        return value
+
+    def cost(self, block: Iterable[int]) -> Fraction:
+        """``f(S)`` of a block given by node indices."""
+        return Fraction(self.scaled(sum(1 << int(v) for v in set(block))), self.divisor)
+
+    def bottleneck(self, assignment: Sequence[int]) -> Fraction:
+        """The exact objective of a partition (block per node index; acyclicity not checked)."""
+        blocks: dict[int, int] = {}
+        for v, b in enumerate(assignment):
+            blocks[int(b)] = blocks.get(int(b), 0) | 1 << v
+        return Fraction(max(self.scaled(m) for m in blocks.values()), self.divisor)
+
+
+def down_sets(pred: Sequence[int], cap: int | None = None) -> list[int] | None:
+    """Every down-set of the DAG whose node ``v`` has the predecessors in the bitmask
+    ``pred[v]``, as bitmasks by size (``None`` if there are more than ``cap``)."""
+    n = len(pred)
+    seen, frontier = {0}, [0]
+    while frontier:
+        nxt = []
+        for mask in frontier:
+            for v in range(n):
+                if not mask >> v & 1 and not pred[v] & ~mask:
+                    grown = mask | 1 << v
+                    if grown not in seen:
+                        seen.add(grown)
+                        nxt.append(grown)
+        if cap is not None and len(seen) > cap:
+            return None
+        frontier = nxt
+    return sorted(seen, key=lambda m: (m.bit_count(), m))
+
+
+def exact_optimum(problem: Problem) -> Fraction:
+    """OPT of Eq. (4) as an exact rational: the chains of down-sets of
+    :func:`down_set_optimum`, every block priced by :class:`ExactCosts` (no rounding
+    anywhere, so huge and tiny weights in one graph cannot cancel).
+    ``O(P k)`` for the ``P`` pairs ``J <= I`` of down-sets (``P <= 3^n``)."""
+    costs = ExactCosts(problem)
+    ideals = down_sets(costs.pred)
+    assert ideals is not None
+    index = {m: i for i, m in enumerate(ideals)}
+    # pairs[i]: (j, g(I_i \ I_j)) for every down-set I_j inside I_i, the empty block (j = i) included
+    pairs = [[(index[j], costs.scaled(i ^ j)) for j in ideals[: index[i] + 1] if not j & ~i] for i in ideals]
+    best = [costs.scaled(i) for i in ideals]  # one block
+    for _ in range(problem.k - 1):
+        best = [min(max(best[j], c) for j, c in row) for row in pairs]
+    return Fraction(best[-1], costs.divisor)
 
 
 def brute_force_segmentation(problem: Problem, order: Sequence[int]) -> float:

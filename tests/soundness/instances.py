@@ -1,74 +1,298 @@
-"""Random tiny MTPP instances for the soundness tests and ``benchmarks/soundness.py``,
-and the check of every bound method on one backend against the exact optimum.
+"""Random small MTPP instances for the soundness tests and ``benchmarks/soundness.py``,
+the check of every bound method on one backend against the exact optimum, and the
+backend-free check of the combinatorial methods (simple, cut, ideal DP, certify without
+MIPs).
 
-Instances: ``n <= 7`` ops, ``k <= 4``, weights with 0 to 6 decimals at scales
-``1e-3 .. 1e12``, bandwidth ``B`` in {0.5, 0.7, 1, 3}, finite memory with a reserve in
-about a third, node ids shuffled (strings or ints, never in index order).  The truth
-is :func:`tests.oracle.down_set_optimum`, written from the definitions.
+Families (:data:`FAMILIES`), all with bandwidth ``B`` in {0.5, 0.7, 1, 3}, finite memory
+in about a third of the instances (chosen to bind: a share of the parameters, with a
+reserve in a third of those) and node ids shuffled (strings or ints, never in index
+order):
+
+* ``classic``: ``n <= 7``, one weight scale per graph in ``1e-3 .. 1e12``, weights with 0
+  to 6 decimals, a few zeros;
+* ``mixed``: every weight's scale drawn on its own in ``1e-3 .. 1e15``, so one graph
+  mixes them all;
+* ``needle``: ops of weight ~1e-3 with a few decimals, plus one zero-work op whose output
+  tensor is ``1e6 .. 1e15`` (its consumers can all sit with it), or one op whose
+  ``size_param`` is that large with the memory just above it (the overflow is then a
+  small difference of huge sums), or both;
+* ``zero``: ordinary ops with zero-cost leaves (sources with one consumer, sinks with one
+  producer: no work, no parameters) and a chain of zero-work ops.
+
+``n <= 12`` (mostly ``n <= 8``), with at most :data:`MAX_IDEALS` down-sets, so that the
+exact oracle :func:`tests.oracle.exact_optimum` (rational arithmetic) stays fast.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 from hypothesis import strategies as st
 
 from mtpp import Graph, Problem, evaluate
-from tests.oracle import down_set_optimum
+from tests.oracle import ExactCosts, down_sets, exact_optimum
 
 SCALES = (1e-3, 1.0, 1e3, 1e6, 1e9, 1e12)
+MIXED_SCALES = (1e-3, 1e-2, 1.0, 1e3, 1e6, 1e9, 1e12, 1e15)
 BANDWIDTHS = (0.5, 0.7, 1.0, 3.0)
+FAMILIES = ("classic", "mixed", "needle", "zero")
 METHODS = ("bottleneck", "guess", "exact")
-REL = 1e-9  # a bound may exceed OPT only by float rounding of OPT itself
-TIGHT = 1e-5  # a proven-optimal exact bound lies within this (relative) of OPT
-NOT_TIGHT = "not tight"  # marks a safe-side finding: a proven-optimal exact bound well below OPT
+MAX_N = 12
+MAX_IDEALS = 512  # the oracle's pairs of down-sets stay below ~10^5: well under 0.1 s at n = 12
+REL = Fraction(1, 10**9)  # a bound may exceed OPT only by float rounding of OPT itself
+TIGHT = Fraction(1, 10**5)  # a proven-optimal exact bound lies within this (relative) of OPT
+OPTIMAL = Fraction(1, 10**6)  # a certificate called optimal has its UB within this (relative) of OPT
+NOT_TIGHT = "not tight"  # marks a safe-side finding: a proven-optimal bound well below OPT, or no bound
 
 
 @dataclass(frozen=True)
 class Case:
     problem: Problem
-    opt: float
+    opt: Fraction  # exact (tests.oracle.exact_optimum)
+    family: str = ""
+    costs: ExactCosts | None = field(default=None, compare=False, repr=False)
+
+    def exact_bottleneck(self, assignment) -> Fraction:
+        """The exact cost of a partition (block per node index)."""
+        costs = self.costs if self.costs is not None else ExactCosts(self.problem)
+        return costs.bottleneck([int(b) for b in assignment])
 
     def describe(self) -> str:
         p = self.problem
-        return (f"n={p.graph.n} m={p.graph.m} k={p.k} B={p.bandwidth} M={p.memory} R={p.reserve} "
-                f"OPT={self.opt!r} graph={p.graph.to_json()}")  # fmt: skip
+        return (f"[{self.family or '?'}] n={p.graph.n} m={p.graph.m} k={p.k} B={p.bandwidth} M={p.memory!r} "
+                f"R={p.reserve!r} OPT={float(self.opt)!r} graph={p.graph.to_json()}")  # fmt: skip
 
 
-def make_instance(rng: random.Random) -> Problem:
-    """One random instance (module docstring) from a seeded ``random.Random``."""
-    n = rng.randint(1, 7)
-    order = list(range(n))
-    rng.shuffle(order)
-    density = rng.choice([0.2, 0.45, 0.7])
-    edges = [(order[i], order[j]) for i in range(n) for j in range(i + 1, n) if rng.random() < density]
+def make_case(problem: Problem, family: str = "") -> Case:
+    """A :class:`Case` with its exact optimum."""
+    return Case(problem, exact_optimum(problem), family, ExactCosts(problem))
+
+
+# ---------------------------------------------------------------- instances
+def make_instance(rng: random.Random, family: str | None = None, max_n: int = MAX_N) -> Problem:
+    """One random instance of ``family`` (module docstring; default: one drawn from
+    :data:`FAMILIES`) from a seeded ``random.Random``, with at most ``max_n`` ops."""
+    family = rng.choice(FAMILIES) if family is None else family
+    build = {"classic": _classic, "mixed": _mixed, "needle": _needle, "zero": _zero}[family]
+    return build(rng, max(3, max_n))
+
+
+def _size(rng: random.Random, max_n: int, low: int = 1) -> int:
+    """Mostly ``n <= 8``; one in five up to ``max_n``."""
+    if max_n > 8 and rng.random() < 0.2:
+        return rng.randint(9, max_n)
+    return rng.randint(low, min(8, max_n))
+
+
+def _edges(rng: random.Random, n: int, density: float) -> list[tuple[int, int]]:
+    """Random edges ``i -> j`` with ``i < j`` (indices are topological until :func:`_finish`)."""
+    return [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < density]
+
+
+def _decimal(rng: random.Random, scale: float, places: tuple[int, ...] = (0, 1, 3, 6)) -> float:
+    return round(rng.uniform(0, 10), rng.choice(places)) * scale
+
+
+def _classic(rng: random.Random, max_n: int) -> Problem:
+    n = rng.randint(1, min(7, max_n))
+    edges = _edges(rng, n, rng.choice([0.2, 0.45, 0.7]))
     scale = rng.choice(SCALES)
 
     def weight() -> float:
-        if rng.random() < 0.15:
-            return 0.0
-        return round(rng.uniform(0, 10), rng.choice([0, 1, 3, 6])) * scale
+        return 0.0 if rng.random() < 0.15 else _decimal(rng, scale)
 
     work, param, out = ([weight() for _ in range(n)] for _ in range(3))
-    kind = rng.choice(["str", "int"])
+    return _finish(rng, work, param, out, edges)
+
+
+def _mixed(rng: random.Random, max_n: int) -> Problem:
+    n = _size(rng, max_n)
+    edges = _edges(rng, n, rng.choice([0.1, 0.25, 0.45, 0.7]))
+
+    def weight() -> float:
+        return 0.0 if rng.random() < 0.15 else _decimal(rng, rng.choice(MIXED_SCALES))
+
+    work, param, out = ([weight() for _ in range(n)] for _ in range(3))
+    return _finish(rng, work, param, out, edges)
+
+
+def _huge(rng: random.Random) -> float:
+    return round(rng.uniform(1, 10), rng.choice([0, 2, 5])) * 10.0 ** rng.randint(6, 14)
+
+
+def _needle(rng: random.Random, max_n: int) -> Problem:
+    n = _size(rng, max_n, low=2)
+    edges = set(_edges(rng, n, rng.choice([0.1, 0.25, 0.45, 0.7])))
+
+    def tiny() -> float:
+        return 0.0 if rng.random() < 0.1 else _decimal(rng, 1e-3, (2, 3, 4, 5))
+
+    work, param, out = ([tiny() for _ in range(n)] for _ in range(3))
+    kind = rng.choice(["tensor", "tensor", "param", "both"])
+    memory = None
+    if kind in ("tensor", "both"):  # a zero-work op with a huge output, consumed by 1..3 later ops
+        h = rng.randrange(n - 1)
+        work[h], out[h] = 0.0, _huge(rng)
+        if rng.random() < 0.7:
+            param[h] = 0.0
+        edges -= {(h, j) for j in range(h + 1, n)}
+        edges |= {(h, j) for j in rng.sample(range(h + 1, n), min(n - h - 1, rng.randint(1, 3)))}
+    if kind in ("param", "both"):  # a huge parameter, the memory just above it: the overflow is a small difference
+        v = rng.randrange(n)
+        param[v] = _huge(rng)
+        rest = sum(param) - param[v]
+        memory = param[v] + rest * rng.choice([0.0, 0.3, 0.6, 1.0])
+    return _finish(rng, work, param, out, sorted(edges), memory=memory)
+
+
+def _zero(rng: random.Random, max_n: int) -> Problem:
+    n = _size(rng, max_n, low=3)
+    scale = rng.choice(SCALES)
+
+    def weight() -> float:
+        return 0.0 if rng.random() < 0.1 else _decimal(rng, scale)
+
+    leaves = rng.randint(1, max(1, n // 3))
+    sources = rng.randint(0, leaves)
+    core = n - leaves
+    edges = {(sources + i, sources + j) for i, j in _edges(rng, core, rng.choice([0.15, 0.3, 0.5, 0.7]))}
+    work, param, out = ([weight() for _ in range(n)] for _ in range(3))
+    first = sources
+    if core >= 2:  # a chain of zero-work ops inside the core
+        length = rng.randint(2, min(4, core))
+        first = sources + rng.randint(0, core - length)
+        for v in range(first, first + length):
+            work[v] = 0.0
+            if rng.random() < 0.5:
+                param[v] = 0.0
+            if v > first:
+                edges.add((v - 1, v))
+    for s in range(sources):  # zero-cost sources, one consumer each (often in the chain)
+        work[s] = param[s] = 0.0
+        edges.add((s, first if rng.random() < 0.5 else rng.randrange(sources, sources + core)))
+    for t in range(sources + core, n):  # zero-cost sinks, one producer each
+        work[t] = param[t] = 0.0
+        if rng.random() < 0.5:
+            out[t] = 0.0
+        edges.add((rng.randrange(sources, sources + core), t))
+    leaf = set(range(sources)) | set(range(sources + core, n))
+    return _finish(rng, work, param, out, sorted(edges), keep=leaf)
+
+
+def _finish(
+    rng: random.Random,
+    work: list[float],
+    param: list[float],
+    out: list[float],
+    edges: list[tuple[int, int]],
+    memory: float | None = None,
+    keep: Collection[int] = (),
+) -> Problem:
+    """Thin the down-sets to :data:`MAX_IDEALS` (extra edges ``i -> j``, ``i < j``,
+    never at the nodes in ``keep``), relabel the nodes in a random order, draw the ids,
+    ``k``, ``B`` and the memory (``memory``: a given memory, with or without a reserve)."""
+    n = len(work)
+    edges = set(edges)
+    free = [(i, j) for i in range(n) for j in range(i + 1, n) if i not in keep and j not in keep]
+    rng.shuffle(free)
+    while free and _count(n, edges) > MAX_IDEALS:
+        edges.update(free[:2])
+        del free[:2]
+    perm = list(range(n))
+    rng.shuffle(perm)  # topological index t becomes node index perm[t]
+    place = [0] * n
+    for t, v in enumerate(perm):
+        place[v] = t
+    work, param, out = ([w[place[v]] for v in range(n)] for w in (work, param, out))
     labels = rng.sample(range(100), n)
-    ids = [f"v{x}" for x in labels] if kind == "str" else labels
-    graph = Graph.from_arrays(work, param, out, edges, ids=ids)
-    k = rng.randint(1, 4)
+    ids = [f"v{x}" for x in labels] if rng.random() < 0.5 else labels
+    graph = Graph.from_arrays(work, param, out, [(perm[i], perm[j]) for i, j in sorted(edges)], ids=ids)
+    k = rng.randint(1, 4) if rng.random() < 0.85 else rng.randint(5, 8)
     bandwidth = rng.choice(BANDWIDTHS)
-    if rng.random() < 0.35:
-        memory = max(scale, sum(param) * rng.choice([0.3, 0.6]))
-        return Problem(graph, k, bandwidth=bandwidth, memory=memory, reserve=memory * rng.choice([0.0, 0.5]))
-    return Problem(graph, k, bandwidth=bandwidth)
+    if memory is None and rng.random() < 0.35:
+        total = sum(param)
+        memory = total * rng.choice([0.3, 0.6, 1.0]) if total > 0 else max(max(out), 1e-3)
+    if memory is None or memory <= 0:
+        return Problem(graph, k, bandwidth=bandwidth)
+    if rng.random() < 1 / 3:  # a reserve R >= M - R, so that M - R is exact in floats (Sterbenz)
+        reserve = memory * rng.choice([1.0, 1.5, 3.0])
+        return Problem(graph, k, bandwidth=bandwidth, memory=memory + reserve, reserve=reserve)
+    return Problem(graph, k, bandwidth=bandwidth, memory=memory)
+
+
+def _count(n: int, edges: set[tuple[int, int]]) -> int:
+    pred = [0] * n
+    for i, j in edges:
+        pred[j] |= 1 << i
+    found = down_sets(pred, MAX_IDEALS)
+    return MAX_IDEALS + 1 if found is None else len(found)
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> Case:
+def cases(draw: st.DrawFn, families: tuple[str, ...] = FAMILIES, max_n: int = MAX_N) -> Case:
     """A hypothesis strategy of :class:`Case` (fresh random instances each run)."""
-    problem = make_instance(random.Random(draw(st.integers(0, 2**64 - 1))))
-    return Case(problem, down_set_optimum(problem))
+    family = draw(st.sampled_from(families))
+    problem = make_instance(random.Random(draw(st.integers(0, 2**64 - 1))), family, max_n)
+    return make_case(problem, family)
+
+
+# ---------------------------------------------------------------- comparisons with the exact OPT
+def exceeds(x: float, opt: Fraction, rel: Fraction = REL) -> bool:
+    """``x > opt (1 + rel)``, exactly (``nan`` counts as exceeding)."""
+    if not math.isfinite(x):
+        return not x < 0
+    return Fraction(x) > opt * (1 + rel)
+
+
+def below(x: float, opt: Fraction, rel: Fraction = REL, err: float = 0.0) -> bool:
+    """``x + err < opt (1 - rel)``, exactly (``nan`` counts as below)."""
+    if not (math.isfinite(x) and math.isfinite(err)):
+        return not x + err > 0
+    return Fraction(x) + Fraction(err) < opt * (1 - rel)
+
+
+def _check_partition(case: Case, who: str, assignment, claimed: float | None = None) -> list[str]:
+    """A partition a method returned, re-evaluated by ``mtpp.evaluate``: its float cost
+    within the evaluator's stated rounding bound of the exact cost (and of the
+    ``claimed`` cost), never below OPT beyond that bound."""
+    p, opt = case.problem, case.opt
+    ev = evaluate(p, assignment)  # raises on a cyclic quotient or a missing node
+    err = getattr(ev, "rounding", 0.0)
+    exact = case.exact_bottleneck(ev.assignment)
+    bad = []
+    if below(ev.bottleneck, opt, err=err):
+        bad.append(f"{who}: partition at {ev.bottleneck!r} (rounding {err:.3g}) beats OPT")
+    if abs(Fraction(ev.bottleneck) - exact) > Fraction(err) + exact * REL:
+        bad.append(f"evaluate: {ev.bottleneck!r} for {who}'s partition, exact {float(exact)!r}: "
+                   f"off by more than its rounding bound {err:.3g}")  # fmt: skip
+    if claimed is not None and not math.isclose(ev.bottleneck, claimed, rel_tol=1e-12, abs_tol=0.0):
+        bad.append(f"{who}: its partition does not re-evaluate to its UB {claimed!r} ({ev.bottleneck!r})")
+    return bad
+
+
+def _check_certificate(case: Case, cert) -> list[str]:
+    """A certificate against OPT: LB (and every record's bound) at most OPT; UB the
+    re-evaluated cost of its own partition, not below OPT (beyond the evaluator's
+    rounding bound); "optimal" only with UB and its partition's exact cost within
+    :data:`OPTIMAL` of OPT."""
+    p, opt = case.problem, case.opt
+    bad = []
+    if exceeds(cert.lower_bound, opt):
+        bad.append(f"certify: LB {cert.lower_bound!r} > OPT ({cert.lower_bound_method})")
+    for record in cert.bounds:
+        if record.bound is not None and exceeds(record.bound, opt) and record.method != cert.lower_bound_method:
+            bad.append(f"certify: {record.method} record bound {record.bound!r} > OPT ({record.status})")
+    a = [cert.assignment[str(nid)] for nid in p.graph.ids]
+    bad += _check_partition(case, "certify", a, claimed=cert.upper_bound)
+    exact = case.exact_bottleneck(a)
+    if cert.optimal and (exceeds(cert.upper_bound, opt, OPTIMAL) or exact > opt * (1 + OPTIMAL)):
+        bad.append(f"certify: claims optimal at UB {cert.upper_bound!r}, its partition costs {float(exact)!r} "
+                   f"(LB {cert.lower_bound!r}, {cert.lower_bound_method})")  # fmt: skip
+    return bad
 
 
 def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool = True) -> list[str]:
@@ -78,46 +302,93 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
 
     * a bound above OPT (beyond float rounding of OPT, relative ``1e-9``);
     * an exact MIP proven optimal whose bound is not OPT (to a relative ``TIGHT``: the
-      solver's safety margin may hold it a little below);
-    * an exact incumbent that does not re-evaluate, or beats OPT;
-    * a certificate whose LB exceeds OPT, whose UB is below OPT or not re-checked, or
-      that claims optimality with ``UB > OPT (1 + 1e-6)``;
+      solver's safety margin may hold it a little below), or a method whose solver
+      called its model infeasible (``InfeasibleFormulationError``, a declared failure
+      that gives no bound): both safe-side, marked ``NOT_TIGHT``;
+    * an incumbent that beats OPT, or whose re-evaluated cost is off its exact cost by
+      more than the evaluator's rounding bound (:func:`_check_partition`);
+    * a certificate whose LB (or any record's bound) exceeds OPT, whose UB is not its
+      partition's re-evaluated cost or lies below OPT beyond the rounding bound, or that
+      claims optimality with its UB or its partition's exact cost above ``OPT (1 + 1e-6)``;
     * any exception other than a licence refusal."""
     from formulations.bounds import solve_bound
+    from formulations.errors import InfeasibleFormulationError
     from mtpp.certificate import certify
     from mtpp.partitioner import partition
     from solvers.errors import SolverLicenseError
 
     p, opt = case.problem, case.opt
     bad: list[str] = []
-    tol = REL * abs(opt)
     try:
         sol = partition(p, orderer="kahn")
         for method in METHODS:
-            res = solve_bound(p, method, solver=solver, time_limit=time_limit, upper_bound=sol.bottleneck,
-                              warm_start=sol.evaluation.assignment if method == "exact" else None)  # fmt: skip
-            if res.bound > opt + tol:
+            try:
+                res = solve_bound(p, method, solver=solver, time_limit=time_limit, upper_bound=sol.bottleneck,
+                                  warm_start=sol.evaluation.assignment if method == "exact" else None)  # fmt: skip
+            except InfeasibleFormulationError as exc:  # a declared solver failure, no bound: the safe side
+                bad.append(f"{method}: no bound, the solver failed ({NOT_TIGHT}): {exc}")
+                continue
+            if exceeds(res.bound, opt):
                 bad.append(f"{method}: bound {res.bound!r} > OPT")
-            if method == "exact" and res.status.value == "optimal" and res.bound < opt * (1 - TIGHT):
+            if method == "exact" and res.status.value == "optimal" and below(res.bound, opt, TIGHT):
                 bad.append(f"exact: proven optimal at {res.bound!r} < OPT ({NOT_TIGHT})")
             if res.assignment is not None:
-                value = evaluate(p, res.assignment).bottleneck
-                if value < opt - tol:
-                    bad.append(f"{method}: incumbent {value!r} beats OPT")
-        if not with_certify:
-            return [f"{solver}: {b} | {case.describe()}" for b in bad]
-        cert = certify(p, solver=solver, time_limit=time_limit, orderer="kahn")
-        if cert.lower_bound > opt + tol:
-            bad.append(f"certify: LB {cert.lower_bound!r} > OPT ({cert.lower_bound_method})")
-        if cert.upper_bound < opt - tol:
-            bad.append(f"certify: UB {cert.upper_bound!r} < OPT")
-        if cert.optimal and cert.upper_bound > opt * (1 + 1e-6):
-            bad.append(f"certify: claims optimal at UB {cert.upper_bound!r}")
-        a = {nid: cert.assignment[str(nid)] for nid in p.graph.ids}
-        if not math.isclose(evaluate(p, a).bottleneck, cert.upper_bound, rel_tol=1e-12, abs_tol=0.0):
-            bad.append("certify: its partition does not re-evaluate to its UB")
+                bad += _check_partition(case, f"{method} incumbent", res.assignment)
+        if with_certify:
+            bad += _check_certificate(case, certify(p, solver=solver, time_limit=time_limit, orderer="kahn"))
     except SolverLicenseError:
         return []
     except Exception as exc:  # anything else is a defect to report
         bad.append(f"raised {type(exc).__name__}: {exc}")
     return [f"{solver}: {b} | {case.describe()}" for b in bad]
+
+
+def check_combinatorial(case: Case) -> list[str]:
+    """The methods that need no solver, against OPT; the list of violations:
+
+    * the simple bound of a Kahn partition or the cut bound above OPT; the Kahn
+      partition below OPT or off its exact cost beyond the evaluator's rounding bound;
+    * the ideal DP (with the Kahn bottleneck as its upper bound): its claimed bound
+      (``lower_bound`` where the result carries one, else ``value`` when ``optimal`` or
+      ``bound_reached``, the upper bound when ``no_improvement``) above OPT; ``optimal``
+      with ``value`` below OPT by more than its rounding and ``TIGHT`` (``NOT_TIGHT``,
+      safe side); its partition as the Kahn one;
+    * ``certify`` with ``bounds=("simple", "cut", "ideal-dp")`` and the Kahn orderer (no
+      MIP): as in :func:`check`;
+    * any exception."""
+    from heuristics.ideal_dp import ideal_dp
+    from mtpp.certificate import certify
+    from mtpp.cut_bound import cut_lower_bound
+    from mtpp.partitioner import partition
+
+    p, opt = case.problem, case.opt
+    bad: list[str] = []
+    try:
+        sol = partition(p, orderer="kahn")
+        if exceeds(sol.lower_bound, opt):
+            bad.append(f"simple: bound {sol.lower_bound!r} > OPT")
+        bad += _check_partition(case, "kahn partition", sol.evaluation.assignment, claimed=sol.bottleneck)
+        cut = cut_lower_bound(p)[0]
+        if exceeds(cut, opt):
+            bad.append(f"cut: bound {cut!r} > OPT")
+        bad += _check_ideal_dp(case, ideal_dp(p, upper_bound=sol.bottleneck), sol.bottleneck)
+        bad += _check_certificate(case, certify(p, bounds=("simple", "cut", "ideal-dp"), orderer="kahn"))
+    except Exception as exc:  # any exception is a defect to report
+        bad.append(f"raised {type(exc).__name__}: {exc}")
+    return [f"combinatorial: {b} | {case.describe()}" for b in bad]
+
+
+def _check_ideal_dp(case: Case, res, upper_bound: float) -> list[str]:
+    opt = case.opt
+    bad = []
+    claimed = getattr(res, "lower_bound", None)  # a proven bound, where the result carries one
+    if claimed is None:
+        claimed = {"optimal": res.value, "bound_reached": res.value, "no_improvement": upper_bound}.get(res.status)
+    if claimed is not None and exceeds(claimed, opt):
+        bad.append(f"ideal-dp: {res.status}, bound {claimed!r} > OPT (value {res.value!r}, UB {upper_bound!r})")
+    rounding = getattr(res, "rounding", 0.0)  # |computed - true| <= rel c + rounding for each block cost
+    if res.status == "optimal" and res.value is not None and below(res.value * (1 + 1e-12), opt, TIGHT, rounding):
+        bad.append(f"ideal-dp: optimal at value {res.value!r} (rounding {rounding:.3g}) < OPT ({NOT_TIGHT})")
+    if res.assignment is not None:
+        bad += _check_partition(case, "ideal-dp", res.assignment)
+    return bad

@@ -1,10 +1,17 @@
-"""Soundness against brute force on fresh random tiny instances, every backend x every
-bound method: weights at scales 1e-3 .. 1e12, B != 1, finite memory and reserve, ids
-not in index order (:mod:`tests.soundness.instances`).  2,000 instances per backend
-(in chunks, so pytest-xdist spreads them); ``benchmarks/soundness.py`` runs long sweeps.
+"""Soundness against the exact optimum (rational arithmetic, :mod:`tests.oracle`) on
+fresh random small instances of every family of :mod:`tests.soundness.instances`
+(classic, mixed scales 1e-3 .. 1e15 in one graph, tiny ops with one huge tensor or
+parameter, zero-cost leaves and zero-work chains; B != 1, finite memory and reserve, ids
+not in index order):
 
-Each run draws new instances (hypothesis without a fixed seed): a failure prints the
-instance, and hypothesis keeps it in its example database for the next run."""
+* every backend x every bound method: 2,000 instances per backend, ``n <= 8`` (the MIPs
+  at n = 12 and k = 8 cost seconds on SCIP; ``benchmarks/soundness.py`` goes to 12);
+* the methods that need no solver (simple and cut bounds, the ideal DP, ``certify``
+  without MIPs): 3,000 instances.
+
+Both run in chunks, so pytest-xdist spreads them; ``benchmarks/soundness.py`` runs long
+sweeps.  Each run draws new instances (hypothesis without a fixed seed): a failure
+prints the instance, and hypothesis keeps it in its example database for the next run."""
 
 from __future__ import annotations
 
@@ -14,11 +21,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from solvers.registry import backend_class
-from tests.soundness.instances import NOT_TIGHT, Case, cases, check
+from tests.soundness.instances import NOT_TIGHT, Case, cases, check, check_combinatorial
 
 BACKENDS = ("highs", "gurobi", "scip", "cpsat")
 CHUNKS = 4
 PER_CHUNK = 500  # 2,000 instances per backend
+MIP_MAX_N = 8
+COMBINATORIAL_CHUNKS = 6
+COMBINATORIAL_PER_CHUNK = 500  # 3,000 instances for the backend-free methods (about 15 s)
+
+
+def _assert_sound(found: list[str]) -> None:
+    loose = [v for v in found if NOT_TIGHT in v]  # safe-side slips: reported, not a soundness failure
+    if loose:
+        warnings.warn("\n".join(loose), stacklevel=2)
+    violations = [v for v in found if NOT_TIGHT not in v]
+    assert not violations, "\n".join(violations)
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -28,14 +46,19 @@ def test_every_bound_is_at_most_the_optimum(solver: str, chunk: int) -> None:
         pytest.skip(f"{solver} not installed")
 
     @settings(max_examples=PER_CHUNK, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(case=cases())
+    @given(case=cases(max_n=MIP_MAX_N))
     def sound(case: Case) -> None:
         # certify (partition, hierarchy, cross-check) on every fourth instance, the methods on all
-        found = check(case, solver, with_certify=hash(case.problem.graph.ids) % 4 == 0)
-        loose = [v for v in found if NOT_TIGHT in v]  # safe-side solver slips: reported, not a soundness failure
-        if loose:
-            warnings.warn("\n".join(loose), stacklevel=1)
-        violations = [v for v in found if NOT_TIGHT not in v]
-        assert not violations, "\n".join(violations)
+        _assert_sound(check(case, solver, with_certify=hash(case.problem.graph.ids) % 4 == 0))
+
+    sound()
+
+
+@pytest.mark.parametrize("chunk", range(COMBINATORIAL_CHUNKS))
+def test_combinatorial_bounds_are_at_most_the_optimum(chunk: int) -> None:
+    @settings(max_examples=COMBINATORIAL_PER_CHUNK, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(case=cases())
+    def sound(case: Case) -> None:
+        _assert_sound(check_combinatorial(case))
 
     sound()

@@ -1,6 +1,7 @@
 """The audit's counterexamples (``tests/data/soundness``, copied from the shared
-reproducers): each certificate is checked against the optimum computed here by brute
-force, with the options that broke it."""
+reproducers, and the mixed-scale needles read from ``../shared/soundness``): each
+certificate is checked against the optimum computed here by brute force (in exact
+rationals for the needles), with the options that broke it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import json
 import math
 from contextlib import redirect_stdout
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ import pytest
 import mtpp
 from mtpp.errors import AmbiguousNodeIdError, WeightOverflowError
 from solvers.registry import backend_class
-from tests.oracle import down_set_optimum
+from tests.oracle import ExactCosts, down_set_optimum, exact_optimum
 
 DATA = Path(__file__).parent.parent / "data" / "soundness"
 
@@ -162,3 +164,63 @@ def test_optimal_with_a_gap_is_not_called_optimal() -> None:
     assert res.bound <= opt * (1 + 1e-9)
     if res.status.value == "optimal":  # if this HiGHS closes the gap, the bound must be the optimum
         assert res.bound >= opt * (1 - 1e-5)
+
+
+# ---------------------------------------------------------------- mixed scales (issue 20)
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "soundness"  # the reproducers beside the repository
+NEEDLES = [  # file, k, problem options, the optimum the README reports (exact rational brute force)
+    ("needle_dp_1e9.graph.json", 2, {"memory": 0.00644}, 0.00539998),
+    ("needle_dp_1e12.graph.json", 2, {"memory": 0.00644}, 0.00521),
+]
+MULTI_K = ("needle_multi_k.graph.json", (2, 3, 4, 6, 8), {"bandwidth": 0.3, "memory": 0.0069834499999999996})
+CERTIFY_AS = {  # the CLI's defaults (``mtpp certify ... --budget 30``), and the MIP-free path the DP bug took
+    "cli": {"budget": 30},
+    "combinatorial": {"bounds": ("simple", "cut", "ideal-dp"), "orderer": "kahn"},
+}
+
+
+def _shared(name: str) -> mtpp.Graph:
+    if not (SHARED / name).exists():
+        pytest.skip(f"shared reproducer {name} not found at {SHARED}")
+    return mtpp.load_graph(SHARED / name)
+
+
+def _assert_sound(problem: mtpp.Problem, cert: mtpp.Certificate, opt: Fraction) -> None:
+    """LB <= OPT; "optimal" only with the UB and its partition's exact cost within 1e-6 of OPT."""
+    rel = 1 + Fraction(1, 10**9)
+    assert Fraction(cert.lower_bound) <= opt * rel, (cert.lower_bound, cert.lower_bound_method, float(opt))
+    for record in cert.bounds:
+        assert record.bound is None or Fraction(record.bound) <= opt * rel, record
+    exact = ExactCosts(problem).bottleneck([cert.assignment[str(nid)] for nid in problem.graph.ids])
+    assert exact >= opt
+    if cert.optimal:
+        assert Fraction(cert.upper_bound) <= opt * (1 + Fraction(1, 10**6)), (cert.upper_bound, float(opt))
+        assert exact <= opt * (1 + Fraction(1, 10**6)), (float(exact), float(opt))
+
+
+@pytest.mark.parametrize("how", CERTIFY_AS)
+@pytest.mark.parametrize(("name", "k", "machine", "truth"), NEEDLES, ids=["1e9", "1e12"])
+def test_needle_certificate_claims_no_false_optimum(name: str, k: int, machine: dict, truth: float, how: str) -> None:
+    """Four ops of weight ~1e-3 and a zero-work op whose 1e9 / 1e12 output stays inside
+    a block: the ideal DP's float sums cancelled and certify called a partition optimal
+    that ``solve`` beats."""
+    problem = mtpp.Problem(_shared(name), k, **machine)
+    opt = exact_optimum(problem)
+    assert math.isclose(float(opt), truth, rel_tol=1e-12)
+    _assert_sound(problem, mtpp.certify(problem, **CERTIFY_AS[how]), opt)
+
+
+@pytest.mark.parametrize("how", CERTIFY_AS)
+def test_needle_multi_k_certificates_are_sound(how: str) -> None:
+    """k = 4, 6, 8 took k = 3's partition and the DP said "no partition beats the upper
+    bound": "proven optimal" 12% above the optimum at k = 4."""
+    name, ks, machine = MULTI_K
+    graph = _shared(name)
+    certs = mtpp.certify(graph, list(ks), **machine, **CERTIFY_AS[how])
+    assert [c.k for c in certs] == list(ks)
+    for cert in certs:
+        problem = mtpp.Problem(graph, cert.k, **machine)
+        opt = exact_optimum(problem)
+        if cert.k == 4:
+            assert math.isclose(float(opt), 0.0590982, rel_tol=1e-6)
+        _assert_sound(problem, cert, opt)
