@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from mtpp.graph import Graph
+from mtpp.memory import local_lower_bound, lower_sum_bound
 
 MAX_NODES = 30_000  # 2 n^2 / 8 bytes of bitsets: 225 MB at this size
 _ONE = np.uint64(1)
@@ -92,9 +93,11 @@ def forced_live_memory(graph: Graph) -> np.ndarray:
 
 def forced_live_bound(graph: Graph) -> float:
     """The forced-live lower bound on the minimum peak (module docstring); the local
-    bound for graphs above ``MAX_NODES`` nodes."""
+    bound for graphs above ``MAX_NODES`` nodes.  Each value of
+    :func:`forced_live_memory` is a float sum of at most ``n + 1`` non-negative sizes
+    (distinct ancestors, the op's output and parameters), so the maximum is lowered
+    by :func:`mtpp.memory.lower_sum_bound` (a relative ``gamma(n + 1)``; nothing when
+    the sizes sum exactly)."""
     if graph.n > MAX_NODES:
-        from mtpp.memory import local_lower_bound
-
         return local_lower_bound(graph)
-    return float(forced_live_memory(graph).max())
+    return lower_sum_bound(graph, float(forced_live_memory(graph).max()), graph.n + 1)

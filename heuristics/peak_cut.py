@@ -22,10 +22,20 @@ tensors (ancestors of ``v`` feeding ``desc*(v)``) are cut in every feasible ``S`
 this bound is never below :func:`heuristics.peak_bounds.forced_live_bound`.
 
 Capacities are integers for the max-flow code: each ``size_out`` is multiplied by a
-power of two ``2^k`` (the largest that keeps the total below ``2^30``) and rounded
-down, and the flow is divided by ``2^k`` again.  Rounding down lowers every cut, and
-both scalings are exact in floating point, so the result stays a valid lower
-bound (exact for integral sizes up to the scale).
+power of two ``2^k`` (the largest that keeps the float total at most ``2^30``, with
+``|k| <= 1000``) and rounded down, and the flow is divided by ``2^k`` again.
+Rounding down lowers every cut (tensors below ``2^-k`` become 0: weaker, still
+valid), and both scalings are exact in floating point (a power of two; a product
+too small to be a normal float is below 1 and floors to 0 anyway, and the flow, an
+integer, divided by ``2^k <= 2^1000`` stays normal), so ``flow / 2^k`` is at most
+``C(v)`` (exact for integral sizes up to the scale).  Infinite arcs get ``2^30``:
+should the finite capacities (whose true total may exceed ``2^30`` by the float
+sum's rounding) make one of them worth cutting, that cut is still no more than the
+true one, and the flow stays below ``2^31`` (``int32``).  The value
+``fl(fl(size_out(v) + size_param(v)) + flow / 2^k)`` is a sum of three non-negative
+terms and the forced-live values sums of at most ``n + 1``, so the maximum is
+lowered by a relative ``gamma(n + 2)`` (:func:`proven_bound`; nothing when the
+sizes sum exactly, :func:`mtpp.memory.sums_are_exact`).
 
 Cost: one max flow (scipy, Dinic) on ``2n + 2`` nodes and ``2m + n + |anc| + |desc|``
 arcs per op; ops whose cut cannot beat the best value so far (an upper bound on
@@ -45,9 +55,10 @@ from scipy.sparse.csgraph import maximum_flow
 
 from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
 from mtpp.graph import Graph
+from mtpp.memory import lower_sum_bound
 
 MAX_NODES = 4000  # n x max(n, m) boolean matrices; larger graphs get the forced-live values
-CAPACITY_TOTAL = 2**30  # the scaled sizes sum to at most this; arcs that must not be cut get INFINITE
+CAPACITY_BITS = 30  # the scaled sizes sum to at most 2^30; arcs that must not be cut get INFINITE
 INFINITE = 2**30
 
 
@@ -99,7 +110,9 @@ def cut_live_memory(
     live_anc[:, producers] = np.logical_or.reduceat(leaving, starts, axis=1)
     upper = own + live_anc.astype(np.float64) @ g.size_out
     del leaving, live_anc
-    scale = 2.0 ** math.floor(math.log2(CAPACITY_TOTAL / total))
+    mantissa, exponent = math.frexp(total)  # total = mantissa 2^exponent, 0.5 <= mantissa < 1
+    ceil_log2 = exponent - 1 if mantissa == 0.5 else exponent
+    scale = math.ldexp(1.0, min(max(CAPACITY_BITS - ceil_log2, -1000), 1000))
     cap_out = np.floor(g.size_out * scale)
     big = np.full(src.size, INFINITE)
     base_rows = np.concatenate([dst, np.arange(n), n + src])
@@ -129,6 +142,12 @@ def cut_live_memory(
     return values, done, residual
 
 
+def proven_bound(graph: Graph, values: np.ndarray) -> float:
+    """The largest of the ``values`` of :func:`cut_live_memory`, lowered for their
+    rounding (module docstring): a proven lower bound on the minimum peak."""
+    return lower_sum_bound(graph, float(values.max()), graph.n + 2) if values.size else 0.0
+
+
 def cut_live_bound(graph: Graph, time_limit: float | None = None) -> float:
     """The min-cut live lower bound on the minimum peak (module docstring)."""
-    return float(cut_live_memory(graph, time_limit)[0].max())
+    return proven_bound(graph, cut_live_memory(graph, time_limit)[0])

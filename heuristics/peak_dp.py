@@ -30,6 +30,27 @@ the run is exact (``DpResult.exact``).  Cuts at early levels, where peaks are st
 small, make this bound weak; :mod:`heuristics.peak_bounds` has order-independent
 ones.
 
+Rounding (issue 20).  Live memories are kept by adds and subtracts, so on a graph
+that mixes a huge tensor with tiny ones their errors are not small relative to
+the live memory.  Bound them against the largest magnitude touched instead: the
+live memory of a kept state went through at most ``2n`` roundings (each tensor
+added once, freed once), each at most ``u = 2^-53`` times a partial result, and
+every partial result on the path that made a kept state is at most that path's
+peak (adding is monotone, freeing only lowers), which is below ``U``; without a
+``U``, at most ``T (1 + 2^-20)``, ``T`` the sum of all sizes.  Call that ``M``: every
+step, peak and key is then within ``(2n + 3) u M`` of its true value (to first
+order; a state merged with a cheaper prefix keeps its first live memory, made on
+a path below ``M`` as well).  Following an optimal order level by level as above,
+with every comparison made on computed values, its state is kept with a peak at
+most ``OPT + (2n + 3) u M``, or cut off or pruned with a key at most that; and
+``best``, the re-evaluated peak of the order found, adds at most two more such
+errors (its own path and :func:`heuristics.peak_orders.order_peak`).  So the
+computed ``min(best, U, min_t q_t) <= OPT + 3 (2n + 3) u M``, and the returned
+bound is lowered by ``8 (n + 2) u M`` (:func:`mtpp.rounding.lower_by`; the extra
+``2n + 7`` units cover the second-order terms).  When the sizes sum exactly
+(:func:`mtpp.memory.sums_are_exact`: every live memory and key is a sum of at most
+``2T``) nothing is lowered.
+
 Sets are bitsets of ``ceil(n / 64)`` words, each state carries its ready set as a
 second bitset, and duplicates are merged through a Zobrist hash.  A level costs
 ``O(states x ready x deg^2)`` in compiled code plus a sort when the beam cuts.
@@ -48,6 +69,8 @@ from heuristics.bitsets import CTZ, ONE, has, mark_ready, ready_ops
 from heuristics.peak_orders import order_peak
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.memory import sums_are_exact
+from mtpp.rounding import UNIT, lower_by
 
 DEFAULT_MAX_STATES = 200_000  # per level, when the beam is unbounded (memory cap: it makes the run inexact)
 MAX_TOTAL_STATES = 20_000_000  # states kept over all levels (8 bytes each for the way back)
@@ -306,6 +329,9 @@ def state_dp(
             raise RuntimeError("the state DP lost every state without an upper bound")
         order, best = ub_order.copy(), ub
     lower = min(best, ub, min_cut)
+    if not sums_are_exact(g):  # lower for rounding (module docstring)
+        magnitude = ub if math.isfinite(ub) else float(g.size_out.sum() + g.size_param.sum()) * (1.0 + 2.0**-20)
+        lower = lower_by(lower, 0.0, 8.0 * (n + 2) * UNIT * magnitude)
     return DpResult(
         order=order,
         peak=best,

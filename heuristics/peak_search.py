@@ -54,6 +54,27 @@ a proven lower bound that rises as the search runs; when the smallest open key
 reaches ``U`` (or nothing is open), the order of peak ``U`` is optimal.  States
 pruned at ``U`` do not matter as the bound is capped at ``U``.
 
+Rounding (issue 20).  Live memories are kept by adds and subtracts, so bound
+their errors against the largest magnitude touched, ``U_0`` (the peak of the
+start order): a stored state's live memory went through at most ``2n`` roundings
+on the path that first made it, each at most ``u = 2^-53`` times a partial result,
+and those are at most that path's peak, below ``U <= U_0`` (adding is monotone,
+freeing only lowers).  So every ``g``, step and next-step term errs by at most
+``(2n + 3) u U_0`` (to first order); the forced-live and min-cut terms of ``h`` are
+float sums of at most ``2n + 3`` non-negative terms (each residual ``fl(size_out -
+flow / 2^k) >= 0`` to within ``u`` of itself), within ``gamma(2n + 2)`` of their
+true values, which are at most ``OPT <= U_0 (1 + small)`` on an optimal order's
+states.  The argument above, run on computed values, gives ``f(S) <= OPT + (2n +
+3) u U_0`` for the open state of the optimal order, and ``U`` re-evaluated as a
+peak (:func:`heuristics.peak_orders.order_peak`) adds at most two more such
+errors: the computed ``min(U, smallest open key) <= OPT + 3 (2n + 3) u U_0``, and
+``lower_bound`` is lowered by ``8 (n + 2) u U_0`` (:func:`mtpp.rounding.lower_by`).
+A given ``static_bound`` must be a true bound to within ``gamma(n + 2)`` (as
+:func:`heuristics.peak_bounds.forced_live_memory` is).  When every size, static
+value and residual lies on one power-of-two grid fine enough for ``4`` times the
+largest sum (:func:`mtpp.memory.exact_on_grid`; integer sizes, say), every
+quantity is computed exactly and nothing is lowered.
+
 Memory.  States live in arrays allocated once from ``memory_mb`` (two bitsets of
 ``ceil(n / 64)`` words, hash, g, live memory, h, parent, op, depth; a heap of twice
 as many entries; an open-addressing table): the cap is never exceeded; when it is
@@ -79,6 +100,8 @@ from heuristics.peak_dp import child_live
 from heuristics.peak_orders import order_peak, traversal_order
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.memory import exact_on_grid
+from mtpp.rounding import UNIT, lower_by
 
 DEFAULT_MEMORY_MB = 512
 FIXED_BYTES_PER_STATE = 8 * 5 + 4 * 2 + 2 * (8 + 4 + 8 + 8) + 4 * 8  # arrays, heap, table
@@ -406,6 +429,11 @@ def best_first_search(
         order = ub_order.copy()
     optimal = status == FINISHED
     lower = peak if optimal else min(peak, float(hk[0]) if ctr[1] > 0 else peak)
+    # every partial sum: a live memory or step (<= T), forced-live terms (<= T), min-cut terms
+    largest = float(g.size_out.sum() + g.size_param.sum()) + float(static.max(initial=0.0))
+    values = np.concatenate([g.size_out, g.size_param, static, resid.ravel()])
+    if not exact_on_grid(values, 4.0 * largest * (1.0 + 2.0**-20)):  # lower for rounding (module docstring)
+        lower = lower_by(lower, 0.0, 8.0 * (n + 2) * UNIT * ub)
     return SearchResult(
         order=order,
         peak=peak,

@@ -44,7 +44,11 @@ each ``J_j``, ``peak(concat_j sigma_j) = max_j peak_part_j(sigma_j)``, so
     OPT = max_j OPT_j,    and    max_j LB_j <= OPT <= max_j peak_part_j(sigma_j)
 
 for any lower bounds ``LB_j`` of the parts and any orders ``sigma_j``: solving the
-parts exactly and concatenating their orders (:meth:`Part.lift`) is exact.
+parts exactly and concatenating their orders (:meth:`Part.lift`) is exact.  No float
+arithmetic happens here (a part copies the sizes; ``END`` and the pseudo-sources'
+parameters are exact zeros), so a part's bound that is proven in exact arithmetic on
+its sizes, as every bound of :mod:`heuristics.peak_search` is after its rounding
+margin, is one for the whole graph.
 """
 
 from __future__ import annotations

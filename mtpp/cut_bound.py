@@ -20,29 +20,93 @@ capacity ``work(x)`` (cut when ``x`` is in ``S``), each net gets two extra nodes
 ``a -> b`` of capacity ``size_out(u)/B`` with infinite arcs from every member into
 ``a`` and from ``b`` to every member (the arc ``a -> b`` is cut exactly when the net
 has members on both sides).  The value of any feasible flow is at most the
-minimum cut (weak duality), so the maximum flow found, lowered by a relative
-``1e-9`` for rounding, is a valid bound.
+minimum cut (weak duality).
 
-The flow is Dinic's algorithm on floating-point capacities in compiled code,
-``O(V^2 E)`` per op in the worst case and far less on these networks.  Ops are
-tried by decreasing ``g({v}) + overflow({v})``, an upper estimate of their
-minimum, and the scan stops once that estimate cannot beat the best bound so far.
+Exact arithmetic (issue 20).  "True" values are exact real arithmetic on the float
+inputs.  A float max flow is not safe on graphs that mix a ``1e12`` tensor with
+``1e-3`` ops (its residual updates err by ``u 1e12``, ``u = 2^-53``, far more than
+the answer), so the flow runs on integers and every step only lowers a cut:
+
+1. Capacities are lowered to floats ``c_e <= `` their true value: ``work(x)`` is a
+   float input; ``fl(size_out/B) <= (size_out/B)(1 + u)``, so
+   ``fl(fl(size_out/B) (1 - 2^-51)) <= (size_out/B)(1 + u)^2 (1 - 4u) < size_out/B``
+   (when ``B`` is a power of two the division is exact and is kept: a quotient too
+   small to be a normal float is below ``q_v`` and floors to 0 in step 3).
+2. Each finite capacity is capped at ``U_v``, an estimate of the minimum for ``v``
+   (``min(g({v}), g(V) = work(V))``, raised by ``2^-40``).  Capping lowers every
+   cut, so the minimum stays a lower bound whatever ``U_v`` is; and a cut of value
+   at most ``U_v`` has no arc above ``U_v``, so the minimum is unchanged whenever it
+   is at most ``U_v``.
+3. The capped capacities are floored to integers in units of ``q_v = 2^k``, the
+   smallest power of two (at least ``2^-1000``) with ``2 fl(sum) / q_v <= 2^60``
+   (``fl(sum) >= sum / 2``), so the integer capacities sum to at most ``2^60``;
+   infinite arcs get ``2^62``.  ``c / q_v`` is exact (a power of two, result normal
+   or below 1), so ``q_v floor(c / q_v) <= c``.  The cut of every node set with no
+   infinite arc is at most ``2^60`` (``S`` = all but ``t`` is one), so no minimum
+   cut crosses an infinite arc, and the integer minimum cut times ``q_v`` is at
+   most the true minimum.
+4. Dinic's algorithm on ``int64`` is exact: the residual capacities of an arc and
+   its reverse always sum to the arc's capacity, at most ``2^62``, so nothing
+   overflows.  The flow ``F`` is converted to a float rounded down and multiplied
+   by ``q_v`` (exact: a power of two, the result normal).
+5. ``overflow({v})`` is ``(size_param(v) - (M - R))^+ / B``.  ``two_sum`` gives
+   ``p = fl(M - R)`` with its exact error ``e0`` and ``s = fl(size_param - p)``
+   with ``e1``, so the true excess is ``s + e1 - e0`` exactly (``|e0| <= u |p|``,
+   ``|e1| <= u |s|``).  ``x = fl(s + fl(e1 - e0))`` errs by at most ``u |x| + u^2
+   (|s| + |p|)``, so ``fl(x^+ / B)`` is at most ``(1 + 3u)`` times the true value
+   plus ``(1 + 3u) u^2 (|s| + |p|) / B``, and :func:`mtpp.rounding.lower_by` with
+   relative ``3u`` and absolute ``(2 u^2 (|s| + |p|) + 2^-1000) / B`` lowers it
+   below the truth (``2^-1000`` covers roundings below the normal range).  With
+   peak-aware costs ``R = 0`` and the true overflow of ``{v}`` is only larger.
+6. The two are added by :func:`mtpp.rounding.two_sum`, whose error term says
+   exactly whether the float sum rounded up; if it did, it is stepped one float
+   down (``nextafter``), below the exact sum (rounding to nearest moves a sum by
+   at most half the gap to the next float below).
+
+Loss.  With ``U_v`` at least the minimum, the result is below the true minimum by
+less than ``k q_v`` plus a relative ``4u`` (``k`` the finite arcs of the integer
+minimum cut): each floored arc loses less than ``q_v``.  When ``k q_v`` exceeds
+``2^-30`` of the flow (a huge arc set the scale), ``U_v`` is lowered to the true
+value of the cut just found (an upper bound on the minimum) and the flow run again
+with the finer ``q_v``, up to ``REFINE`` times; every run's value is a valid bound
+and the largest is kept.  On ordinary graphs ``q_v`` is about ``2^-60`` of the
+network's total capacity, so the loss is far below ``1e-12`` relative.
+
+The flow is Dinic's algorithm in compiled code, ``O(V^2 E)`` per op in the worst
+case and far less on these networks (on ``int64`` as fast as it was on floats).
+Ops are tried by decreasing ``min(g({v}), g(V) = work(V)) + overflow({v})``, an
+upper estimate of their value; once a minimum cut set ``S`` is found, every op in
+``S`` has its estimate lowered to ``g(S)`` plus its own overflow, and an op whose
+estimate cannot beat the best bound by more than a relative ``2^-36`` is skipped
+(it could raise the bound by no more than that).  Skipping only ever lowers the
+result, so none of this bears on soundness.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-from mtpp.cost import overflow_cost
 from mtpp.problem import Problem
+from mtpp.rounding import UNIT, two_sum
 
-ROUNDING = 1e-9  # relative margin for floating-point rounding in the flow
+INFINITE = 2**62  # integer capacity of the arcs that must not be cut
+TOTAL_BITS = 60  # the finite integer capacities of one network sum to at most 2^60
+MIN_EXPONENT = -1000  # q_v >= 2^-1000: a normal float, so c / q_v below 1 floors to 0
+REFINE = 3  # extra flows with a smaller cap U_v when the quantisation loss is visible
+DIVISION_DOWN = 1.0 - 2.0**-51  # fl(fl(x / B) * this) <= x / B (module docstring, step 1)
+TINY = 2.0**-1000  # covers the roundings of numbers too small to be normal floats
+ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness only
+SKIP = 1.0 + 2.0**-36  # ops whose estimate is within this factor of the best bound are not tried
 
 
 def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """The gadget network as CSR arrays ``(ptr, head, rev, cap)`` (every arc
-    paired with its reverse, ``rev[e]``) and the sink's index."""
+    paired with its reverse, ``rev[e]``, of capacity 0) and the sink's index.
+    Finite capacities are floats at most their true values (step 1 of the module
+    docstring); the arcs that must not be cut have ``inf``."""
     g = problem.graph
     n = g.n
     producers = np.flatnonzero(np.diff(g.succ_ptr) > 0)
@@ -55,7 +119,10 @@ def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     caps.append(g.work[ops])
     tails.append(a_of)
     heads.append(a_of + 1)
-    caps.append(g.size_out[producers] / problem.bandwidth)
+    io = g.size_out[producers] / problem.bandwidth
+    if math.frexp(problem.bandwidth)[0] != 0.5:  # B not a power of two: the division rounds
+        io = io * DIVISION_DOWN
+    caps.append(io)
     # members of each net: its producer and the consumers (the producer's out-edges)
     member = np.concatenate([producers, g.succ_idx])
     owner = np.zeros(n, dtype=np.int64)
@@ -82,16 +149,41 @@ def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 
 @njit(cache=True)
-def max_flow(ptr, head, rev, cap0, source, sink, tol):
-    """Dinic's maximum flow from ``source`` to ``sink``; residual capacities at or
-    below ``tol`` count as saturated (which only lowers the flow found)."""
+def quantise(cap, upper, icap):
+    """Fills ``icap`` with ``floor(min(cap, upper) / q)`` (``INFINITE`` for infinite
+    arcs) and returns the exponent ``k`` of ``q = 2^k`` (step 3 of the module
+    docstring): the integer capacities sum to at most ``2^60``."""
+    total = 0.0
+    for e in range(cap.shape[0]):
+        c = cap[e]
+        if c < np.inf:
+            total += c if c < upper else upper
+    k = MIN_EXPONENT
+    if total > 0.0:
+        _, ex = math.frexp(total)  # total < 2^ex, and the exact sum < 2 total
+        k = max(ex + 1 - TOTAL_BITS, MIN_EXPONENT)
+    q = math.ldexp(1.0, k)
+    for e in range(cap.shape[0]):
+        c = cap[e]
+        if c < np.inf:
+            icap[e] = np.int64(math.floor((c if c < upper else upper) / q))
+        else:
+            icap[e] = INFINITE
+    return k
+
+
+@njit(cache=True)
+def max_flow(ptr, head, rev, icap, source, sink, level):
+    """Dinic's maximum flow from ``source`` to ``sink`` on the integer capacities
+    ``icap`` (changed in place to the residual capacities): exact.  On return
+    ``level[x] >= 0`` marks the nodes the residual network reaches from ``source``,
+    the source side of a minimum cut."""
     n_nodes = ptr.shape[0] - 1
-    cap = cap0.copy()
-    level = np.empty(n_nodes, dtype=np.int64)
+    cap = icap
     queue = np.empty(n_nodes, dtype=np.int64)
     it = np.empty(n_nodes, dtype=np.int64)
     path = np.empty(n_nodes, dtype=np.int64)  # arcs of the current path
-    flow = 0.0
+    flow = np.int64(0)
     while True:
         level[:] = -1
         level[source] = 0
@@ -102,7 +194,7 @@ def max_flow(ptr, head, rev, cap0, source, sink, tol):
             qh += 1
             for e in range(ptr[x], ptr[x + 1]):
                 y = head[e]
-                if cap[e] > tol and level[y] < 0:
+                if cap[e] > 0 and level[y] < 0:
                     level[y] = level[x] + 1
                     queue[qt] = y
                     qt += 1
@@ -113,7 +205,7 @@ def max_flow(ptr, head, rev, cap0, source, sink, tol):
         x = source
         while True:
             if x == sink:
-                push = np.inf
+                push = INFINITE
                 for d in range(depth):
                     if cap[path[d]] < push:
                         push = cap[path[d]]
@@ -129,7 +221,7 @@ def max_flow(ptr, head, rev, cap0, source, sink, tol):
             while it[x] < ptr[x + 1]:
                 e = it[x]
                 y = head[e]
-                if cap[e] > tol and level[y] == level[x] + 1:
+                if cap[e] > 0 and level[y] == level[x] + 1:
                     path[depth] = e
                     depth += 1
                     x = y
@@ -145,24 +237,86 @@ def max_flow(ptr, head, rev, cap0, source, sink, tol):
                 it[x] += 1
 
 
+@njit(cache=True)
+def min_cut_below(ptr, head, rev, cap, source, sink, upper, level):
+    """A float at most the minimum ``source``-``sink`` cut of the network with the
+    float capacities ``cap`` (steps 2-4 of the module docstring), capping them at
+    ``upper`` and refining the cap up to ``REFINE`` times; and the float value of
+    the last minimum cut found, whose source side is left in ``level`` (``>= 0``)."""
+    n_nodes = ptr.shape[0] - 1
+    icap = np.empty(cap.shape[0], dtype=np.int64)
+    best = 0.0
+    found = np.inf
+    for _ in range(REFINE + 1):
+        k = quantise(cap, upper, icap)
+        flow = max_flow(ptr, head, rev, icap, source, sink, level)
+        f = np.float64(flow)
+        if np.int64(f) > flow:  # int -> float rounds to nearest: step down to round down
+            f = np.nextafter(f, -np.inf)
+        value = math.ldexp(f, k)  # exact: a power of two, the result normal (or 0)
+        if value > best:
+            best = value
+        # the minimum cut just found: its arcs and their true (uncapped) value
+        arcs = 0
+        found = 0.0
+        for x in range(n_nodes):
+            if level[x] < 0:
+                continue
+            for e in range(ptr[x], ptr[x + 1]):
+                if level[head[e]] < 0 and cap[e] > 0.0:
+                    arcs += 1
+                    found += cap[e]
+        if arcs <= flow * 2.0**-30 or not found * ESTIMATE_UP < 0.5 * upper:
+            break  # the loss (< arcs q) is negligible, or a smaller cap would not refine q
+        upper = found * ESTIMATE_UP
+    return best, found
+
+
+def own_overflow_below(problem: Problem) -> np.ndarray:
+    """Per op ``v``, a float at most the true ``overflow({v}) = (size_param(v) - (M -
+    R))^+ / B`` (step 5 of the module docstring), vectorised."""
+    g = problem.graph
+    if math.isinf(problem.memory):
+        return np.zeros(g.n)
+    b = problem.bandwidth
+    p, e0 = two_sum(problem.memory, -problem.reserve)  # p + e0 = M - R exactly
+    sp = g.size_param
+    s = sp - p
+    bb = s - sp
+    e1 = (sp - (s - bb)) + (-p - bb)  # two_sum, vectorised: s + e1 = size_param - p exactly
+    x = s + (e1 - e0)
+    own = np.maximum(x, 0.0) / b
+    absolute = (2 * UNIT * UNIT * (np.abs(s) + abs(p)) + TINY) / b
+    return np.maximum(0.0, (own - absolute) * (1.0 - 7 * UNIT))  # lower_by(own, 3u, absolute)
+
+
 def cut_lower_bound(problem: Problem) -> tuple[float, int]:
     """``max_v min_{S contains v} (g(S) + overflow({v}))`` (see the module
-    docstring), lowered by ``ROUNDING``, and the op attaining it (``-1`` if the
-    graph has no work and no tensors)."""
+    docstring), rounded down, and the op attaining it (``-1`` if the graph has no
+    work and no tensors).  Never above the true value (exact real arithmetic on the
+    float inputs); below it by less than the loss stated in the module docstring."""
     g = problem.graph
-    inv_b = 1.0 / problem.bandwidth
-    own_ovf = overflow_cost(problem, g.size_param)
+    b = problem.bandwidth
+    own = own_overflow_below(problem)
     has_consumer = np.diff(g.succ_ptr) > 0
     inputs = np.bincount(g.edge_dst, weights=g.size_out[g.edge_src], minlength=g.n)  # distinct producers
-    estimate = g.work + (inputs + g.size_out * has_consumer) * inv_b + own_ovf
+    single = g.work + (inputs + g.size_out * has_consumer) / b  # g({v})
+    upper = np.minimum(single, float(g.work.sum())) * ESTIMATE_UP  # g(V) = work(V)
+    estimate = upper + own * ESTIMATE_UP
     ptr, head, rev, cap, sink = cut_network(problem)
-    finite = cap[np.isfinite(cap)]
-    tol = 1e-12 * float(finite.max()) if finite.size else 0.0
+    level = np.empty(ptr.size - 1, dtype=np.int64)
     best, arg = 0.0, -1
     for v in np.argsort(-estimate, kind="stable").tolist():
-        if estimate[v] <= best:
-            break
-        value = max_flow(ptr, head, rev, cap, v, sink, tol) + float(own_ovf[v])
+        if estimate[v] <= best * SKIP:
+            continue
+        flow, found = min_cut_below(ptr, head, rev, cap, v, sink, float(upper[v]), level)
+        value, error = two_sum(flow, float(own[v]))  # value + error = flow + own exactly
+        if error < 0.0:
+            value = max(0.0, float(np.nextafter(value, -np.inf)))
         if value > best:
             best, arg = value, v
-    return best * (1.0 - ROUNDING), arg
+        # every op on the source side lies in the set just found: its minimum is at most that set's g
+        side = np.flatnonzero(level[: g.n] >= 0)
+        np.minimum.at(upper, side, found * ESTIMATE_UP)
+        estimate[side] = upper[side] + own[side] * ESTIMATE_UP
+    return best, arg

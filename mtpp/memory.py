@@ -25,6 +25,14 @@ sum_{u in pred(v)} size_out(u))`` (:func:`local_lower_bound`);
 :func:`heuristics.peak_bounds.forced_live_bound` adds every ancestor tensor that some
 descendant of ``v`` still needs, which is much stronger on layered graphs.
 
+Rounding (issue 20).  "True" values are exact real arithmetic on the float sizes.
+The local bound is a maximum of float sums of non-negative sizes, lowered by their
+relative error (:func:`lower_sum_bound`); the evaluator adds and subtracts tensors,
+and :func:`profile_error` bounds its error against the peak, the largest magnitude
+it touches.  Both are exact, and nothing is lowered, when every size lies on one
+power-of-two grid fine enough for the sums (:func:`sums_are_exact`: integer sizes,
+say).
+
 The evaluator here (:func:`memory_profile`, :func:`peak_memory`) is vectorised numpy,
 ``O(n + m)``, and shares no code with the searches (:mod:`heuristics.peak_orders`,
 :mod:`heuristics.peak_dp`, :mod:`solvers.cpsat_schedule`); every order a search
@@ -32,14 +40,16 @@ returns is re-scored here.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.rounding import UNIT, gamma, lower_by
 
-REL_TOL = 1e-9
+REL_TOL = 1e-9  # relative tolerance of an "optimal" schedule (mtpp.scheduling); never absolute
 
 
 # ---------------------------------------------------------------------- evaluator
@@ -149,7 +159,64 @@ def block_peak(graph: Graph, ops: Any) -> float:
 
 def local_lower_bound(graph: Graph) -> float:
     """``max_v (size_out(v) + size_param(v) + sum_{u in pred(v)} size_out(u))``: the
-    memory of ``v``'s own step in any order, so a lower bound on every peak."""
+    memory of ``v``'s own step in any order, so a lower bound on every peak.  Each
+    term is a float sum of at most ``n + 1`` non-negative sizes, so it is lowered by
+    :func:`lower_sum_bound` (exact when :func:`sums_are_exact`)."""
     inputs = np.zeros(graph.n)
     np.add.at(inputs, graph.edge_dst, graph.size_out[graph.edge_src])
-    return float((graph.size_out + graph.size_param + inputs).max())
+    return lower_sum_bound(graph, float((graph.size_out + graph.size_param + inputs).max()), graph.n + 1)
+
+
+# ---------------------------------------------------------------------- rounding
+def exact_on_grid(values: np.ndarray, magnitude: float) -> bool:
+    """Whether every float sum and difference of ``values`` whose true partial results
+    stay within ``magnitude`` is exact: true when every value is an integer multiple
+    of one power of two ``2^k`` and ``magnitude <= 2^52 2^k``.  Every such partial
+    result is then a multiple of ``2^k`` of magnitude below ``2^53 2^k``, a float,
+    which rounding to nearest returns unchanged.  ``O(len(values))``."""
+    x = np.abs(np.asarray(values, dtype=np.float64).ravel())
+    x = x[x > 0]
+    if x.size == 0:
+        return True
+    if not np.all(np.isfinite(x)):
+        return False
+    mantissa, exponent = np.frexp(x)
+    digits = (mantissa * 2.0**53).astype(np.int64)  # x = digits 2^(exponent - 53), digits < 2^53
+    lowest = np.frexp((digits & -digits).astype(np.float64))[1] - 1  # trailing zero bits of digits
+    k = int((exponent - 53 + lowest).min())
+    return magnitude <= math.ldexp(2.0**52, k)
+
+
+def sums_are_exact(graph: Graph) -> bool:
+    """Whether every float sum and difference of the graph's sizes is exact as long as
+    its true partial results stay within ``4 T``, ``T`` the sum of all ``size_out``
+    and ``size_param`` (:func:`exact_on_grid`; integer sizes below ``2^50`` in all,
+    say).  ``fl(T) (1 + 2^-20)`` stands for ``T``: a float sum of ``2n`` non-negative
+    terms is within ``gamma(2n)`` of it."""
+    x = np.concatenate([graph.size_out, graph.size_param])
+    return exact_on_grid(x, 4.0 * float(x.sum()) * (1.0 + 2.0**-20))
+
+
+def lower_sum_bound(graph: Graph, value: float, terms: int) -> float:
+    """``value``, a float sum of at most ``terms`` non-negative sizes (or a maximum of
+    such sums) that bounds the minimum peak in exact arithmetic, lowered to a proven
+    bound: unchanged when :func:`sums_are_exact`, else lowered by a relative
+    ``gamma(terms)`` (Higham Eq. 4.4: such a sum errs by at most ``gamma(terms - 1)``
+    relative to itself, no cancellation), :func:`mtpp.rounding.lower_by`."""
+    if sums_are_exact(graph):
+        return value
+    return lower_by(value, gamma(terms), 0.0)
+
+
+def profile_error(graph: Graph, peak: float) -> float:
+    """An upper bound on ``|peak - true peak|`` for ``peak`` computed by
+    :func:`peak_memory`: 0 when :func:`sums_are_exact`, else ``1.01 (3n + 2) u peak``.
+    Proof: the difference array takes one add per tensor (into 0, exact) and at most
+    one subtract per tensor, the cumulative sum one add per step and each step one
+    add of its parameters, so every ``M_t`` passes through at most ``2n + 1``
+    roundings; each partial result is a live memory or a sum of tensors freed
+    together, both at most the true peak, so each rounding errs by at most ``u`` times
+    the peak (to first order; the ``1.01`` and the ``3n`` absorb the rest)."""
+    if sums_are_exact(graph):
+        return 0.0
+    return 1.01 * (3 * graph.n + 2) * UNIT * peak

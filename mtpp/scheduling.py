@@ -12,13 +12,17 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph, NodeId
-from mtpp.memory import REL_TOL, local_lower_bound, peak_memory
+from mtpp.memory import REL_TOL, local_lower_bound, peak_memory, profile_error
+from mtpp.rounding import UNIT, lower_by
+
+if TYPE_CHECKING:
+    from formulations.schedule import ScheduleModel
 
 OBJECTIVES = ("peak_memory",)
 LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
@@ -69,8 +73,12 @@ class Schedule:
     ``"forced-live"`` for :func:`heuristics.peak_bounds.forced_live_bound`,
     ``"cut-live"`` for :mod:`heuristics.peak_cut`, ``"search"`` for the best-first
     search, ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
-    lower_bound) / peak``.  ``status`` is ``"optimal"`` when the gap is zero, else
-    ``"feasible"``.  ``stages`` records every method run.
+    lower_bound) / peak``.  ``status`` is ``"optimal"`` when the order is proven
+    optimal to within the relative tolerance ``mtpp.memory.REL_TOL`` (its peak,
+    allowing for the evaluator's rounding, is at most ``1 + REL_TOL`` times the
+    bound), else ``"feasible"``.  Every bound is lowered for its own rounding, so it
+    never exceeds the true optimum (exact arithmetic on the float sizes).
+    ``stages`` records every method run.
     """
 
     order: tuple[NodeId, ...]
@@ -153,11 +161,12 @@ class _Search:
 
     def add_cut_bound(self) -> None:
         """The min-cut live bound (:mod:`heuristics.peak_cut`), within the time left."""
-        from heuristics.peak_cut import cut_live_memory
+        from heuristics.peak_cut import cut_live_memory, proven_bound
 
         t = time.perf_counter()
         values, done, _ = cut_live_memory(self.graph, self.left())
-        self.offer("cut-live", None, float(values.max()), time.perf_counter() - t, "bound", f"cuts={int(done.sum())}")
+        lower = proven_bound(self.graph, values)
+        self.offer("cut-live", None, lower, time.perf_counter() - t, "bound", f"cuts={int(done.sum())}")
 
     def left(self) -> float | None:
         if self.time_limit is None:
@@ -178,7 +187,13 @@ class _Search:
 
     @property
     def proven(self) -> bool:
-        return self.peak <= self.lower * (1 + REL_TOL) + REL_TOL
+        """Whether the order is optimal to within the relative ``REL_TOL``: its true
+        peak, at most the evaluated one plus :func:`mtpp.memory.profile_error`, is at
+        most ``(1 + REL_TOL)`` times the proven bound (relative only: an absolute
+        tolerance would prove anything on graphs measured in tiny units)."""
+        if math.isinf(self.peak):
+            return False
+        return self.peak + profile_error(self.graph, self.peak) <= self.lower * (1 + REL_TOL)
 
 
 def _run_fixed(search: _Search, method: str, seed: int) -> None:
@@ -229,10 +244,7 @@ def _run_search(search: _Search, seed: int) -> None:
         res = best_first_search(part.graph, part.restrict(search.order), time_limit=share,
                                 memory_mb=SEARCH_MEMORY_MB, target=max(search.lower, lower), seed=seed)  # fmt: skip
         orders[i] = part.lift(res.order)
-        # the search sums live memory by adds and subtracts: lower its bound by their rounding error
-        g = part.graph
-        rounding = 4 * np.finfo(np.float64).eps * g.n * float(g.size_out.sum() + g.size_param.sum())
-        lower = max(lower, res.lower_bound - rounding)
+        lower = max(lower, res.lower_bound)  # already lowered for its rounding (heuristics.peak_search)
         solved += res.optimal
         states += res.states
         memory_hit += res.memory_hit
@@ -254,11 +266,36 @@ def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: floa
     model = build_schedule(search.graph, lower_bound=search.lower, upper_bound=search.peak)
     workers = threads if threads is not None else min(8, os.cpu_count() or 1)
     res = solve_schedule(model, hint=search.order, time_limit=time_limit, threads=workers, seed=seed, verbose=verbose)
-    lower = model.to_size(res.bound) if math.isfinite(res.bound) else 0.0
+    lower = _cpsat_lower(search.graph, model, res.bound)
     detail = f"ortools {res.version}; scale={model.scale:g}{'' if model.exact else ' (rounded down)'}"
     if res.message:
         detail += f"; {res.message}"
     search.offer("cpsat", res.order, lower, res.wall_time, res.status.value, detail)
+
+
+def _cpsat_lower(graph: Graph, model: ScheduleModel, bound: float) -> float:
+    """A proven bound from CP-SAT's ``bound`` on the model's integer peak.  The model's
+    demands ``d_i`` are the sizes ``x_i`` times ``scale``, rounded (to the nearest
+    integer when :func:`formulations.schedule.integer_scale` calls them integral to
+    within ``1e-9``, else down), so ``d_i <= (1 + rho) scale x_i`` with ``rho`` the
+    largest relative excess; every order's model peak is then at most ``(1 + rho)
+    scale`` times its true peak, and ``OPT >= bound / ((1 + rho) scale)``.  ``rho`` is
+    computed in floats, each ratio within ``2u`` of the truth, and ``fl(bound /
+    scale)`` within ``u``: :func:`mtpp.rounding.lower_by` with relative ``rho + 8u``
+    covers all three.  When ``scale`` is a power of two, ``x_i scale`` and
+    ``bound / scale`` are exact, so ``d_i <= x_i scale`` for all ``i`` (checked
+    exactly) gives ``rho = 0`` and the bound unlowered."""
+    if not math.isfinite(bound) or bound <= 0:
+        return 0.0
+    sizes = np.concatenate([graph.size_out, graph.size_param])
+    demands = np.concatenate([model.out_demand, model.param_demand]).astype(np.float64)
+    if math.frexp(model.scale)[0] == 0.5 and np.all(demands <= sizes * model.scale):
+        return model.to_size(bound)
+    used = sizes > 0
+    rho = max(0.0, float((demands[used] / (sizes[used] * model.scale)).max(initial=1.0)) - 1.0)
+    if np.any(demands[~used] > 0):  # cannot happen: a zero size rounds to 0
+        return 0.0
+    return lower_by(model.to_size(bound), rho + 8 * UNIT, 0.0)
 
 
 def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations: int = 200) -> None:

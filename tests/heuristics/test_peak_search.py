@@ -29,7 +29,9 @@ def test_search_equals_brute_force_and_interrupted_bounds_hold():
     for _, g in random_cases(0, 60, 7):
         opt = brute_force_peak(g)
         res = best_first_search(g)
-        assert res.optimal and res.lower_bound == res.peak
+        # the bound is lowered for rounding (a relative 8 (n + 2) u at most), not at all on integer sizes
+        assert res.optimal and res.peak * (1 - 1e-13) <= res.lower_bound <= res.peak
+        assert res.lower_bound == res.peak or not np.all(g.size_out == np.round(g.size_out))
         assert res.peak == peak_memory(g, res.order) and abs(res.peak - opt) <= 1e-9 * max(1.0, opt)
         assert is_topological(g, res.order)
         # a cap of two states stops it at once: the bound must stay below the optimum
