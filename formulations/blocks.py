@@ -21,6 +21,15 @@ For ``kk`` blocks numbered in DAG order it holds
 Variable caps (``o``, the cost cap) only keep domains finite; they are rounded up so
 that floating-point rounding never makes them cut off a partition.
 
+Tensor costs are capped at ``C``, an upper bound on OPT (the cost of ``V`` as one
+block, a valid partition since blocks may be empty): ``io_u = min(size_out(u) / B,
+C)``.  Capping only lowers costs, so every model's optimum stays a lower bound; and
+any solution that pays a capped tensor costs at least ``C >= OPT`` before and after,
+so ``capped >= min(original, C)`` for every solution and the optimum of each model
+(a relaxation: at most OPT) is unchanged.  The cap keeps a 1e15 tensor that never has
+to cross from giving the solver a coefficient 1e17 times the answer, where its
+tolerances no longer hold (SCIP 10 returned "optimal" at 3e17 on such a model).
+
 :meth:`BlockModel.cost_terms` gives the right-hand side of Eq. (7) for a block, to
 which each formulation attaches its own objective.
 """
@@ -51,6 +60,7 @@ class BlockModel:
     o: np.ndarray | None  # (kk,) overflow variable indices, or None without overflow
     budgets: np.ndarray  # (kk,) parameter budget of each block
     cost_cap: float  # no block of any partition costs more than this
+    io: np.ndarray  # (len(producers),) capped tensor costs min(size_out / B, C) (module docstring)
 
     # ------------------------------------------------------------------ expressions
     def x_terms(self, b: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +78,7 @@ class BlockModel:
         g = self.problem.graph
         cols, vals = self.x_terms(b, g.work)
         parts_c = [cols, self.c[:, b]]
-        parts_v = [vals, g.size_out[self.producers] / self.problem.bandwidth]
+        parts_v = [vals, self.io]
         if self.o is not None:
             parts_c.append(self.o[b : b + 1])
             parts_v.append(np.ones(1))
@@ -169,16 +179,18 @@ def build_blocks(
         finite = np.isfinite(budgets)
         caps = np.where(finite, np.maximum(total_param - np.where(finite, budgets, 0.0), 0.0) / bw, 0.0)
         o = m.add_variables(kk, "continuous", lower=0.0, upper=caps * (1 + 1e-9), name="o")
+    whole = float(g.work.sum()) + max(total_param - problem.param_budget, 0.0) / bw  # f(V) >= OPT
+    io = np.minimum(g.size_out[producers] / bw, whole * (1 + 1e-6))  # a cap above OPT keeps every model tight
     bm = BlockModel(
         problem=problem, model=m, kk=kk, y=y, producers=producers, c=c, o=o,
-        budgets=np.asarray(budgets, dtype=np.float64), cost_cap=0.0,
+        budgets=np.asarray(budgets, dtype=np.float64), cost_cap=0.0, io=io,
     )  # fmt: skip
     if o is not None:  # o_b - size_param(block b) / B >= -budget_b / B
         for b in np.flatnonzero(np.isfinite(budgets)).tolist():
             cols, vals = bm.x_terms(b, g.size_param)
             m.add_rows_coo(np.zeros(cols.size + 1, dtype=np.int64), np.r_[o[b], cols], np.r_[1.0, -vals / bw], 1,
                            lower=-budgets[b] / bw)
-    out_total = float(g.size_out[producers].sum()) / bw
+    out_total = float(io.sum())
     overflow_cap = max(total_param - float(np.min(budgets)), 0.0) / bw if use_overflow else 0.0
     bm.cost_cap = (float(g.work.sum()) + 2.0 * out_total + overflow_cap) * (1 + 1e-9)  # rounded up
     if not math.isfinite(bm.cost_cap):  # pragma: no cover - weights are finite by construction

@@ -224,3 +224,31 @@ def test_needle_multi_k_certificates_are_sound(how: str) -> None:
         if cert.k == 4:
             assert math.isclose(float(opt), 0.0590982, rel_tol=1e-6)
         _assert_sound(problem, cert, opt)
+
+
+HUGE_TENSOR = {  # from the CI fuzz ([needle] family): a 9.3e14 tensor that never has to cross, 1e-3 ops
+    "nodes": [{"id": 99, "work": 0.0, "size_param": 0.00886, "size_out": 929848000000000.0},
+              {"id": 8, "work": 0.0066876, "size_param": 0.005113400000000001, "size_out": 0.002013},
+              {"id": 47, "work": 0.0035, "size_param": 300000000000.0, "size_out": 0.0}],
+    "edges": [[99, 8], [99, 47], [8, 47]],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("solver", ["highs", "gurobi", "scip", "cpsat"])
+def test_huge_tensor_coefficients_stay_capped(solver: str) -> None:
+    """SCIP 10 called guess's sub-MIP "optimal" at 3.4e17 (scaled) when the tensor's cost
+    entered the model as a 1e17 coefficient; capped at the cost of V as one block, every
+    bound stays below the exact optimum (and min(UB, dual) stays below it too)."""
+    if not backend_class(solver).available():
+        pytest.skip("solver not installed")
+    from formulations.bounds import solve_bound
+    from mtpp.io.graph_file import graph_from_dict
+
+    graph = graph_from_dict({**HUGE_TENSOR, "format": "mtpp-graph", "version": 1})
+    problem = mtpp.Problem(graph, 1, bandwidth=0.7, memory=750000000000.0349, reserve=450000000000.021)
+    opt = exact_optimum(problem)
+    ub = mtpp.partition(problem, orderer="kahn").bottleneck
+    for method in ("bottleneck", "guess", "exact"):
+        for upper in (None, ub, 1.0):
+            res = solve_bound(problem, method, solver=solver, time_limit=20, upper_bound=upper)
+            assert Fraction(res.bound) <= opt * (1 + Fraction(1, 10**9)), (method, upper, res.bound)
