@@ -56,6 +56,8 @@ from pydantic import BaseModel, ConfigDict
 
 from heuristics.ideal_dp import IdealDpResult, ideal_dp
 from heuristics.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
+from heuristics.presolve import Presolved
+from heuristics.presolve import presolve as presolve_problem
 from mtpp.cut_bound import cut_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
@@ -213,6 +215,7 @@ def certify(
     peak_aware: bool | None = ...,
     max_ideals: int = ...,
     report: Report | None = ...,
+    presolve: bool = ...,
 ) -> Certificate: ...
 @overload
 def certify(
@@ -233,6 +236,7 @@ def certify(
     peak_aware: bool | None = ...,
     max_ideals: int = ...,
     report: Report | None = ...,
+    presolve: bool = ...,
 ) -> list[Certificate]: ...
 def certify(
     graph_or_problem: Graph | Problem,
@@ -252,6 +256,7 @@ def certify(
     peak_aware: bool | None = None,
     max_ideals: int = DEFAULT_MAX_IDEALS,
     report: Report | None = None,
+    presolve: bool = True,
 ) -> Certificate | list[Certificate]:
     """Partition the graph and prove how good the partition is.
 
@@ -267,7 +272,11 @@ def certify(
     where its licence allows, else HiGHS, SCIP, CP-SAT), ``highs``, ``scip``,
     ``gurobi`` or ``cpsat``.  ``report(line)`` is called as each method finishes.
     Ctrl-C during a MIP keeps everything finished so far and returns the
-    certificate with that method marked ``interrupted``.
+    certificate with that method marked ``interrupted``.  ``presolve`` (default on)
+    runs every method on the graph without the ops that provably cost nothing where
+    they join their neighbour (:mod:`heuristics.presolve`: the optimum is the same,
+    every bound holds for the original), and lifts the partition back; the notes say
+    what was removed.
     """
     start = time.perf_counter()
     many = isinstance(k, Sequence) and not isinstance(k, str)
@@ -275,7 +284,11 @@ def certify(
     if not ks:
         raise InvalidParameterError("k must name at least one number of blocks")
     first = None if many and isinstance(graph_or_problem, Problem) else ks[0]  # a Problem's own k is replaced
-    base = as_problem(graph_or_problem, first, bandwidth, memory, reserve, peak_aware)
+    original = as_problem(graph_or_problem, first, bandwidth, memory, reserve, peak_aware)
+    if not isinstance(presolve, bool):
+        raise InvalidParameterError(f"presolve must be True or False, got {presolve!r}")
+    pre = presolve_problem(original) if presolve else None
+    base = original if pre is None else pre.problem
     problems = [base if kk is None else replace(base, k=kk) for kk in ks]
     methods = parse_bounds(bounds)
     time_limit = check_time_limit(time_limit)
@@ -284,6 +297,8 @@ def certify(
     if any(m in MIP_METHODS for m in methods):
         _check_solver(solver)
     say = report or (lambda line: None)
+    if pre is not None and pre.reduced:
+        say(pre.summary())
 
     def left() -> float:
         return math.inf if deadline is None else deadline - time.perf_counter()
@@ -293,7 +308,7 @@ def certify(
 
     runs: list[_Run] = []
     for problem in problems:  # cheapest first: one SliceGraph pass over Kahn's order
-        sol = partition(problem, orderer=QUICK_ORDERER, seed=seed)
+        sol = partition(problem, orderer=QUICK_ORDERER, seed=seed, presolve=False)
         run = _Run(problem, sol.evaluation, sol.order, f"slicegraph ({QUICK_ORDERER})",
                    [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
                    _notes(problem))  # fmt: skip
@@ -323,7 +338,7 @@ def certify(
                    left, len(runs) - i, say, tag)  # fmt: skip
 
     _share_lower_bounds(runs)
-    certificates = [_certificate(run, start) for run in runs]
+    certificates = [_certificate(run, start, pre) for run in runs]
     return certificates if many else certificates[0]
 
 
@@ -337,7 +352,7 @@ def _search_phase(runs: list[_Run], orderer: str, seed: int, left: Callable[[], 
         share = None if math.isinf(left()) else PARTITION_SHARE * left() / (len(open_runs) - i)
         if share is not None and share < MIN_RUN_SECONDS:
             break
-        sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share)
+        sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share, presolve=False)
         source = f"slicegraph ({sol.orderer}, seed {seed})"
         if run.adopt(sol.evaluation, sol.order, source):
             say(f"{tag(run.problem)}partition: {source}: upper bound {run.ub:.6g}")
@@ -495,11 +510,19 @@ def _skipped(method: str, why: str) -> BoundRecord:
     return BoundRecord(method=method, bound=None, status="skipped", proven_optimal=False, message=why)
 
 
-def _certificate(run: _Run, start: float) -> Certificate:
+def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
+    """The certificate of one k, its partition lifted to the original graph (and
+    re-checked there) when presolve reduced it."""
     import mtpp
 
-    problem, best_eval = run.problem, run.best_eval
-    records = [_checked(r, run.ub_hi) for r in run.records]  # a better partition may expose a bad bound
+    problem, best_eval, best_order, notes = run.problem, run.best_eval, run.best_order, list(run.notes)
+    if pre is not None and pre.reduced:
+        best_order = pre.lift_order(best_order)
+        problem = replace(pre.original, k=problem.k)
+        best_eval = evaluate(problem, pre.lift(best_eval.assignment), best_order if problem.peak_aware else None)
+        notes.append(pre.summary())
+    ub_hi = best_eval.bottleneck + best_eval.rounding
+    records = [_checked(r, ub_hi) for r in run.records]  # a better partition may expose a bad bound
     ub = best_eval.bottleneck
     proven = [r for r in records if r.bound is not None]
     top = max(proven, key=lambda r: r.bound or 0.0)
@@ -513,15 +536,15 @@ def _certificate(run: _Run, start: float) -> Certificate:
         peak_aware=problem.peak_aware,
         upper_bound=ub, partition_source=run.source,
         assignment={str(g.ids[i]): int(b) for i, b in enumerate(best_eval.assignment.tolist())},
-        order=[str(g.ids[i]) for i in run.best_order.tolist()],
+        order=[str(g.ids[i]) for i in best_order.tolist()],
         block_costs=[float(c) for c in best_eval.block_costs],
         bounds=records, lower_bound=lb,
         lower_bound_method=top.method if top.from_k is None else f"{top.method} (from k={top.from_k})",
         ratio=ratio,
         gap_percent=0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        optimal=closes(lb, run.ub_hi),
+        optimal=closes(lb, ub_hi),
         wall_time=time.perf_counter() - start,
-        notes=run.notes,
+        notes=notes,
     )  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import time
 
 from heuristics.brkga import Progress
 from heuristics.orderers import Orderer, get_orderer
+from heuristics.presolve import presolve as presolve_problem
 from heuristics.slicegraph import slice_order
 from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
@@ -63,6 +64,7 @@ def partition(
     time_limit: float | None = None,
     progress: Progress | None = None,
     weights: str | None = None,
+    presolve: bool = True,
 ) -> Solution:
     """Partition a graph into at most ``k`` pipeline stages with SliceGraph.
 
@@ -78,8 +80,15 @@ def partition(
     is still sliced and returned.  ``progress(done, total, best)`` is called as the
     search advances.  ``weights`` (a path or a shipped name) replaces the default
     weights of a learned orderer (``topoformer*``, ``regal-brkga*``, extra ``mtpp[neural]``).
+    ``presolve`` (default on) first removes the ops that provably cost nothing where
+    they join their neighbour (:mod:`heuristics.presolve`), searches the reduced graph
+    and lifts the partition back; the evaluator re-checks it on the original graph.
     """
-    problem = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
+    original = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
+    if not isinstance(presolve, bool):
+        raise InvalidParameterError(f"presolve must be True or False, got {presolve!r}")
+    pre = presolve_problem(original) if presolve else None
+    problem = original if pre is None else pre.problem
     seed = check_seed(seed)
     time_limit = None if time_limit is None else check_time_limit(time_limit)
     search = get_orderer(orderer, weights) if isinstance(orderer, str) else orderer
@@ -96,13 +105,17 @@ def partition(
             f"internal error: SliceGraph reported {seg.bottleneck!r} but the evaluator found "
             f"{checked.bottleneck!r}; please report this graph"
         )
+    order = seg.order
+    if pre is not None and pre.reduced:
+        order = pre.lift_order(seg.order)
+        checked = evaluate(original, pre.lift(seg.assignment), order)
     return Solution(
-        problem=problem,
+        problem=original,
         evaluation=checked,
-        lower_bound=simple_lower_bound(problem),
+        lower_bound=simple_lower_bound(original),
         orderer=name,
         seed=seed,
-        order=seg.order,
+        order=order,
         evaluations=found.evaluations,
         wall_time=time.perf_counter() - start,
         stopped_by_time=found.stopped_by_time,
