@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
     solve.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar (default: when stderr is a terminal)")  # fmt: skip
+    solve.add_argument("--presolve", action=argparse.BooleanOptionalAction, default=True,
+                       help="remove ops that provably cost nothing before the search (default: on)")  # fmt: skip
 
     cert = sub.add_parser("certify", help="partition a graph and prove lower bounds with MIPs")
     cert.add_argument("file", help="graph file")
@@ -113,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("-o", "--output", help="also write the certificate JSON to this file")
     cert.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
     cert.add_argument("--export-dir", help="write every MIP of the requested methods here as MPS")
+    cert.add_argument("--presolve", action=argparse.BooleanOptionalAction, default=True,
+                      help="run every method on the graph without the ops that provably cost nothing "
+                           "(same optimum; default: on)")  # fmt: skip
 
     sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
     sch.add_argument("file", help="graph file")
@@ -204,7 +209,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     show = (sys.stderr.isatty() if args.progress is None else args.progress) and not err.quiet
     with compile_notice(err), progress_bar(show, f"{args.orderer}") as update:
         sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update,
-                        weights=args.weights)  # fmt: skip
+                        weights=args.weights, presolve=args.presolve)  # fmt: skip
     if args.plot:
         from mtpp.pipelining.plot import plot_stages
 
@@ -239,7 +244,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         certs = certify(
             problem, k=args.k, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit,
             budget=args.budget, threads=args.threads, n_jobs=args.jobs, orderer=args.orderer, seed=args.seed,
-            report=None if err.quiet else err.print,
+            report=None if err.quiet else err.print, presolve=args.presolve,
         )  # fmt: skip
     docs = [certificate_document(c, _problem(graph, args, k=c.k)) for c in certs]
     if args.plot:
