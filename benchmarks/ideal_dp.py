@@ -31,7 +31,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.real_models import ONNX_MODELS, bert_graph, git_commit  # noqa: E402
-from heuristics.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals  # noqa: E402
+from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals  # noqa: E402
 from mtpp import Graph  # noqa: E402
 from mtpp.certificate import certify  # noqa: E402
 from mtpp.devices import get_device  # noqa: E402

@@ -44,8 +44,8 @@ from benchmarks.peak_memory import git_commit  # noqa: E402
 from heuristics.brkga import BrkgaParams  # noqa: E402
 from heuristics.neural.inference import topoformer_order  # noqa: E402
 from heuristics.neural.objectives import PeakMemory  # noqa: E402
-from heuristics.peak_dp import state_dp  # noqa: E402
-from heuristics.peak_orders import brkga_order, random_orders, traversal_order  # noqa: E402
+from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order  # noqa: E402
+from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
 from mtpp import Graph, load_graph  # noqa: E402
 from mtpp.generators import layered_graph  # noqa: E402
 from mtpp.memory import peak_memory  # noqa: E402

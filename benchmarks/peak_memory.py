@@ -51,9 +51,9 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 from formulations.schedule import build_schedule  # noqa: E402
 from heuristics.brkga import BrkgaParams  # noqa: E402
-from heuristics.peak_bounds import forced_live_bound  # noqa: E402
-from heuristics.peak_dp import state_dp  # noqa: E402
-from heuristics.peak_orders import brkga_order, random_orders, traversal_order  # noqa: E402
+from heuristics.peak_memory.bounds import forced_live_bound  # noqa: E402
+from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order  # noqa: E402
+from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
 from mtpp import Graph, load_graph  # noqa: E402
 from mtpp.generators import layered_graph  # noqa: E402
 from mtpp.memory import local_lower_bound, peak_memory  # noqa: E402
@@ -148,7 +148,7 @@ def certified_sets(count: int, sizes: list[int]) -> list[tuple[str, list[tuple[s
 
 def certified(args: argparse.Namespace) -> None:
     """The certified-gap table of ``mtpp.schedule(method="auto")`` (module docstring)."""
-    from heuristics.peak_split import split_graph
+    from heuristics.peak_memory.split import split_graph
     from mtpp.scheduling import schedule
 
     print(f"mtpp certified peak memory at commit {git_commit()}; {os.cpu_count()} cores; "

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from heuristics.placement import all_single_devices  # noqa: E402
+from heuristics.placement.baselines import all_single_devices  # noqa: E402
 from mtpp.generators import regal_graph  # noqa: E402
 from mtpp.graph import Graph  # noqa: E402
 from mtpp.placement.api import Placement, place  # noqa: E402

@@ -26,7 +26,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 from benchmarks.reference import reference_slice_value  # noqa: E402
 from heuristics.kahn import kahn_order  # noqa: E402
-from heuristics.slicegraph import slice_order  # noqa: E402
+from heuristics.partition.slicegraph import slice_order  # noqa: E402
 from mtpp import Problem, partition  # noqa: E402
 from mtpp.generators import layered_graph  # noqa: E402
 

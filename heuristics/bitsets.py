@@ -1,6 +1,6 @@
 """Node sets as rows of ``uint64`` words, shared by the numba kernels that walk down-sets
-(the ideal lattice of :mod:`heuristics.ideals`, the peak-memory DP and search of
-:mod:`heuristics.peak_dp` and :mod:`heuristics.peak_search`, the neural beam decoder).
+(the ideal lattice of :mod:`heuristics.partition.ideals`, the peak-memory DP and search of
+:mod:`heuristics.peak_memory.state_dp` and :mod:`heuristics.peak_memory.best_first`, the neural beam decoder).
 
 Row ``r`` of a ``(rows, ceil(n / 64))`` array holds a set of node indices: node ``v``
 is bit ``v & 63`` of word ``v >> 6``.  The graph is given as CSR successor and

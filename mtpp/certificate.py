@@ -7,7 +7,7 @@ every lower bound computed for it, cheapest first:
 ``simple``      Lemma 3.3, always present, needs no solver;
 ``cut``         ``max_v min_{S contains v} f(S)`` by one minimum cut per op, independent of k
                 (:mod:`mtpp.cut_bound`);
-``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.ideal_dp`): on narrow
+``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.partition.ideal_dp`): on narrow
                 graphs it proves the optimum and its partition becomes the certificate's;
 ``bottleneck``  three-superblock MIP (Section 3.2);
 ``guess``       guess-the-bottleneck, ``min_j`` of k sub-MIPs (Section 3.3);
@@ -54,10 +54,10 @@ from typing import overload
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from heuristics.ideal_dp import IdealDpResult, ideal_dp
-from heuristics.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
-from heuristics.presolve import Presolved
-from heuristics.presolve import presolve as presolve_problem
+from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp
+from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
+from heuristics.partition.presolve import Presolved
+from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.cut_bound import cut_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
@@ -274,7 +274,7 @@ def certify(
     Ctrl-C during a MIP keeps everything finished so far and returns the
     certificate with that method marked ``interrupted``.  ``presolve`` (default on)
     runs every method on the graph without the ops that provably cost nothing where
-    they join their neighbour (:mod:`heuristics.presolve`: the optimum is the same,
+    they join their neighbour (:mod:`heuristics.partition.presolve`: the optimum is the same,
     every bound holds for the original), and lifts the partition back; the notes say
     what was removed.
     """

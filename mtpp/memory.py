@@ -22,7 +22,7 @@ measured on ``shared/graphs/layered`` (100 nodes), see ``tests/mtpp/test_schedul
 A simple bound holds for every order: at ``v``'s step its inputs, output and
 parameters are all in memory, so ``peak >= max_v (size_out(v) + size_param(v) +
 sum_{u in pred(v)} size_out(u))`` (:func:`local_lower_bound`);
-:func:`heuristics.peak_bounds.forced_live_bound` adds every ancestor tensor that some
+:func:`heuristics.peak_memory.bounds.forced_live_bound` adds every ancestor tensor that some
 descendant of ``v`` still needs, which is much stronger on layered graphs.
 
 Rounding (issue 20).  "True" values are exact real arithmetic on the float sizes.
@@ -34,8 +34,8 @@ power-of-two grid fine enough for the sums (:func:`sums_are_exact`: integer size
 say).
 
 The evaluator here (:func:`memory_profile`, :func:`peak_memory`) is vectorised numpy,
-``O(n + m)``, and shares no code with the searches (:mod:`heuristics.peak_orders`,
-:mod:`heuristics.peak_dp`, :mod:`solvers.cpsat_schedule`); every order a search
+``O(n + m)``, and shares no code with the searches (:mod:`heuristics.peak_memory.orders`,
+:mod:`heuristics.peak_memory.state_dp`, :mod:`solvers.cpsat_schedule`); every order a search
 returns is re-scored here.
 """
 from __future__ import annotations
@@ -120,7 +120,7 @@ def block_peak(graph: Graph, ops: Any) -> float:
     producer to its last consumer in ``S``, or to the block's last step if it has a
     consumer outside ``S``; a tensor without consumers lives during its own step.
     Parameters are not included (Eq. 2 counts ``size_param(S)`` separately).
-    ``O(|S| + edges at S)``; independent of :mod:`heuristics.peak_segments`."""
+    ``O(|S| + edges at S)``; independent of :mod:`heuristics.partition.segment_peaks`."""
     o = np.asarray(ops, dtype=np.int64).reshape(-1)
     n, s = graph.n, o.size
     if s == 0:

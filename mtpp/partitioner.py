@@ -6,9 +6,9 @@ import math
 import time
 
 from heuristics.brkga import Progress
-from heuristics.orderers import Orderer, get_orderer
-from heuristics.presolve import presolve as presolve_problem
-from heuristics.slicegraph import slice_order
+from heuristics.partition.orderers import Orderer, get_orderer
+from heuristics.partition.presolve import presolve as presolve_problem
+from heuristics.partition.slicegraph import slice_order
 from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import evaluate
@@ -68,7 +68,7 @@ def partition(
 ) -> Solution:
     """Partition a graph into at most ``k`` pipeline stages with SliceGraph.
 
-    The orderer (see :mod:`heuristics.orderers`; default ``"brkga"`` =
+    The orderer (see :mod:`heuristics.partition.orderers`; default ``"brkga"`` =
     brkga-10000) searches node priorities, Kahn's algorithm turns the best into a
     topological order, the DP of Algorithm 1 slices it optimally, and
     :func:`mtpp.evaluate` re-checks the partition from scratch.  The returned
@@ -81,7 +81,7 @@ def partition(
     search advances.  ``weights`` (a path or a shipped name) replaces the default
     weights of a learned orderer (``topoformer*``, ``regal-brkga*``, extra ``mtpp[neural]``).
     ``presolve`` (default on) first removes the ops that provably cost nothing where
-    they join their neighbour (:mod:`heuristics.presolve`), searches the reduced graph
+    they join their neighbour (:mod:`heuristics.partition.presolve`), searches the reduced graph
     and lifts the partition back; the evaluator re-checks it on the original graph.
     """
     original = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)

@@ -1,6 +1,6 @@
 """``mtpp.schedule``: a minimum-peak-memory topological order with a proven lower bound.
 
-Runs the heuristics of :mod:`heuristics.peak_orders` and :mod:`heuristics.peak_dp` and
+Runs the heuristics of :mod:`heuristics.peak_memory.orders` and :mod:`heuristics.peak_memory.state_dp` and
 the CP-SAT model of :mod:`solvers.cpsat_schedule`, re-scores every order with the
 evaluator of :mod:`mtpp.memory` (Topoformer Eq. 1-3, 15) and keeps the best order and
 the best proven bound.
@@ -70,8 +70,8 @@ class Schedule:
     ``order`` lists node ids (``index_order`` the same as indices); ``peak`` is
     re-evaluated by :func:`peak_memory`; ``lower_bound`` is the best bound proven by
     any stage (``bound_method``: ``"local"`` for :func:`local_lower_bound`,
-    ``"forced-live"`` for :func:`heuristics.peak_bounds.forced_live_bound`,
-    ``"cut-live"`` for :mod:`heuristics.peak_cut`, ``"search"`` for the best-first
+    ``"forced-live"`` for :func:`heuristics.peak_memory.bounds.forced_live_bound`,
+    ``"cut-live"`` for :mod:`heuristics.peak_memory.cut_bound`, ``"search"`` for the best-first
     search, ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
     lower_bound) / peak``.  ``status`` is ``"optimal"`` when the order is proven
     optimal to within the relative tolerance ``mtpp.memory.REL_TOL`` (its peak,
@@ -150,7 +150,7 @@ class _Search:
         self.order: np.ndarray | None = None
         self.peak = math.inf
         self.order_method = ""
-        from heuristics.peak_bounds import forced_live_bound
+        from heuristics.peak_memory.bounds import forced_live_bound
 
         self.lower = local_lower_bound(graph)
         self.bound_method = "local"
@@ -160,8 +160,8 @@ class _Search:
         self.stages: list[Stage] = []
 
     def add_cut_bound(self) -> None:
-        """The min-cut live bound (:mod:`heuristics.peak_cut`), within the time left."""
-        from heuristics.peak_cut import cut_live_memory, proven_bound
+        """The min-cut live bound (:mod:`heuristics.peak_memory.cut_bound`), within the time left."""
+        from heuristics.peak_memory.cut_bound import cut_live_memory, proven_bound
 
         t = time.perf_counter()
         values, done, _ = cut_live_memory(self.graph, self.left())
@@ -197,7 +197,7 @@ class _Search:
 
 
 def _run_fixed(search: _Search, method: str, seed: int) -> None:
-    from heuristics.peak_orders import random_orders, traversal_order
+    from heuristics.peak_memory.orders import random_orders, traversal_order
 
     t = time.perf_counter()
     res = (
@@ -209,7 +209,7 @@ def _run_fixed(search: _Search, method: str, seed: int) -> None:
 
 
 def _run_beam(search: _Search, method: str, width: int | None, seed: int, time_limit: float | None) -> None:
-    from heuristics.peak_dp import state_dp
+    from heuristics.peak_memory.state_dp import state_dp
 
     res = state_dp(search.graph, beam_width=width, upper_order=search.order, time_limit=time_limit, seed=seed)
     status = "optimal" if res.exact else "feasible"
@@ -222,15 +222,15 @@ def _run_beam(search: _Search, method: str, width: int | None, seed: int, time_l
 
 
 def _run_search(search: _Search, seed: int) -> None:
-    """Split the graph at its cut nodes (:mod:`heuristics.peak_split`) and solve each
-    part by the anytime best-first search (:mod:`heuristics.peak_search`), smallest
+    """Split the graph at its cut nodes (:mod:`heuristics.peak_memory.split`) and solve each
+    part by the anytime best-first search (:mod:`heuristics.peak_memory.best_first`), smallest
     parts first, each with an equal share of the time left among the parts still to
     run, started from the best order so far restricted to the part, and stopped early
     once its order cannot raise the peak above the best bound known.  The combined
     order is the parts' orders concatenated; the bound is the largest part bound
-    (both exact by the proof in :mod:`heuristics.peak_split`)."""
-    from heuristics.peak_search import best_first_search
-    from heuristics.peak_split import split_graph
+    (both exact by the proof in :mod:`heuristics.peak_memory.split`)."""
+    from heuristics.peak_memory.best_first import best_first_search
+    from heuristics.peak_memory.split import split_graph
 
     assert search.order is not None
     t = time.perf_counter()
@@ -244,7 +244,7 @@ def _run_search(search: _Search, seed: int) -> None:
         res = best_first_search(part.graph, part.restrict(search.order), time_limit=share,
                                 memory_mb=SEARCH_MEMORY_MB, target=max(search.lower, lower), seed=seed)  # fmt: skip
         orders[i] = part.lift(res.order)
-        lower = max(lower, res.lower_bound)  # already lowered for its rounding (heuristics.peak_search)
+        lower = max(lower, res.lower_bound)  # already lowered for its rounding (heuristics.peak_memory.best_first)
         solved += res.optimal
         states += res.states
         memory_hit += res.memory_hit
@@ -300,8 +300,8 @@ def _cpsat_lower(graph: Graph, model: ScheduleModel, bound: float) -> float:
 
 def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations: int = 200) -> None:
     from heuristics.brkga import BrkgaParams
-    from heuristics.peak_dp import state_dp
-    from heuristics.peak_orders import brkga_order
+    from heuristics.peak_memory.orders import brkga_order
+    from heuristics.peak_memory.state_dp import state_dp
 
     greedy = state_dp(search.graph, beam_width=1).order
     seeds = [greedy] + ([search.order] if search.order is not None else [])
@@ -367,7 +367,7 @@ def schedule(
       the REGAL GNN (weights ``regal-peak``), seeded with the kahn, dfs and bfs orders;
     * ``"search"``: the baselines, the min-cut live bound, then the graph split at
       its cut nodes and every part solved by the anytime best-first search of
-      :mod:`heuristics.peak_search` (optimal when every part finishes; otherwise
+      :mod:`heuristics.peak_memory.best_first` (optimal when every part finishes; otherwise
       its bound is the smallest open key, proven at any stop);
     * ``"auto"`` (default): the baselines, the min-cut live bound, the beam with
       15% of the time left, a 10 times wider beam if it likely fits in 25% of the

@@ -7,8 +7,8 @@ import numpy as np
 
 from benchmarks.reference import reference_slice_value, reference_table
 from heuristics.kahn import kahn_order
-from heuristics.segments import segment_cost_table
-from heuristics.slicegraph import slice_order
+from heuristics.partition.segments import segment_cost_table
+from heuristics.partition.slicegraph import slice_order
 from mtpp import Problem
 from tests.oracle import random_dag
 

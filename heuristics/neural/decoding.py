@@ -15,10 +15,10 @@ normaliser depends on ``S`` only, not on the order in which ``S`` was placed.
 * :func:`beam_search` keeps the ``width`` most likely partial orders per step, with
   state collapsing (Section 4.2): partial orders of one scheduled set are merged, the
   one with the lower peak so far kept (``collapse="peak"``) or the more likely one
-  (``collapse="logp"``).  It reuses the bitset states of :mod:`heuristics.peak_dp`.
+  (``collapse="logp"``).  It reuses the bitset states of :mod:`heuristics.peak_memory.state_dp`.
 
 The peak is Eq. 1 with the step memory of Eq. 2, 3 and 15 as in
-:func:`heuristics.peak_orders.order_peak`.  Everything here is numpy + numba; the
+:func:`heuristics.peak_memory.orders.order_peak`.  Everything here is numpy + numba; the
 differentiable log-probabilities are in :mod:`heuristics.neural.policy`.
 """
 
@@ -31,7 +31,7 @@ from numba import njit
 
 from heuristics.bitsets import CTZ, ONE, ready_ops
 from heuristics.kahn import in_degrees, kahn_order
-from heuristics.peak_dp import child_live, hash_table, materialise_kernel, same_child
+from heuristics.peak_memory.state_dp import child_live, hash_table, materialise_kernel, same_child
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 
@@ -162,7 +162,7 @@ def beam_expand_kernel(
     lower peak (ties: higher log-prob) / the higher log-prob (ties: lower peak); the
     first one inserted wins full ties.  Mode 2 keeps every child.  The live memory is
     computed once per distinct child; no per-child ``O(n)`` copy is made (the bitsets of
-    the survivors are built afterwards by :func:`heuristics.peak_dp.materialise_kernel`).
+    the survivors are built afterwards by :func:`heuristics.peak_memory.state_dp.materialise_kernel`).
     Returns per child its parent, op, hash, peak, live memory and log-probability, in
     insertion order (states in order, each state's ops by increasing index)."""
     slots, total = hash_table(ready)
@@ -275,7 +275,7 @@ def beam_search(graph: Graph, priorities: np.ndarray, width: int | None = 16, co
     Cost per level ``O(states x ready x (1 + deg^2))`` compiled, plus a sort of the
     children and ``O(width x n / 64)`` to build the survivors' bitsets.  The log-probs
     and peaks are computed along the way; the returned peaks equal
-    :func:`heuristics.peak_orders.order_peak` of the orders.
+    :func:`heuristics.peak_memory.orders.order_peak` of the orders.
     """
     y = _check_priorities(graph, priorities)
     limit = _check_positive("width", width, allow_none=True)

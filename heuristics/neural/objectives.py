@@ -3,7 +3,7 @@
 Two objectives, one interface (:class:`OrderObjective`):
 
 * :class:`PeakMemory` (``"peak"``): the peak memory of the order, Topoformer Eq. (1)-(3)
-  with the step memory of Eq. (15) (:func:`heuristics.peak_orders.order_peak`);
+  with the step memory of Eq. (15) (:func:`heuristics.peak_memory.orders.order_peak`);
 * :class:`Bottleneck` (``"mtpp"``): the MTPP bottleneck of the order's optimal
   slicing into at most ``k`` blocks (SliceGraph, MTPP paper Algorithm 1), i.e. the
   cost a learned orderer hands the partitioner.
@@ -22,8 +22,8 @@ from typing import Protocol
 
 import numpy as np
 
-from heuristics.peak_orders import decode_peaks, order_peak
-from heuristics.slicegraph import slice_order, sort_and_slice_fitness
+from heuristics.partition.slicegraph import slice_order, sort_and_slice_fitness
+from heuristics.peak_memory.orders import decode_peaks, order_peak
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 from mtpp.problem import Problem, check_k

@@ -23,7 +23,7 @@ import torch
 from heuristics.brkga import BrkgaParams, brkga
 from heuristics.kahn import kahn_order, priorities_for
 from heuristics.neural.objectives import OrderObjective
-from heuristics.peak_dp import state_dp
+from heuristics.peak_memory.state_dp import state_dp
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.graph import Graph
 

@@ -423,7 +423,7 @@ def run(
     settings = Settings(time_limit=time_limit, orderer=orderer, seed=seed, threads=threads, bandwidth=bandwidth,
                         memory=memory, reserve=reserve)  # fmt: skip
     if any(m in BOUND_METHODS for m in names):
-        from heuristics.orderers import get_orderer
+        from heuristics.partition.orderers import get_orderer
 
         get_orderer(orderer)  # the upper bound's orderer: fail before any work
     sources: list[GraphSource] = load_sources(graphs)

@@ -85,9 +85,9 @@ def parse_methods(spec: str | Iterable[str]) -> tuple[str, ...]:
     """Normalise ``"all"``, ``"bounds"``, ``"orderers"``, comma lists and lists of names.
 
     Bound methods are ``simple``, ``bottleneck``, ``guess``, ``exact``; an orderer run
-    is ``slicegraph:ORDERER`` with an orderer name of :func:`heuristics.orderers.get_orderer`.
+    is ``slicegraph:ORDERER`` with an orderer name of :func:`heuristics.partition.orderers.get_orderer`.
     Raises :class:`InvalidParameterError` naming an unknown method or orderer."""
-    from heuristics.orderers import get_orderer
+    from heuristics.partition.orderers import get_orderer
 
     items = [spec] if isinstance(spec, str) else list(spec)
     names: list[str] = []

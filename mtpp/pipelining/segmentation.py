@@ -1,6 +1,6 @@
 """Optimal contiguous segmentation of a fixed order at allowed cut positions.
 
-SliceGraph's DP (Algorithm 1 of the MTPP paper, :mod:`heuristics.slicegraph`) cuts a
+SliceGraph's DP (Algorithm 1 of the MTPP paper, :mod:`heuristics.partition.slicegraph`) cuts a
 topological order into at most ``k`` contiguous blocks minimising the largest block
 cost of Eq. (3).  A ``torch.distributed.pipelining`` plan may only cut at unit starts
 (:mod:`mtpp.pipelining.units`), so here the same recurrence runs over units:
@@ -12,7 +12,7 @@ with ``C[a, b]`` the cost of the block made of units ``a..b``.  Every split-poin
 plan with at most ``k`` stages is such a segmentation and the recurrence enumerates
 them all, so its value is the optimum among split-point plans (the same argument
 as Lemma 4.2, with fewer candidate cuts).  ``C`` comes from the left-extension
-sweep of :mod:`heuristics.segments` (``O(deg)`` per step), one sweep per right
+sweep of :mod:`heuristics.partition.segments` (``O(deg)`` per step), one sweep per right
 end: ``O(U (n + m))`` for ``U`` units, then ``O(U^2 k)`` for the DP.
 :func:`min_max_segmentation` takes any cost matrix, so the additive costs of the
 baseline rules (:mod:`mtpp.pipelining.baselines`) reuse it.
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from heuristics.segments import extend_left, overflow, prepare
+from heuristics.partition.segments import extend_left, overflow, prepare
 from mtpp.problem import Problem
 
 

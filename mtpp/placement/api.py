@@ -4,7 +4,7 @@ Methods: ``"single"`` (the best all-on-one-device placement), ``"heft"``,
 ``"brkga"`` (REGAL chromosome, seeded with HEFT and the single devices), ``"cpsat"``
 (:mod:`solvers.cpsat_placement`, hinted with the best of HEFT and the single
 devices; proves a lower bound and solves small graphs exactly), ``"coarse-brkga"``
-(:func:`heuristics.coarsen.coarsen` the graph by acyclic heavy-edge matching to
+(:func:`heuristics.placement.coarsen.coarsen` the graph by acyclic heavy-edge matching to
 ``coarse_target`` nodes, run the BRKGA on the coarse graph for half the time limit
 with per-device times summed over each cluster, seeded with the coarse HEFT, the
 coarse single devices and the fine HEFT projected onto the clusters; map the best
@@ -82,7 +82,7 @@ class Placement(BaseModel):
 
 
 def _score(sim: Any, objective: str) -> tuple[int, float]:
-    from heuristics.placement_brkga import objective_value
+    from heuristics.placement.brkga import objective_value
 
     return (0, objective_value(sim, objective)) if sim.memory_feasible else (1, sim.overflow)
 
@@ -96,11 +96,11 @@ def coarse_brkga(
     target: int | None = None,
 ) -> Any:
     """The ``"coarse-brkga"`` candidate (module docstring), scored on ``ctx``'s graph:
-    a :class:`heuristics.placement.PlacementCandidate` named ``"coarse-brkga"``."""
+    a :class:`heuristics.placement.baselines.PlacementCandidate` named ``"coarse-brkga"``."""
     from heuristics.brkga import BrkgaParams
-    from heuristics.coarsen import coarsen, refine_moves
-    from heuristics.placement import all_single_devices, evaluate, heft
-    from heuristics.placement_brkga import placement_brkga
+    from heuristics.placement.baselines import all_single_devices, evaluate, heft
+    from heuristics.placement.brkga import placement_brkga
+    from heuristics.placement.coarsen import coarsen, refine_moves
 
     t0 = time.perf_counter()
     co = coarsen(ctx.graph, target)
@@ -132,11 +132,11 @@ def place(
     """Place and schedule ``graph`` on ``devices`` (a preset name or a
     :class:`DeviceSet`); ``times`` (``n x d``) overrides the device set's op times;
     ``coarse_target`` is the coarse graph's size for ``"coarse-brkga"`` (default
-    :func:`heuristics.coarsen.default_target`)."""
+    :func:`heuristics.placement.coarsen.default_target`)."""
     from formulations.placement import build_placement, simple_lower_bound
     from heuristics.brkga import BrkgaParams
-    from heuristics.placement import PlacementCandidate, all_single_devices, evaluate, heft
-    from heuristics.placement_brkga import OBJECTIVES, placement_brkga
+    from heuristics.placement.baselines import PlacementCandidate, all_single_devices, evaluate, heft
+    from heuristics.placement.brkga import OBJECTIVES, placement_brkga
 
     t0 = time.perf_counter()
     if objective not in OBJECTIVES:

@@ -121,7 +121,7 @@ def test_presolve_changes_nothing_but_the_work() -> None:
     import random
     from fractions import Fraction
 
-    from tests.heuristics.test_presolve import leafy_problem
+    from tests.heuristics.partition.test_presolve import leafy_problem
     from tests.oracle import exact_optimum
 
     rng = random.Random(77)

@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 import mtpp
-from heuristics.ideal_dp import IdealDpResult, ideal_dp
+from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp
 from mtpp import Problem
 from mtpp.certificate import certify
 from mtpp.cli.main import main

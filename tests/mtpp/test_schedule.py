@@ -101,7 +101,7 @@ def test_every_method_bounds_the_brute_force_optimum(method):
 
 
 def test_search_splits_a_chain_of_blocks_and_agrees_with_the_exact_dp():
-    from heuristics.peak_split import split_graph
+    from heuristics.peak_memory.split import split_graph
 
     rng = np.random.default_rng(8)
     for _ in range(3):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heuristics.placement import all_single_devices, heft, upward_rank
+from heuristics.placement.baselines import all_single_devices, heft, upward_rank
 from mtpp.graph import Graph
 from mtpp.placement.devices import PRESETS, Device, DeviceSet
 from mtpp.placement.simulator import PlacementContext, simulate

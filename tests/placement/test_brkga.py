@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from heuristics.brkga import BrkgaParams
-from heuristics.placement import all_single_devices, heft
-from heuristics.placement_brkga import decode, encode, fitness, infeasible_offset, placement_brkga
+from heuristics.placement.baselines import all_single_devices, heft
+from heuristics.placement.brkga import decode, encode, fitness, infeasible_offset, placement_brkga
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 from mtpp.placement.devices import Device, DeviceSet

@@ -8,8 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from heuristics.coarsen import coarsen, default_target, refine_moves
-from heuristics.placement import heft
+from heuristics.placement.baselines import heft
+from heuristics.placement.coarsen import coarsen, default_target, refine_moves
 from mtpp.errors import InvalidParameterError
 from mtpp.generators import regal_graph
 from mtpp.graph import Graph

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from formulations.placement import build_placement
-from heuristics.placement import heft
+from heuristics.placement.baselines import heft
 from mtpp.graph import Graph
 from mtpp.placement.devices import Device, DeviceSet
 from mtpp.placement.simulator import PlacementContext

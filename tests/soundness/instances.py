@@ -356,7 +356,7 @@ def check_combinatorial(case: Case) -> list[str]:
     * ``certify`` with ``bounds=("simple", "cut", "ideal-dp")`` and the Kahn orderer (no
       MIP): as in :func:`check`;
     * any exception."""
-    from heuristics.ideal_dp import ideal_dp
+    from heuristics.partition.ideal_dp import ideal_dp
     from mtpp.certificate import certify
     from mtpp.cut_bound import cut_lower_bound
     from mtpp.partitioner import partition

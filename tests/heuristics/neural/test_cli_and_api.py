@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from heuristics.orderers import get_orderer
+from heuristics.partition.orderers import get_orderer
 from mtpp import Problem, evaluate
 from mtpp.cli import main
 from mtpp.errors import InvalidParameterError

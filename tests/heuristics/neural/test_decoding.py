@@ -9,8 +9,8 @@ import pytest
 
 from heuristics.kahn import kahn_order
 from heuristics.neural.decoding import BeamResult, beam_search, greedy_order, sample_orders
-from heuristics.peak_dp import state_dp
-from heuristics.peak_orders import order_peak
+from heuristics.peak_memory.orders import order_peak
+from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph
 from mtpp.errors import InvalidParameterError
 from mtpp.generators.layered import layered_graph

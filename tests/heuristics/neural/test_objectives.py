@@ -8,7 +8,7 @@ import pytest
 from heuristics.kahn import kahn_order
 from heuristics.neural.datasets import VALIDATION_EPOCH, epoch_graphs, training_graph
 from heuristics.neural.objectives import Bottleneck, PeakMemory, make_objective
-from heuristics.slicegraph import slice_order
+from heuristics.partition.slicegraph import slice_order
 from mtpp import Problem, evaluate
 from mtpp.errors import InvalidParameterError
 from mtpp.generators.regal import regal_graph

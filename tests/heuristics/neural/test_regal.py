@@ -28,7 +28,7 @@ from heuristics.neural.regal import (
 )
 from heuristics.neural.regal_training import CHECKPOINT, HISTORY, PLOT, WEIGHTS, RegalTrainConfig, train_regal
 from heuristics.neural.weights import save_weights
-from heuristics.slicegraph import slice_order
+from heuristics.partition.slicegraph import slice_order
 from heuristics.traversal import classic_priorities
 from mtpp.errors import InvalidParameterError, WeightsError
 from mtpp.evaluate import evaluate

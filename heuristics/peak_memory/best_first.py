@@ -19,7 +19,7 @@ smaller ``g``, with an admissible
   (size_out(v) + size_param(v))``;
 * the *forced-live bound relative to S*: for every op ``v`` not in ``S``, while
   ``v`` runs memory holds ``v``'s output and parameters, every ancestor ``u`` of
-  ``v`` with a consumer in ``desc*(v)`` (:mod:`heuristics.peak_bounds`), and every
+  ``v`` with a consumer in ``desc*(v)`` (:mod:`heuristics.peak_memory.bounds`), and every
   ``u`` in ``S`` with a consumer in ``desc*(v)``: that consumer is not in ``S``
   (``S`` is down-closed and ``v`` is not in it), so it runs at or after ``v``.  So
 
@@ -27,7 +27,7 @@ smaller ``g``, with an admissible
 
   with ``F(v)`` the static forced-live memory and ``P(v)`` the producers of
   ``desc*(v)``;
-* the *min-cut live memory relative to S* (:mod:`heuristics.peak_cut`): every op
+* the *min-cut live memory relative to S* (:mod:`heuristics.peak_memory.cut_bound`): every op
   ``v`` not in ``S`` still has to run, and its step holds at least
   ``B(v) + sum_{u in S cap Q(v)} R[v, u]`` (``B(v)`` the min-cut live memory, ``R``
   the residuals of its maximum flow: each such ``u`` adds an augmenting path of its
@@ -66,11 +66,11 @@ flow / 2^k) >= 0`` to within ``u`` of itself), within ``gamma(2n + 2)`` of their
 true values, which are at most ``OPT <= U_0 (1 + small)`` on an optimal order's
 states.  The argument above, run on computed values, gives ``f(S) <= OPT + (2n +
 3) u U_0`` for the open state of the optimal order, and ``U`` re-evaluated as a
-peak (:func:`heuristics.peak_orders.order_peak`) adds at most two more such
+peak (:func:`heuristics.peak_memory.orders.order_peak`) adds at most two more such
 errors: the computed ``min(U, smallest open key) <= OPT + 3 (2n + 3) u U_0``, and
 ``lower_bound`` is lowered by ``8 (n + 2) u U_0`` (:func:`mtpp.rounding.lower_by`).
 A given ``static_bound`` must be a true bound to within ``gamma(n + 2)`` (as
-:func:`heuristics.peak_bounds.forced_live_memory` is).  When every size, static
+:func:`heuristics.peak_memory.bounds.forced_live_memory` is).  When every size, static
 value and residual lies on one power-of-two grid fine enough for ``4`` times the
 largest sum (:func:`mtpp.memory.exact_on_grid`; integer sizes, say), every
 quantity is computed exactly and nothing is lowered.
@@ -94,10 +94,10 @@ import numpy as np
 from numba import njit
 
 from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready, ready_ops
-from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
-from heuristics.peak_cut import bits_to_bool, cut_live_memory
-from heuristics.peak_dp import child_live
-from heuristics.peak_orders import order_peak, traversal_order
+from heuristics.peak_memory.bounds import ancestor_bits, masked_sums, needed_bits
+from heuristics.peak_memory.cut_bound import bits_to_bool, cut_live_memory
+from heuristics.peak_memory.orders import order_peak, traversal_order
+from heuristics.peak_memory.state_dp import child_live
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 from mtpp.memory import exact_on_grid
@@ -361,7 +361,7 @@ def best_first_search(
     ``memory_mb`` megabytes of state arrays stop it with a valid ``lower_bound``;
     ``target`` ends it as soon as an order with peak ``<= target`` is known (a caller
     that needs no better).  ``static_bound`` gives ``B(v)`` (default: the min-cut
-    live memory of every op, :mod:`heuristics.peak_cut`).  ``seed`` only fixes the
+    live memory of every op, :mod:`heuristics.peak_memory.cut_bound`).  ``seed`` only fixes the
     hash keys.
     """
     t0 = time.perf_counter()

@@ -1,5 +1,5 @@
 """Activation peak ``peak(S)`` of the segments of an order, as tables and columns
-(the sweep itself is :mod:`heuristics.peak_tree`; the definition of ``peak(S)`` is
+(the sweep itself is :mod:`heuristics.partition.segment_peak_tree`; the definition of ``peak(S)`` is
 there and in :func:`mtpp.memory.block_peak`, the independent reference)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from heuristics.peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
-from heuristics.segments import PreparedOrder, prepare
+from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
+from heuristics.partition.segments import PreparedOrder, prepare
 from mtpp.problem import Problem
 
 
@@ -51,7 +51,7 @@ def peak_segment_table(problem: Problem, order: np.ndarray) -> np.ndarray:
 
 
 def prefix_peaks(problem: Problem, order: np.ndarray) -> np.ndarray:
-    """``peak(0, r)`` for every ``r`` (see :func:`heuristics.peak_tree.prefix_peaks_kernel`)."""
+    """``peak(0, r)`` for every ``r`` (see :func:`heuristics.partition.segment_peak_tree.prefix_peaks_kernel`)."""
     p = prepare(problem, order)
     return prefix_peaks_kernel(p.out_raw, p.last_consumer, p.in_ptr, p.in_size_raw, p.in_next)
 

@@ -17,7 +17,7 @@ progress=...) -> OrderSearch``.  Names accepted by :func:`get_orderer`:
     first population is seeded with the kahn, dfs and bfs priorities, so it never
     does worse than those.
 ``mla`` / ``mla-weighted`` (optionally ``-N``)
-    BRKGA on the linear-arrangement objective (:mod:`heuristics.mla`), 10000
+    BRKGA on the linear-arrangement objective (:mod:`heuristics.partition.mla`), 10000
     evaluations by default; the best arrangement is then sliced.
 ``topoformer`` / ``topoformer-sample[-N]`` / ``topoformer-beam[-N]``
     the learned Topoformer policy (:mod:`heuristics.neural`, needs ``mtpp[neural]``):
@@ -44,8 +44,8 @@ import numpy as np
 
 from heuristics.brkga import BrkgaParams, Progress, brkga, decode_until
 from heuristics.kahn import kahn_order, priorities_for
-from heuristics.mla import mla_fitness
-from heuristics.slicegraph import sort_and_slice_fitness
+from heuristics.partition.mla import mla_fitness
+from heuristics.partition.slicegraph import sort_and_slice_fitness
 from heuristics.traversal import bfs_order, classic_priorities, dfs_order
 from mtpp.errors import InvalidParameterError
 from mtpp.problem import Problem

@@ -115,7 +115,7 @@ class Presolved:
         g = self.original.graph
         rules = ", ".join(f"{count} {rule}" for rule, count in self.removed.items() if count)
         return f"presolve: {g.n - self.problem.graph.n} of {g.n} ops removed ({rules or 'none'}); bounds and " \
-               "partitions of the reduced graph hold for this one (heuristics/presolve.py)"
+               "partitions of the reduced graph hold for this one (heuristics/partition/presolve.py)"
 
 
 def params_cannot_overflow(problem: Problem) -> bool:

@@ -19,14 +19,14 @@ parameters are all resident and counted by ``size_param(S)`` in Eq. (2), so they
 not added again (contrast with the single-device schedule of :mod:`mtpp.memory`,
 whose step memory adds the running op's parameters, Topoformer Eq. 15).
 
-Left-extension sweep (as :mod:`heuristics.segments`).  Fix ``r``; moving ``l`` left
+Left-extension sweep (as :mod:`heuristics.partition.segments`).  Fix ``r``; moving ``l`` left
 adds step ``l`` and changes the other steps only by one kind of update: if the
 tensor of ``pi(l)`` leaves the block and ``c`` is its last consumer in ``[l, r]``
 (``c = l`` if none), steps ``c + 1 .. r`` gain ``size_out``.  The memory of step
 ``t`` itself, ``P_r(t) = in(t, r) + size_out(pi(t))`` (``in(t, r)``: tensors produced
 before ``t`` with a consumer in ``[t, r]``), does not depend on ``l``; ``in`` is kept
 as a running sum with the same ``O(deg)`` test as the input IO of
-:func:`heuristics.segments.extend_left`.  Hence
+:func:`heuristics.partition.segments.extend_left`.  Hence
 
     peak(l, r) = max_{l <= t <= r} ( P_r(t) + sum_{l <= p < t, pi(p) leaves, c_p < t} size_out(pi(p)) ),
 
@@ -38,7 +38,7 @@ so ``peak(l, r)`` never decreases as ``l`` moves left: a sweep may include it in
 lower bound that only grows (as SliceGraph's pruning needs).
 
 All arrays are indexed by position in the order; they come from
-:func:`heuristics.segments.prepare` (the ``*_raw`` sizes, not divided by ``B``).
+:func:`heuristics.partition.segments.prepare` (the ``*_raw`` sizes, not divided by ``B``).
 """
 
 from __future__ import annotations

@@ -296,11 +296,11 @@ def refine_moves(
 ) -> tuple[np.ndarray, int]:
     """Local search on the fine graph: passes over the ops (in ``order``), moving one op
     to another device whenever the simulator says the fitness of
-    :mod:`heuristics.placement_brkga` (objective if memory-feasible, ranked below
+    :mod:`heuristics.placement.brkga` (objective if memory-feasible, ranked below
     every feasible one otherwise) strictly drops.  ``order`` is kept.  Stops after
     ``max_passes`` passes, a pass with no move, or ``time_limit`` seconds.  Returns
     the placement and the number of moves made."""
-    from heuristics.placement_brkga import fitness, infeasible_offset
+    from heuristics.placement.brkga import fitness, infeasible_offset
 
     t0 = time.perf_counter()
     p = np.array(place, dtype=np.int64)

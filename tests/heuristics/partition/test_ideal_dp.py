@@ -3,10 +3,10 @@ import math
 
 import numpy as np
 
-from heuristics.ideal_dp import ideal_dp
-from heuristics.ideals import enumerate_ideals
 from heuristics.kahn import kahn_order
-from heuristics.slicegraph import slice_order
+from heuristics.partition.ideal_dp import ideal_dp
+from heuristics.partition.ideals import enumerate_ideals
+from heuristics.partition.slicegraph import slice_order
 from mtpp import Graph, Problem, evaluate
 from tests.oracle import brute_force_optimum, naive_block_cost, random_dag
 

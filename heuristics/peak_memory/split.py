@@ -47,7 +47,7 @@ for any lower bounds ``LB_j`` of the parts and any orders ``sigma_j``: solving t
 parts exactly and concatenating their orders (:meth:`Part.lift`) is exact.  No float
 arithmetic happens here (a part copies the sizes; ``END`` and the pseudo-sources'
 parameters are exact zeros), so a part's bound that is proven in exact arithmetic on
-its sizes, as every bound of :mod:`heuristics.peak_search` is after its rounding
+its sizes, as every bound of :mod:`heuristics.peak_memory.best_first` is after its rounding
 margin, is one for the whole graph.
 """
 

@@ -9,20 +9,20 @@ import pytest
 
 from heuristics.brkga import BrkgaParams
 from heuristics.kahn import kahn_order
-from heuristics.peak_dp import state_dp
-from heuristics.peak_orders import (
+from heuristics.partition.segment_peaks import (
+    peak_column,
+    peak_segment_table,
+    prefix_peaks,
+)
+from heuristics.partition.segments import segment_cost_table
+from heuristics.peak_memory.orders import (
     brkga_order,
     decode_peaks,
     order_peak,
     random_orders,
     traversal_order,
 )
-from heuristics.peak_segments import (
-    peak_column,
-    peak_segment_table,
-    prefix_peaks,
-)
-from heuristics.segments import segment_cost_table
+from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph, Problem
 from mtpp.memory import block_peak
 from tests.oracle import (
@@ -175,7 +175,7 @@ def naive_forced_live(g: Graph, v: int) -> float:
 
 
 def test_forced_live_bound_is_valid_and_beats_the_local_bound():
-    from heuristics.peak_bounds import forced_live_bound, forced_live_memory
+    from heuristics.peak_memory.bounds import forced_live_bound, forced_live_memory
     from mtpp.memory import local_lower_bound
 
     for _, g in random_cases(4, 40, 7):

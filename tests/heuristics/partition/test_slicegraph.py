@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from heuristics.kahn import kahn_order
-from heuristics.segments import segment_cost_table
-from heuristics.slicegraph import slice_order, sort_and_slice_fitness
+from heuristics.partition.segments import segment_cost_table
+from heuristics.partition.slicegraph import slice_order, sort_and_slice_fitness
 from mtpp import Problem, evaluate
 from tests.oracle import brute_force_segmentation, naive_block_cost, random_dag
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from heuristics.kahn import kahn_order
-from heuristics.mla import mla_fitness
-from heuristics.orderers import get_orderer
+from heuristics.partition.mla import mla_fitness
+from heuristics.partition.orderers import get_orderer
 from mtpp import InvalidParameterError, Problem
 from tests.oracle import is_topological, random_dag
 
@@ -23,7 +23,7 @@ def test_every_orderer_gives_a_reproducible_topological_order(name):
 
 def test_search_orderers_beat_or_match_their_seeds():
     rng = np.random.default_rng(21)
-    from heuristics.slicegraph import slice_order
+    from heuristics.partition.slicegraph import slice_order
 
     problem = Problem(random_dag(rng, 40, p=0.1), 4)
     value = {n: slice_order(problem, get_orderer(n)(problem, seed=0, time_limit=None, progress=None).order).bottleneck
@@ -59,7 +59,7 @@ def test_random_orderer_time_limit_holds_within_a_batch(monkeypatch: pytest.Monk
     """A batch of random orders that would take 3 s to decode stops at the limit."""
     import time
 
-    import heuristics.orderers as orderers
+    import heuristics.partition.orderers as orderers
     from mtpp import Problem
     from mtpp.generators import layered_graph
 

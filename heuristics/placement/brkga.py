@@ -38,7 +38,7 @@ import numpy as np
 
 from heuristics.brkga import BrkgaParams, BrkgaResult, Progress, brkga
 from heuristics.kahn import in_degrees, kahn_kernel, priorities_for
-from heuristics.placement import PlacementCandidate, evaluate
+from heuristics.placement.baselines import PlacementCandidate, evaluate
 from mtpp.errors import InvalidParameterError
 from mtpp.placement.simulator import PlacementContext, SimResult
 

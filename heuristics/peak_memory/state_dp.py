@@ -27,7 +27,7 @@ set's cheapest prefix).  Hence
 
 a proven lower bound from any run; with nothing cut off it equals the optimum and
 the run is exact (``DpResult.exact``).  Cuts at early levels, where peaks are still
-small, make this bound weak; :mod:`heuristics.peak_bounds` has order-independent
+small, make this bound weak; :mod:`heuristics.peak_memory.bounds` has order-independent
 ones.
 
 Rounding (issue 20).  Live memories are kept by adds and subtracts, so on a graph
@@ -44,7 +44,7 @@ a path below ``M`` as well).  Following an optimal order level by level as above
 with every comparison made on computed values, its state is kept with a peak at
 most ``OPT + (2n + 3) u M``, or cut off or pruned with a key at most that; and
 ``best``, the re-evaluated peak of the order found, adds at most two more such
-errors (its own path and :func:`heuristics.peak_orders.order_peak`).  So the
+errors (its own path and :func:`heuristics.peak_memory.orders.order_peak`).  So the
 computed ``min(best, U, min_t q_t) <= OPT + 3 (2n + 3) u M``, and the returned
 bound is lowered by ``8 (n + 2) u M`` (:func:`mtpp.rounding.lower_by`; the extra
 ``2n + 7`` units cover the second-order terms).  When the sizes sum exactly
@@ -66,7 +66,7 @@ import numpy as np
 from numba import njit
 
 from heuristics.bitsets import CTZ, ONE, has, mark_ready, ready_ops
-from heuristics.peak_orders import order_peak
+from heuristics.peak_memory.orders import order_peak
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 from mtpp.memory import sums_are_exact

@@ -14,10 +14,10 @@ adding the node at position ``l`` to ``S = [l+1, r]`` changes Eq. (3) by
 
 and the overflow term of Eq. (2) is recomputed from prefix sums of ``size_param``
 (plus, for peak-aware costs, the segment's activation peak from the sweep of
-:mod:`heuristics.peak_tree`, which moves left in step with this one).
+:mod:`heuristics.partition.segment_peak_tree`, which moves left in step with this one).
 Each step is ``O(deg(v))``, so a whole column costs ``O(n + m)`` and the full table
 ``O(n (n + m))`` with no ``n^2`` memory unless the table itself is asked for.  The
-DP of :mod:`heuristics.slicegraph` sweeps columns this way and stops a sweep as soon
+DP of :mod:`heuristics.partition.slicegraph` sweeps columns this way and stops a sweep as soon
 as the segment's work alone exceeds what could still improve the answer
 (``f(S) >= work(S)``), so at large ``n`` it neither stores nor visits the full table.
 
@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from heuristics.peak_tree import peak_extend_left, peak_tree, peak_tree_reset
+from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset
 from mtpp.problem import Problem
 
 

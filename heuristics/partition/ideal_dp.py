@@ -4,7 +4,7 @@ Section 3, here with the cost of Eq. 1-3 of the MTPP paper).
 
 Every acyclic k-partition is a chain of ideals ``{} = I_0 <= ... <= I_k = V``
 (blocks ``I_j \\ I_{j-1}``, empty blocks allowed) and every chain is one
-(:mod:`heuristics.ideals`), so
+(:mod:`heuristics.partition.ideals`), so
 
     dp[0, {}] = 0,   dp[j, I] = min(dp[j-1, I], min_{J < I ideal} max(dp[j-1, J], f(I \\ J)))
 
@@ -73,8 +73,8 @@ import numpy as np
 from numba import njit
 
 from heuristics.bitsets import has
-from heuristics.ideals import DEFAULT_MAX_IDEALS, IdealLattice, enumerate_ideals
-from heuristics.segments import overflow
+from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, IdealLattice, enumerate_ideals
+from heuristics.partition.segments import overflow
 from mtpp.problem import Problem
 from mtpp.rounding import UNIT, dd_add, dd_diff, dd_error, dd_value, gamma, lower_by
 

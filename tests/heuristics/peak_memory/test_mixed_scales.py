@@ -14,10 +14,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from heuristics.peak_bounds import forced_live_bound
-from heuristics.peak_cut import cut_live_bound
-from heuristics.peak_dp import state_dp
-from heuristics.peak_search import best_first_search
+from heuristics.peak_memory.best_first import best_first_search
+from heuristics.peak_memory.bounds import forced_live_bound
+from heuristics.peak_memory.cut_bound import cut_live_bound
+from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph, schedule
 from mtpp.memory import REL_TOL, local_lower_bound
 from mtpp.scheduling import LEARNED, METHODS

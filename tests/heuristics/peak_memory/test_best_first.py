@@ -8,10 +8,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from heuristics.peak_bounds import forced_live_memory
-from heuristics.peak_cut import cut_live_memory
-from heuristics.peak_search import best_first_search
-from heuristics.peak_split import cut_nodes, split_graph
+from heuristics.peak_memory.best_first import best_first_search
+from heuristics.peak_memory.bounds import forced_live_memory
+from heuristics.peak_memory.cut_bound import cut_live_memory
+from heuristics.peak_memory.split import cut_nodes, split_graph
 from mtpp import Graph
 from mtpp.generators import layered_graph
 from mtpp.memory import peak_memory
@@ -55,7 +55,7 @@ def test_interrupted_search_on_a_larger_graph_keeps_a_valid_rising_bound():
 
 
 def test_target_stops_once_an_order_is_good_enough():
-    from heuristics.peak_orders import order_peak, traversal_order
+    from heuristics.peak_memory.orders import order_peak, traversal_order
 
     rng = np.random.default_rng(2)
     for _ in range(20):

@@ -1,4 +1,4 @@
-"""Presolve (heuristics/presolve.py) against the exact oracle: OPT before == OPT after,
+"""Presolve (heuristics/partition/presolve.py) against the exact oracle: OPT before == OPT after,
 and every partition of the reduced graph lifts to one of the original with the same
 cost, on tiny random graphs built to hold zero-cost leaves and chains (finite memory
 with a reserve, B != 1, parameters on the leaves, peak-aware costs)."""
@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from heuristics.presolve import presolve
+from heuristics.partition.presolve import presolve
 from mtpp import Graph, Problem, evaluate
 from tests.oracle import exact_optimum
 

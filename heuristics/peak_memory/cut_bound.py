@@ -19,7 +19,7 @@ after its last consumer).  Hence
 ``size_out(u)`` is cut exactly when ``u`` is in ``S`` and some consumer is not.  A
 minimum cut sets every ``c_u`` it may, so its value is ``C(v)``.  The forced-live
 tensors (ancestors of ``v`` feeding ``desc*(v)``) are cut in every feasible ``S``, so
-this bound is never below :func:`heuristics.peak_bounds.forced_live_bound`.
+this bound is never below :func:`heuristics.peak_memory.bounds.forced_live_bound`.
 
 Capacities are integers for the max-flow code: each ``size_out`` is multiplied by a
 power of two ``2^k`` (the largest that keeps the float total at most ``2^30``, with
@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_flow
 
-from heuristics.peak_bounds import ancestor_bits, masked_sums, needed_bits
+from heuristics.peak_memory.bounds import ancestor_bits, masked_sums, needed_bits
 from mtpp.graph import Graph
 from mtpp.memory import lower_sum_bound
 
@@ -85,7 +85,7 @@ def cut_live_memory(
         C(v | S) >= C(v) + sum_{u in S, u feeds desc*(v)} R[v, u],
 
     where ``C(v | S)`` also forces ``S`` to the source side (the search's
-    relative bound, :mod:`heuristics.peak_search`)."""
+    relative bound, :mod:`heuristics.peak_memory.best_first`)."""
     t0 = time.perf_counter()
     g = graph
     n = g.n

@@ -8,7 +8,7 @@ blocks (costs always count IO against the *whole* graph):
     dp[1, r] = f([0, r])
     dp[j, r] = min(dp[j-1, r], min_{1 <= l <= r} max(dp[j-1, l-1], f([l, r])))
 
-Segment costs come column by column from :mod:`heuristics.segments`, so nothing of
+Segment costs come column by column from :mod:`heuristics.partition.segments`, so nothing of
 size ``n^2`` is stored: memory is ``O(n k)``.  Two prunings keep it far below the
 ``O(n^2 k)`` worst case without changing the answer:
 
@@ -22,7 +22,7 @@ size ``n^2`` is stored: memory is ``O(n k)``.  Two prunings keep it far below th
 * the value of the equal-work split of the same order is feasible, so it caps the
   search from the start (sweeps stop once the lower bound reaches it);
 * with peak-aware costs (``Problem.peak_aware``) the overflow of Eq. (2) includes
-  the segment's activation peak from :mod:`heuristics.peak_tree`, swept in step; the
+  the segment's activation peak from :mod:`heuristics.partition.segment_peak_tree`, swept in step; the
   peak only grows as ``l`` moves left, so the pruning bound above stays valid;
 * an optional ``upper_bound`` caps everything: values ``< upper_bound`` are exact,
   and if the optimum is ``>= upper_bound`` the DP reports ``inf`` (BRKGA uses this to
@@ -38,8 +38,8 @@ import numpy as np
 from numba import njit
 
 from heuristics.kahn import in_degrees, kahn_kernel
-from heuristics.peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
-from heuristics.segments import extend_left, overflow, prepare, prepare_kernel
+from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
+from heuristics.partition.segments import extend_left, overflow, prepare, prepare_kernel
 from mtpp.problem import Problem
 
 
@@ -47,7 +47,7 @@ from mtpp.problem import Problem
 def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw,
               cons_ptr, cons_pos, k, budget, inv_b, ub, peak_aware):  # fmt: skip
     """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty).
-    The first twelve arguments are a :class:`heuristics.segments.PreparedOrder`."""
+    The first twelve arguments are a :class:`heuristics.partition.segments.PreparedOrder`."""
     n = w.shape[0]
     t, d, size = peak_tree(n if peak_aware else 1)
     prefix_peak = prefix_peaks_kernel(out_raw, last, in_ptr, in_size_raw, in_next) if peak_aware else np.zeros(n)
