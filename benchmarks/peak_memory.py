@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
+from formulations.cpsat_schedule import solve_schedule  # noqa: E402
 from formulations.schedule import build_schedule  # noqa: E402
 from heuristics.brkga import BrkgaParams  # noqa: E402
 from heuristics.peak_memory.bounds import forced_live_bound  # noqa: E402
@@ -57,7 +58,6 @@ from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
 from mtpp import Graph, load_graph  # noqa: E402
 from mtpp.generators import layered_graph  # noqa: E402
 from mtpp.memory import local_lower_bound, peak_memory  # noqa: E402
-from solvers.cpsat_schedule import solve_schedule  # noqa: E402
 from solvers.result import Status  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "graphs" / "layered"

@@ -28,7 +28,7 @@ most ``scale`` times its true peak and the model's proven bound divided by ``sca
 stays a valid lower bound (``exact`` is then false and an order's peak must be
 re-evaluated with the true sizes).
 
-The model is a plain data record: :mod:`solvers.cpsat_schedule` turns it into a
+The model is a plain data record: :mod:`formulations.cpsat_schedule` turns it into a
 CP-SAT model.  It is not a MILP, so it does not go through :class:`solvers.Model`
 (a linear encoding of the cumulative constraint needs ``O(n^2)`` binaries).
 """

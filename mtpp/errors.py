@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
-class MtppError(Exception):
-    """Base class of every error mtpp raises on purpose."""
+from solvers.errors import MtppError as MtppError  # the root lives in the bottom layer (see there)
 
 
 class GraphError(MtppError, ValueError):

@@ -35,7 +35,7 @@ say).
 
 The evaluator here (:func:`memory_profile`, :func:`peak_memory`) is vectorised numpy,
 ``O(n + m)``, and shares no code with the searches (:mod:`heuristics.peak_memory.orders`,
-:mod:`heuristics.peak_memory.state_dp`, :mod:`solvers.cpsat_schedule`); every order a search
+:mod:`heuristics.peak_memory.state_dp`, :mod:`formulations.cpsat_schedule`); every order a search
 returns is re-scored here.
 """
 from __future__ import annotations

@@ -1,8 +1,15 @@
-"""Errors of the solver layer (all are :class:`mtpp.errors.MtppError`)."""
+"""Errors of the solver layer, and the root of mtpp's one exception hierarchy.
+
+:class:`MtppError` is defined here, in the bottom layer, so that every solver error
+is an ``MtppError`` (one ``except`` catches everything mtpp rejects) while the solver
+layer imports nothing of the packages above it; :mod:`mtpp.errors` re-exports it.
+"""
 
 from __future__ import annotations
 
-from mtpp.errors import MtppError
+
+class MtppError(Exception):
+    """Base class of every error mtpp raises on purpose."""
 
 
 class SolverError(MtppError, RuntimeError):

@@ -2,7 +2,7 @@
 
 Methods: ``"single"`` (the best all-on-one-device placement), ``"heft"``,
 ``"brkga"`` (REGAL chromosome, seeded with HEFT and the single devices), ``"cpsat"``
-(:mod:`solvers.cpsat_placement`, hinted with the best of HEFT and the single
+(:mod:`formulations.cpsat_placement`, hinted with the best of HEFT and the single
 devices; proves a lower bound and solves small graphs exactly), ``"coarse-brkga"``
 (:func:`heuristics.placement.coarsen.coarsen` the graph by acyclic heavy-edge matching to
 ``coarse_target`` nodes, run the BRKGA on the coarse graph for half the time limit
@@ -177,7 +177,7 @@ def place(
             ub = hint.sim.makespan if (hint.sim.memory_feasible or not cpsat_memory) else None
             model = build_placement(ctx, memory=cpsat_memory, upper_bound=ub)
             remaining = None if time_limit is None else max(0.5, time_limit - (time.perf_counter() - t0))
-            from solvers.cpsat_placement import solve_placement
+            from formulations.cpsat_placement import solve_placement
 
             cp = solve_placement(model, (hint.place, hint.sim.start), remaining, threads, seed)
             status = cp.status.value

@@ -114,8 +114,8 @@ def test_search_splits_a_chain_of_blocks_and_agrees_with_the_exact_dp():
 
 
 def test_cpsat_equals_brute_force_on_tiny_dags():
+    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
-    from solvers.cpsat_schedule import solve_schedule
     from solvers.result import Status
 
     rng = np.random.default_rng(11)
@@ -136,8 +136,8 @@ def test_cpsat_equals_brute_force_on_tiny_dags():
 
 
 def test_cpsat_hint_and_bounds_are_kept():
+    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
-    from solvers.cpsat_schedule import solve_schedule
 
     g = shared_graph(100)
     dfs = schedule(g, method="dfs")

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from formulations.cpsat_placement import solve_placement
 from formulations.placement import build_placement
 from heuristics.placement.baselines import heft
 from mtpp.graph import Graph
 from mtpp.placement.devices import Device, DeviceSet
 from mtpp.placement.simulator import PlacementContext
-from solvers.cpsat_placement import solve_placement
 from solvers.result import Status
 from tests.placement.reference import brute_force
 
