@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -49,6 +48,7 @@ from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
 from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError
 from mtpp.problem import Problem
+from solvers.base import SolveOptions
 from solvers.model import Model
 from solvers.registry import get_backend
 from solvers.result import SolveResult, Status
@@ -93,8 +93,9 @@ def _check_status(res: SolveResult, method: str) -> None:
         raise InfeasibleFormulationError(method, res.solver, res.message or "the model always has solutions")
 
 
-def _solve_kwargs(time_limit: float | None, threads: int, seed: int, target: float | None) -> dict[str, Any]:
-    return {"time_limit": time_limit, "threads": threads, "seed": seed, "dual_bound_target": target}
+def _options(time_limit: float | None, threads: int, seed: int, target: float | None,
+             start: np.ndarray | None = None) -> SolveOptions:  # fmt: skip
+    return SolveOptions(time_limit=time_limit, threads=threads, seed=seed, dual_bound_target=target, mip_start=start)
 
 
 def _check_method(method: str) -> None:
@@ -186,7 +187,7 @@ def solve_bound(
     ub = None if upper_bound is None else upper_bound / s
     mip = _build(scaled, method, None, ub, fix, binary)
     start = mip.start(warm_start) if warm_start is not None and isinstance(mip, ExactMip) else None
-    res = backend.solve(mip.model, mip_start=start, **_solve_kwargs(time_limit, threads, seed, ub))
+    res = backend.solve(mip.model, _options(time_limit, threads, seed, ub, start))
     _check_status(res, method)
     assignment = mip.decode(res.solution) if isinstance(mip, ExactMip) and res.solution is not None else None
     return BoundResult(
@@ -204,7 +205,7 @@ def _solve_guess_one(
     """One sub-MIP ``LB_j`` (module-level so joblib can ship it to a worker)."""
     backend = get_backend(solver)
     sb = _build(problem, "guess", j, binary_cuts=bool(getattr(backend, "integral_data", False)))
-    return backend.solve(sb.model, **_solve_kwargs(time_limit, threads, seed, target))  # problem is scaled
+    return backend.solve(sb.model, _options(time_limit, threads, seed, target))  # problem is scaled
 
 
 def solve_guess(

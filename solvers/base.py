@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import ModuleType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -122,6 +123,14 @@ class Backend(ABC):
     integral_data: ClassVar[bool] = False
     """Capability flag: the solver works on an integer rounding of the model (CP-SAT),
     so builders should prefer integer variables where the formulation allows them."""
+    STATUS_MAP: ClassVar[dict[str, Status]] = {}
+    """The solver's stop reasons, by the name the solver gives them, as neutral
+    statuses (cvxpy's ``STATUS_MAP``); a name not listed is :attr:`Status.ERROR`."""
+
+    @classmethod
+    def neutral_status(cls, name: str) -> Status:
+        """The neutral status of the solver's stop reason ``name`` (:attr:`STATUS_MAP`)."""
+        return cls.STATUS_MAP.get(name, Status.ERROR)
 
     def __init__(self) -> None:
         self.module = self.import_solver()
@@ -154,37 +163,20 @@ class Backend(ABC):
         """Solver version string."""
 
     # ------------------------------------------------------------------ solve
-    def solve(
-        self,
-        model: Model,
-        *,
-        time_limit: float | None = None,
-        threads: int = 1,
-        seed: int = 0,
-        mip_start: np.ndarray | None = None,
-        dual_bound_target: float | None = None,
-        rel_gap: float = 0.0,
-        verbose: bool = False,
-    ) -> SolveResult:
-        """Solve ``model`` and return a :class:`SolveResult`.
+    def solve(self, model: Model, options: SolveOptions | None = None, **legacy: Any) -> SolveResult:
+        """Solve ``model`` under ``options`` (default :class:`SolveOptions`) and
+        return a :class:`SolveResult`.
 
         The dual bound is always the solver's proven bound, never an incumbent.  A
         solver failure gives status ``ERROR`` (with the message); a licence that
         forbids the model raises :class:`~solvers.errors.SolverLicenseError` so that
-        a caller (the ``"auto"`` backend) can fall back to another solver."""
-        if time_limit is not None and not (time_limit > 0):
-            raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads!r}")
-        start = None
-        if mip_start is not None:
-            start = np.asarray(mip_start, dtype=np.float64).reshape(-1)
-            if start.shape != (model.num_vars,):
-                raise ValueError(f"mip_start has {start.size} values for {model.num_vars} variables")
-        opts = SolveOptions(time_limit, int(threads), int(seed), start, dual_bound_target, float(rel_gap), verbose)
+        a caller (the ``"auto"`` backend) can fall back to another solver.  The
+        options as keywords (``solve(model, time_limit=5)``) still work for one
+        release, with a :class:`DeprecationWarning`."""
+        opts = checked_options(model, options, legacy)
         t0 = time.perf_counter()
         try:
-            if verbose:
+            if opts.verbose:
                 raw = self._solve(model, opts)
             else:
                 with silenced_stdout():
@@ -240,7 +232,33 @@ class Backend(ABC):
             version=self.version(),
             message=message,
             margin=margin,
+            sense=model.sense,
         )
+
+
+def checked_options(model: Model, options: SolveOptions | None, legacy: dict[str, Any]) -> SolveOptions:
+    """``options`` (or the deprecated keywords) checked against ``model``: a
+    positive time limit, at least one thread, a MIP start of one value per variable."""
+    if legacy:
+        known = {f.name for f in fields(SolveOptions)}
+        unknown = sorted(set(legacy) - known)
+        if unknown or options is not None:
+            raise TypeError(f"solve() takes one SolveOptions; unexpected keyword(s) {unknown or sorted(legacy)}")
+        warnings.warn("Backend.solve(model, **keywords) is deprecated: pass solve(model, SolveOptions(...))",
+                      DeprecationWarning, stacklevel=3)  # fmt: skip
+        options = SolveOptions(**legacy)
+    opts = SolveOptions() if options is None else options
+    if opts.time_limit is not None and not (opts.time_limit > 0):
+        raise ValueError(f"time_limit must be > 0, got {opts.time_limit!r}")
+    if opts.threads < 1:
+        raise ValueError(f"threads must be >= 1, got {opts.threads!r}")
+    start = None
+    if opts.mip_start is not None:
+        start = np.asarray(opts.mip_start, dtype=np.float64).reshape(-1)
+        if start.shape != (model.num_vars,):
+            raise ValueError(f"mip_start has {start.size} values for {model.num_vars} variables")
+    return SolveOptions(opts.time_limit, int(opts.threads), int(opts.seed), start, opts.dual_bound_target,
+                        float(opts.rel_gap), bool(opts.verbose))  # fmt: skip
 
 
 def _no_bound(sense: ObjSense) -> float:

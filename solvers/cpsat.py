@@ -11,7 +11,7 @@ from types import ModuleType
 import numpy as np
 
 from solvers.base import Backend, RawResult, SolveOptions, Tolerances
-from solvers.cpsat_common import cp_solver, neutral_status, proven_bound
+from solvers.cpsat_common import STATUS_MAP, cp_solver, neutral_status, proven_bound
 from solvers.integral import complete_continuous, integer_relaxation
 from solvers.model import Model
 from solvers.result import Status
@@ -27,6 +27,7 @@ class CpSatBackend(Backend):
     name = "cpsat"
     package = "ortools"
     tolerances = Tolerances(feasibility=0.0, optimality=0.0, integrality=0.0, abs_gap=0.0)
+    STATUS_MAP = STATUS_MAP
     """CP-SAT is exact on the integer model; the rounding into it is accounted for by
     :mod:`solvers.integral`, whose bound is already valid for the original model."""
     integral_data = True

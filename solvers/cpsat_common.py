@@ -24,18 +24,22 @@ def cp_solver(time_limit: float | None, threads: int, seed: int, verbose: bool =
     return solver
 
 
-def neutral_status(status: Any, time_limit: float | None) -> Status:
-    """CP-SAT's status as a neutral one: ``FEASIBLE`` means stopped early with an
-    incumbent, ``UNKNOWN`` stopped with none (by the time limit if one was set)."""
-    from ortools.sat.python import cp_model as cp
+STATUS_MAP = {  # CpSolverStatus names; UNKNOWN depends on the time limit (neutral_status)
+    "OPTIMAL": Status.OPTIMAL,
+    "FEASIBLE": Status.TIME_LIMIT,
+    "INFEASIBLE": Status.INFEASIBLE,
+    "MODEL_INVALID": Status.ERROR,
+}
 
-    return {
-        cp.OPTIMAL: Status.OPTIMAL,
-        cp.FEASIBLE: Status.TIME_LIMIT,
-        cp.INFEASIBLE: Status.INFEASIBLE,
-        cp.UNKNOWN: Status.TIME_LIMIT if time_limit is not None else Status.INTERRUPTED,
-        cp.MODEL_INVALID: Status.ERROR,
-    }[status]
+
+def neutral_status(status: Any, time_limit: float | None) -> Status:
+    """CP-SAT's status as a neutral one (:data:`STATUS_MAP`): ``FEASIBLE`` means
+    stopped early with an incumbent, ``UNKNOWN`` stopped with none (by the time limit
+    if one was set)."""
+    name = getattr(status, "name", str(status))  # a CpSolverStatus member
+    if name == "UNKNOWN":
+        return Status.TIME_LIMIT if time_limit is not None else Status.INTERRUPTED
+    return STATUS_MAP.get(name, Status.ERROR)
 
 
 def proven_bound(solver: Any, status: Any) -> float:

@@ -37,6 +37,17 @@ class GurobiBackend(Backend):
     name = "gurobi"
     package = "gurobipy"
     tolerances = Tolerances(feasibility=1e-8, optimality=1e-9, integrality=1e-9, abs_gap=1e-10)
+    STATUS_MAP: ClassVar[dict[str, Status]] = {  # GRB status constant names
+        "OPTIMAL": Status.OPTIMAL,
+        "INFEASIBLE": Status.INFEASIBLE,
+        "INF_OR_UNBD": Status.INFEASIBLE,
+        "UNBOUNDED": Status.UNBOUNDED,
+        "TIME_LIMIT": Status.TIME_LIMIT,
+        "INTERRUPTED": Status.INTERRUPTED,
+        "USER_OBJ_LIMIT": Status.BOUND_REACHED,  # BestBdStop: the dual target, possibly a hair short
+        "NODE_LIMIT": Status.INTERRUPTED,
+        "SOLUTION_LIMIT": Status.INTERRUPTED,
+    }
     """``FeasibilityTol`` one decade above its minimum: at 1e-9, with a MIP start,
     Gurobi 13.0.3's presolve returned "optimal" 2% above the optimum of a six-node exact
     MIP, at every seed; 5e-9 and up, no start, or no presolve all give the optimum
@@ -138,19 +149,8 @@ class GurobiBackend(Backend):
 
     def _read(self, m: gurobipy.Model, model: Model, is_mip: bool) -> RawResult:
         grb = self.module.GRB
-        status_map = {
-            grb.OPTIMAL: Status.OPTIMAL,
-            grb.INFEASIBLE: Status.INFEASIBLE,
-            grb.INF_OR_UNBD: Status.INFEASIBLE,
-            grb.UNBOUNDED: Status.UNBOUNDED,
-            grb.TIME_LIMIT: Status.TIME_LIMIT,
-            grb.INTERRUPTED: Status.INTERRUPTED,
-            grb.USER_OBJ_LIMIT: Status.BOUND_REACHED,  # BestBdStop: the dual target, possibly a hair short
-            grb.NODE_LIMIT: Status.INTERRUPTED,
-            grb.SOLUTION_LIMIT: Status.INTERRUPTED,
-        }
         code = m.Status
-        st = status_map.get(code, Status.ERROR)
+        st = self.neutral_status(next((name for name in self.STATUS_MAP if getattr(grb, name) == code), ""))
         nosol = -math.inf if model.sense is ObjSense.MINIMIZE else math.inf
         solution = None
         if m.SolCount > 0 and st not in (Status.INFEASIBLE, Status.ERROR):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -24,6 +24,18 @@ class HighsBackend(Backend):
     package = "highspy"
     uses_mip_start = False
     tolerances = Tolerances(feasibility=1e-9, optimality=1e-9, integrality=1e-9, abs_gap=1e-9)
+    STATUS_MAP: ClassVar[dict[str, Status]] = {  # HighsModelStatus member names
+        "kOptimal": Status.OPTIMAL,
+        "kInfeasible": Status.INFEASIBLE,
+        "kUnbounded": Status.UNBOUNDED,
+        "kUnboundedOrInfeasible": Status.INFEASIBLE,
+        "kTimeLimit": Status.TIME_LIMIT,
+        "kInterrupt": Status.INTERRUPTED,
+        "kIterationLimit": Status.INTERRUPTED,
+        "kSolutionLimit": Status.INTERRUPTED,
+        "kObjectiveBound": Status.BOUND_REACHED,
+        "kObjectiveTarget": Status.INTERRUPTED,
+    }
 
     @classmethod
     def _import(cls) -> ModuleType:
@@ -34,21 +46,6 @@ class HighsBackend(Backend):
     def version(self) -> str:
         h = self.module.Highs()
         return f"{h.version()}"
-
-    def _status_map(self) -> dict[object, Status]:
-        ms = self.module.HighsModelStatus
-        return {
-            ms.kOptimal: Status.OPTIMAL,
-            ms.kInfeasible: Status.INFEASIBLE,
-            ms.kUnbounded: Status.UNBOUNDED,
-            ms.kUnboundedOrInfeasible: Status.INFEASIBLE,
-            ms.kTimeLimit: Status.TIME_LIMIT,
-            ms.kInterrupt: Status.INTERRUPTED,
-            ms.kIterationLimit: Status.INTERRUPTED,
-            ms.kSolutionLimit: Status.INTERRUPTED,
-            ms.kObjectiveBound: Status.BOUND_REACHED,
-            ms.kObjectiveTarget: Status.INTERRUPTED,
-        }
 
     def _solve(self, model: Model, opts: SolveOptions) -> RawResult:
         hs = self.module
@@ -91,7 +88,7 @@ class HighsBackend(Backend):
         h.run()
 
         ms = h.getModelStatus()
-        st = self._status_map().get(ms, Status.ERROR)
+        st = self.neutral_status(ms.name)
         if st is Status.INTERRUPTED and stopped_at_target:
             st = Status.BOUND_REACHED
         info = h.getInfo()

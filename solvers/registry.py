@@ -10,10 +10,10 @@ licence refuses the model (the size-limited pip licence of Gurobi) is skipped.
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
+from typing import Any
 
-import numpy as np
-
-from solvers.base import Backend
+from solvers.base import Backend, RawResult, SolveOptions, checked_options
 from solvers.errors import SolverError, SolverLicenseError, SolverNotInstalledError, UnknownSolverError
 from solvers.model import Model
 from solvers.result import SolveResult
@@ -37,7 +37,7 @@ def backend_class(name: str) -> type[Backend]:
     return getattr(importlib.import_module(module), cls)
 
 
-def get_backend(name: str = "auto") -> Backend | AutoBackend:
+def get_backend(name: str = "auto") -> Backend:
     """A ready backend for ``name``; raises :class:`UnknownSolverError` or
     :class:`SolverNotInstalledError`."""
     if isinstance(name, str) and name.lower() == "auto":
@@ -50,37 +50,38 @@ def available_backends() -> list[str]:
     return [name for name in BACKENDS if backend_class(name).available()]
 
 
-class AutoBackend:
-    """Tries the backends of ``order`` until one accepts the model."""
+class AutoBackend(Backend):
+    """The backend ``"auto"``: tries the backends of ``order`` until one takes the model
+    (its package imports and its licence allows the model).  It is a
+    :class:`Backend` like any other: :meth:`solve` takes a model and a
+    :class:`SolveOptions`, and the result names the backend that ran, whose
+    tolerances set its margin."""
 
     name = "auto"
-    integral_data = False
+    package = "solvers"
 
     def __init__(self, order: tuple[str, ...] = AUTO_ORDER) -> None:
         self.order = order
+        self.module = self.import_solver()
 
-    def solve(
-        self,
-        model: Model,
-        *,
-        time_limit: float | None = None,
-        threads: int = 1,
-        seed: int = 0,
-        mip_start: np.ndarray | None = None,
-        dual_bound_target: float | None = None,
-        rel_gap: float = 0.0,
-        verbose: bool = False,
-    ) -> SolveResult:
-        """Like :meth:`Backend.solve`; the result names the backend that ran."""
+    @classmethod
+    def _import(cls) -> ModuleType:
+        return importlib.import_module("solvers.registry")
+
+    def version(self) -> str:
+        return "auto: " + ", ".join(self.order)
+
+    def solve(self, model: Model, options: SolveOptions | None = None, **legacy: Any) -> SolveResult:
+        """Like :meth:`Backend.solve`, on the first backend of ``order`` that takes the model."""
+        opts = checked_options(model, options, legacy)
         reasons = []
         for name in self.order:
             try:
-                backend = backend_class(name)()
-                return backend.solve(
-                    model, time_limit=time_limit, threads=threads, seed=seed, mip_start=mip_start,
-                    dual_bound_target=dual_bound_target, rel_gap=rel_gap, verbose=verbose,
-                )  # fmt: skip
+                return backend_class(name)().solve(model, opts)
             except (SolverNotInstalledError, SolverLicenseError) as exc:
                 reasons.append(str(exc))
         raise SolverError("no solver could take the model: " + "; ".join(reasons))
+
+    def _solve(self, model: Model, opts: SolveOptions) -> RawResult:  # pragma: no cover - solve() delegates
+        raise NotImplementedError("AutoBackend hands whole solves to the backend that takes the model")
 

@@ -8,6 +8,8 @@ from enum import Enum
 
 import numpy as np
 
+from solvers.model import ObjSense
+
 
 class Status(str, Enum):
     """Why the solver stopped.
@@ -56,14 +58,18 @@ class SolveResult:
     version: str = ""
     message: str = ""
     margin: float = 0.0
-    """How far below ``dual_bound`` the model's true optimum may lie through the
+    """How far past ``dual_bound`` the model's true optimum may lie through the
     solver's tolerances (:meth:`solvers.base.Tolerances.margin`)."""
+    sense: ObjSense = ObjSense.MINIMIZE
 
     @property
     def safe_bound(self) -> float:
-        """``dual_bound`` moved by ``margin`` in the safe direction: a bound on the
-        model's exact optimum, not only on the optimum the solver saw."""
-        return self.dual_bound - self.margin if self.dual_bound > -math.inf else self.dual_bound
+        """``dual_bound`` moved by ``margin`` in the safe direction (down when
+        minimising, up when maximising): a bound on the model's exact optimum, not
+        only on the optimum the solver saw."""
+        if not math.isfinite(self.dual_bound):
+            return self.dual_bound
+        return self.dual_bound - self.margin if self.sense is ObjSense.MINIMIZE else self.dual_bound + self.margin
 
     @property
     def has_solution(self) -> bool:

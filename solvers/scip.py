@@ -6,22 +6,13 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
+from typing import ClassVar
 
 import numpy as np
 
 from solvers.base import Backend, RawResult, SolveOptions, Tolerances
 from solvers.model import Model, ObjSense
 from solvers.result import Status
-
-STATUS = {
-    "optimal": Status.OPTIMAL,
-    "infeasible": Status.INFEASIBLE,
-    "unbounded": Status.UNBOUNDED,
-    "inforunbd": Status.INFEASIBLE,
-    "timelimit": Status.TIME_LIMIT,
-    "duallimit": Status.BOUND_REACHED,
-    "gaplimit": Status.OPTIMAL,
-}
 
 
 def _finite(v: float) -> float | None:
@@ -36,6 +27,18 @@ class ScipBackend(Backend):
     tolerances = Tolerances(feasibility=1e-8, optimality=1e-8, integrality=1e-8, abs_gap=0.0)
     """1e-8: with ``feastol`` at SCIP's ``epsilon`` (1e-9) SCIP 10 returned a wrong optimum
     on a four-node exact MIP (tests/soundness/test_regressions.py)."""
+    STATUS_MAP: ClassVar[dict[str, Status]] = {  # Model.getStatus() names
+        "optimal": Status.OPTIMAL,
+        "gaplimit": Status.OPTIMAL,
+        "infeasible": Status.INFEASIBLE,
+        "inforunbd": Status.INFEASIBLE,
+        "unbounded": Status.UNBOUNDED,
+        "timelimit": Status.TIME_LIMIT,
+        "duallimit": Status.BOUND_REACHED,
+        "userinterrupt": Status.INTERRUPTED,
+        "nodelimit": Status.INTERRUPTED,
+        "memlimit": Status.INTERRUPTED,
+    }
 
     @classmethod
     def _import(cls) -> ModuleType:
@@ -92,7 +95,7 @@ class ScipBackend(Backend):
         m.optimize()
 
         raw = m.getStatus()
-        st = STATUS.get(raw, Status.INTERRUPTED if raw in ("userinterrupt", "nodelimit", "memlimit") else Status.ERROR)
+        st = self.neutral_status(raw)
         solution = None
         if m.getNSols() > 0 and st not in (Status.INFEASIBLE, Status.ERROR):
             best = m.getBestSol()

@@ -28,7 +28,7 @@ class InfeasibleBackend:
     name = "broken"
     integral_data = False
 
-    def solve(self, model: Model, **kwargs: object) -> SolveResult:
+    def solve(self, model: Model, options: object = None) -> SolveResult:
         return SolveResult(Status.INFEASIBLE, None, math.inf, solver=self.name, message="no point")
 
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from solvers.base import Backend, SolveOptions
 from solvers.errors import SolverLicenseError, SolverNotInstalledError, UnknownSolverError
 from solvers.model import Model, ObjSense
 from solvers.registry import AutoBackend, backend_class, get_backend
@@ -87,9 +88,9 @@ def test_infeasible(backend_name: str) -> None:
 
 def test_time_limit_gives_a_valid_bound(backend_name: str) -> None:
     m = hard_model()
-    ref = get_backend("highs").solve(m, time_limit=30)
+    ref = get_backend("highs").solve(m, SolveOptions(time_limit=30))
     assert ref.status is Status.OPTIMAL
-    r = get_backend(backend_name).solve(m, time_limit=0.02)
+    r = get_backend(backend_name).solve(m, SolveOptions(time_limit=0.02))
     assert r.status in (Status.TIME_LIMIT, Status.OPTIMAL)
     assert r.dual_bound >= ref.objective - 1e-6 * ref.objective  # maximisation: an upper bound
     if r.has_solution:
@@ -99,15 +100,15 @@ def test_time_limit_gives_a_valid_bound(backend_name: str) -> None:
 def test_mip_start_and_bound_target(backend_name: str) -> None:
     m, best = knapsack()
     start = np.array([1.0, 0, 0, 0, 1, 1])  # value 15.5, weight 12
-    r = get_backend(backend_name).solve(m, mip_start=start)
+    r = get_backend(backend_name).solve(m, SolveOptions(mip_start=start))
     assert r.objective == pytest.approx(best)
-    r = get_backend(backend_name).solve(hard_model(), mip_start=np.zeros(60), time_limit=0.05)
+    r = get_backend(backend_name).solve(hard_model(), SolveOptions(mip_start=np.zeros(60), time_limit=0.05))
     assert r.has_solution or not getattr(get_backend(backend_name), "uses_mip_start", True)  # at least the start
     # stop as soon as the (upper) dual bound falls to a target above the optimum
-    r = get_backend(backend_name).solve(m, dual_bound_target=best + 100)
+    r = get_backend(backend_name).solve(m, SolveOptions(dual_bound_target=best + 100))
     assert r.status in (Status.BOUND_REACHED, Status.OPTIMAL) and r.dual_bound >= best - 1e-6
     with pytest.raises(ValueError):
-        get_backend(backend_name).solve(m, mip_start=np.zeros(2))
+        get_backend(backend_name).solve(m, SolveOptions(mip_start=np.zeros(2)))
 
 
 def test_lp_without_integers(backend_name: str) -> None:
@@ -155,3 +156,35 @@ def test_auto_falls_back_past_gurobi_size_limit() -> None:
     assert r.solver != "gurobi" and r.objective == pytest.approx(3.0)
     small, _ = knapsack()
     assert AutoBackend().solve(small).solver == "gurobi"
+
+
+def test_one_options_object_and_the_old_keywords_for_one_release() -> None:
+    m, _ = knapsack()
+    new = get_backend("highs").solve(m, SolveOptions(time_limit=5))
+    with pytest.warns(DeprecationWarning, match="SolveOptions"):
+        old = get_backend("highs").solve(m, time_limit=5)
+    assert old.dual_bound == new.dual_bound
+    with pytest.raises(TypeError, match="unexpected"):
+        get_backend("highs").solve(m, SolveOptions(), time_limit=5)
+
+
+def test_auto_is_a_backend() -> None:
+    auto = get_backend("auto")
+    assert isinstance(auto, Backend) and isinstance(auto, AutoBackend) and auto.name == "auto"
+
+
+@pytest.mark.parametrize("name", ["highs", "scip", "gurobi", "cpsat"])
+def test_status_maps_are_class_data_naming_real_statuses(name: str) -> None:
+    cls = backend_class(name)
+    if not cls.available():
+        pytest.skip(f"{name} not installed")
+    assert cls.STATUS_MAP and cls.neutral_status("no such status") is Status.ERROR
+    assert Status.OPTIMAL in cls.STATUS_MAP.values()
+
+
+def test_safe_bound_moves_the_safe_way_for_both_senses() -> None:
+    from solvers.result import SolveResult
+
+    low = SolveResult(Status.OPTIMAL, 1.0, 1.0, margin=0.25, sense=ObjSense.MINIMIZE)
+    high = SolveResult(Status.OPTIMAL, 1.0, 1.0, margin=0.25, sense=ObjSense.MAXIMIZE)
+    assert low.safe_bound == 0.75 and high.safe_bound == 1.25
