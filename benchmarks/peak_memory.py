@@ -129,8 +129,8 @@ CERTIFIED_SEED = 1000  # unseen by the tests and the default table (seeds 0, 1, 
 
 def certified_sets(count: int, sizes: list[int]) -> list[tuple[str, list[tuple[str, Graph]]]]:
     from benchmarks.real_models import ONNX_MODELS
-    from mtpp.devices import get_device
     from mtpp.io.onnx_model import from_onnx
+    from mtpp.presets import get_device
 
     sets = []
     for n in sizes:

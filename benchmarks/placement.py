@@ -47,8 +47,8 @@ from heuristics.placement.baselines import all_single_devices  # noqa: E402
 from mtpp.generators import regal_graph  # noqa: E402
 from mtpp.graph import Graph  # noqa: E402
 from mtpp.placement.api import Placement, place  # noqa: E402
-from mtpp.placement.devices import get_devices  # noqa: E402
 from mtpp.placement.simulator import PlacementContext, simulate  # noqa: E402
+from mtpp.presets import get_devices  # noqa: E402
 
 MODELS = ["inception_v2", "resnet50", "densenet121", "bert-base"]
 

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph, NodeId
 from mtpp.problem import Problem
 
@@ -79,52 +78,7 @@ class DeviceSpec(BaseModel):
         )
 
 
-GB = 1e9
-GiB = 2**30
 IMPORT_UNITS = {"time": "us", "size": "bytes"}  # the ``units`` of every imported graph
-
-#: Named presets.  Peak FLOP/s are dense (no sparsity) at the precision of
-#: ``bytes_per_element``; link bandwidth is one direction of the link a stage uses
-#: to reach the next.
-PRESETS: dict[str, DeviceSpec] = {
-    spec.name: spec
-    for spec in (
-        DeviceSpec(
-            name="a100", peak_flops=312e12, mem_bandwidth=2039 * GB, link_bandwidth=300 * GB, memory=80 * GB,
-            bytes_per_element=2,
-            source="NVIDIA A100 80GB SXM datasheet (2021): 312 TFLOP/s dense BF16 tensor core, HBM2e 2,039 GB/s, "
-            "NVLink 600 GB/s bidirectional = 300 GB/s each way, 80 GB",
-        ),
-        DeviceSpec(
-            name="h100", peak_flops=989e12, mem_bandwidth=3350 * GB, link_bandwidth=450 * GB, memory=80 * GB,
-            bytes_per_element=2,
-            source="NVIDIA H100 SXM5 datasheet (2023): 989 TFLOP/s dense BF16 tensor core, HBM3 3.35 TB/s, "
-            "NVLink 900 GB/s bidirectional = 450 GB/s each way, 80 GB",
-        ),
-        DeviceSpec(
-            name="tpu-v4", peak_flops=275e12, mem_bandwidth=1200 * GB, link_bandwidth=50 * GB, memory=32 * GiB,
-            bytes_per_element=2,
-            source="Jouppi et al., TPU v4, ISCA 2023: 275 TFLOP/s BF16, 32 GiB HBM2 at 1,200 GB/s, "
-            "ICI links of 50 GB/s (one link to the next stage)",
-        ),
-        DeviceSpec(
-            name="cpu", peak_flops=4.1e12, mem_bandwidth=204.8 * GB, link_bandwidth=12.5 * GB, memory=256 * GiB,
-            bytes_per_element=4,
-            source="a 32-core AVX-512 server socket at 2.0 GHz: 32 x 2 FMA units x 16 FP32 lanes x 2 FLOP x 2e9 = "
-            "4.1 TFLOP/s; 8 channels of DDR4-3200 = 204.8 GB/s; stages linked by 100 Gb/s Ethernet = 12.5 GB/s",
-        ),
-    )
-}  # fmt: skip
-
-
-def get_device(device: str | DeviceSpec) -> DeviceSpec:
-    """A preset by name (see :data:`PRESETS`) or the spec itself."""
-    if isinstance(device, DeviceSpec):
-        return device
-    try:
-        return PRESETS[device]
-    except (KeyError, TypeError):
-        raise InvalidParameterError(f"unknown device {device!r}; presets are {', '.join(PRESETS)}") from None
 
 
 @dataclass(frozen=True)
@@ -154,6 +108,8 @@ def costed_graph(
     """The :class:`mtpp.Graph` of ``ops`` (edges as index pairs into ``ops``) with
     ``work`` = the device's roofline time in microseconds, sizes in bytes
     (``units`` = :data:`IMPORT_UNITS`)."""
+    from mtpp.presets import get_device  # the registry imports this module
+
     spec = get_device(device)
     work = [op.work if op.work is not None else spec.roofline_time(op.flops, op.bytes_moved) for op in ops]
     return Graph.from_arrays(
@@ -167,3 +123,16 @@ def costed_graph(
         name=name,
         units=IMPORT_UNITS,
     )
+
+
+def __getattr__(name: str) -> object:
+    """``PRESETS`` and ``get_device`` moved to :mod:`mtpp.presets` (kept one release)."""
+    if name in ("PRESETS", "get_device"):
+        import warnings
+
+        from mtpp import presets
+
+        warnings.warn(f"mtpp.devices.{name} moved to mtpp.presets ({'DEVICES' if name == 'PRESETS' else name})",
+                      DeprecationWarning, stacklevel=2)  # fmt: skip
+        return presets.DEVICES if name == "PRESETS" else presets.get_device
+    raise AttributeError(f"module 'mtpp.devices' has no attribute {name!r}")

@@ -21,7 +21,7 @@ from rich.console import Console
 
 def add_import_command(sub: Any) -> argparse.ArgumentParser:
     """Add ``import`` to ``sub`` (from ``add_subparsers``) and return its parser."""
-    from mtpp.devices import PRESETS
+    from mtpp.presets import DEVICES as PRESETS
 
     p = sub.add_parser("import", help="import an ONNX model as an mtpp graph (work in us, sizes in bytes)")
     p.add_argument("model", metavar="MODEL.onnx", help="ONNX model file")
@@ -37,8 +37,8 @@ def add_import_command(sub: Any) -> argparse.ArgumentParser:
 def cmd_import(args: argparse.Namespace, out: Console) -> int:
     """Import ``args.model``, write the graph JSON, print its size and the device's
     ``B`` and ``M`` in the graph's units."""
-    from mtpp.devices import get_device
     from mtpp.io.onnx_model import from_onnx
+    from mtpp.presets import get_device
 
     spec = get_device(args.device)
     graph = from_onnx(args.model, batch_size=args.batch, device_spec=spec, fallback_cost=args.fallback_cost)

@@ -315,7 +315,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
 
 def cmd_place(args: argparse.Namespace, out: Console) -> int:
     from mtpp.placement.api import place
-    from mtpp.placement.devices import get_devices
+    from mtpp.presets import get_devices
     from mtpp.results_schema import placement_document
 
     graph = load_graph(args.file)

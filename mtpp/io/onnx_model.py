@@ -55,10 +55,11 @@ from typing import Any
 import numpy as np
 
 from mtpp import flops as F
-from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
+from mtpp.devices import CostedOp, DeviceSpec, costed_graph
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.graph import Graph
 from mtpp.io.json_file import check_readable
+from mtpp.presets import get_device
 
 FallbackCost = float | Callable[[Any], float] | None
 

@@ -41,9 +41,10 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
+from mtpp.devices import CostedOp, DeviceSpec, costed_graph
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.graph import Graph
+from mtpp.presets import get_device
 
 #: Ops that read only the parameter rows they output (their roofline bytes count
 #: those rows, while ``size_param`` still holds the whole table).

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mtpp.devices import CostedOp, DeviceSpec, costed_graph, get_device
+from mtpp.devices import CostedOp, DeviceSpec, costed_graph
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
@@ -42,6 +42,7 @@ from mtpp.pipelining.contract import unit_graph
 from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
 from mtpp.pipelining.timing import call_times, measured_work
 from mtpp.pipelining.units import Units, module_units
+from mtpp.presets import get_device
 from mtpp.problem import Problem
 
 if TYPE_CHECKING:

@@ -37,8 +37,9 @@ from pydantic import BaseModel, ConfigDict
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph, NodeId
-from mtpp.placement.devices import DeviceSet, get_devices
+from mtpp.placement.devices import DeviceSet
 from mtpp.placement.simulator import PlacementContext, simulate
+from mtpp.presets import get_devices
 
 METHODS = ("auto", "single", "heft", "brkga", "cpsat", "coarse-brkga")
 #: ``"auto"`` adds coarse-BRKGA on graphs with more ops than this.

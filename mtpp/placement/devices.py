@@ -173,67 +173,14 @@ class DeviceSet(_Checked):
         return out
 
 
-GB = 1e9
-GiB = 2**30
-_PER_US = 1e-6  # bytes/s -> bytes/us
+def __getattr__(name: str) -> object:
+    """``PRESETS`` and ``get_devices`` moved to :mod:`mtpp.presets` (kept one release)."""
+    if name in ("PRESETS", "get_devices"):
+        import warnings
 
-#: HSDAG's machine (Sec. 5, "Devices"): CPU = Intel Core i9-12900K, iGPU = Intel UHD
-#: Graphics 770, dGPU = Intel Data Center GPU Flex 170, 64 GB host memory.  The
-#: reference device (speed 1) is the CPU.  Speeds: HSDAG Table 2 measures GPU-only vs
-#: CPU-only at 0.0160 / 0.00781 s = 2.05x (ResNet) and 0.00638 / 0.00277 s = 2.30x
-#: (BERT), so the dGPU gets 2.0 by default, 2.3 on matrix products (ONNX MatMul/Gemm,
-#: aten mm/addmm/bmm); Inception-V3 is only
-#: 1.07x faster (0.0128 / 0.0120 s), many small ops, so concatenation and pooling get
-#: 1.0.  HSDAG's Limitations call the iGPU "always slower than both CPU and dGPU":
-#: it gets 0.5 (an assumption; no number is given).  Links: CPU <-> iGPU share DDR5
-#: (dual channel DDR5-4800 = 76.8 GB/s, 2 us launch latency, assumed); anything <->
-#: dGPU crosses PCIe 4.0 x16 (31.5 GB/s, 10 us latency, assumed).  Memory: the iGPU
-#: shares the 64 GB of host memory (each device is given the whole 64 GB: the model
-#: counts capacity per device); the Flex 170 has 16 GB GDDR6.
-_TRIO = DeviceSet(
-    name="cpu-igpu-dgpu",
-    devices=(
-        Device(name="cpu", speed=1.0, memory=64 * GB),
-        Device(name="igpu", speed=0.5, memory=64 * GB),
-        Device(
-            name="dgpu",
-            speed=2.0,
-            op_speed={
-                # ONNX op types, and the aten ops of graphs imported from PyTorch
-                "MatMul": 2.3, "Gemm": 2.3, "mm.default": 2.3, "addmm.default": 2.3, "bmm.default": 2.3,
-                "Concat": 1.0, "cat.default": 1.0, "MaxPool": 1.0, "AveragePool": 1.0,
-            },
-            memory=16 * GB,
-        ),
-    ),
-    bandwidth=(
-        (math.inf, 76.8 * GB * _PER_US, 31.5 * GB * _PER_US),
-        (76.8 * GB * _PER_US, math.inf, 31.5 * GB * _PER_US),
-        (31.5 * GB * _PER_US, 31.5 * GB * _PER_US, math.inf),
-    ),
-    latency=((0.0, 2.0, 10.0), (2.0, 0.0, 10.0), (10.0, 10.0, 0.0)),
-    source="HSDAG Sec. 5 devices and Table 2 speed-ups; link figures are DDR5-4800 and PCIe 4.0 x16 datasheet rates",
-)
+        from mtpp import presets
 
-#: REGAL's synthetic setting: two identical devices with a 16 GiB memory limit each
-#: (App. A.2 gives 16 GiB as its example limit); the link is NVLink-class, 300 GB/s
-#: each way, 5 us latency (assumed).
-_TWO = DeviceSet.uniform(
-    [Device(name="dev0", memory=16 * GiB), Device(name="dev1", memory=16 * GiB)],
-    bandwidth=300 * GB * _PER_US,
-    latency=5.0,
-    name="two-devices",
-    source="REGAL App. A.2 (16 GiB per device); NVLink-class link, assumed",
-)
-
-PRESETS: dict[str, DeviceSet] = {s.name: s for s in (_TRIO, _TWO)}
-
-
-def get_devices(devices: str | DeviceSet) -> DeviceSet:
-    """A preset by name (see :data:`PRESETS`) or the set itself."""
-    if isinstance(devices, DeviceSet):
-        return devices
-    try:
-        return PRESETS[devices]
-    except (KeyError, TypeError):
-        raise DeviceModelError(f"unknown device preset {devices!r}; presets are {', '.join(PRESETS)}") from None
+        new = "DEVICE_SETS" if name == "PRESETS" else name
+        warnings.warn(f"mtpp.placement.devices.{name} moved to mtpp.presets ({new})", DeprecationWarning, stacklevel=2)
+        return presets.DEVICE_SETS if name == "PRESETS" else presets.get_devices
+    raise AttributeError(f"module 'mtpp.placement.devices' has no attribute {name!r}")

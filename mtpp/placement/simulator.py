@@ -48,7 +48,7 @@ from numba import njit
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 from mtpp.memory import check_order
-from mtpp.placement.devices import DeviceSet, get_devices
+from mtpp.placement.devices import DeviceSet
 
 
 @njit(cache=True, inline="always")
@@ -118,6 +118,8 @@ class PlacementContext:
 
     def __init__(self, graph: Graph, devices: str | DeviceSet, times: np.ndarray | None = None) -> None:
         self.graph = graph
+        from mtpp.presets import get_devices  # the registry imports this package
+
         self.devices = get_devices(devices)
         self.d = self.devices.d
         t = self.devices.times(graph) if times is None else np.asarray(times, dtype=np.float64)

@@ -33,6 +33,10 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("work started before the paths were checked")
 
+    import importlib
+
+    for module in ("mtpp.partitioner", "mtpp.certificate", "mtpp.scheduling", "mtpp.placement.api"):
+        importlib.import_module(module)  # imported first: a module loaded under the patch would keep `forbidden`
     for target in ("mtpp.partitioner.partition", "mtpp.certificate.certify", "mtpp.scheduling.schedule",
                    "mtpp.placement.api.place", "mtpp.certificate.export_models"):  # fmt: skip
         monkeypatch.setattr(target, forbidden)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from mtpp import flops as F
-from mtpp.devices import PRESETS, DeviceSpec, get_device
+from mtpp.devices import DeviceSpec
 from mtpp.errors import InvalidParameterError
+from mtpp.presets import DEVICES as PRESETS
+from mtpp.presets import get_device
 
 
 def test_conv_resnet_stem() -> None:

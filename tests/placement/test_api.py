@@ -8,8 +8,9 @@ import pytest
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 from mtpp.placement.api import Placement, place
-from mtpp.placement.devices import PRESETS, Device, DeviceSet
+from mtpp.placement.devices import Device, DeviceSet
 from mtpp.placement.simulator import simulate
+from mtpp.presets import DEVICE_SETS as PRESETS
 from tests.placement.reference import brute_force
 from tests.placement.test_baselines import random_dag
 from tests.placement.test_cpsat import devices, tiny

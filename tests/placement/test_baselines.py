@@ -7,8 +7,9 @@ import pytest
 
 from heuristics.placement.baselines import all_single_devices, heft, upward_rank
 from mtpp.graph import Graph
-from mtpp.placement.devices import PRESETS, Device, DeviceSet
+from mtpp.placement.devices import Device, DeviceSet
 from mtpp.placement.simulator import PlacementContext, simulate
+from mtpp.presets import DEVICE_SETS as PRESETS
 
 
 def random_dag(rng: np.random.Generator, n: int, p: float = 0.3) -> Graph:

@@ -14,8 +14,8 @@ from mtpp.errors import InvalidParameterError
 from mtpp.generators import regal_graph
 from mtpp.graph import Graph
 from mtpp.placement.api import place
-from mtpp.placement.devices import PRESETS
 from mtpp.placement.simulator import PlacementContext, simulate
+from mtpp.presets import DEVICE_SETS as PRESETS
 from tests.placement.test_baselines import random_dag
 
 

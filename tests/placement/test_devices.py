@@ -9,7 +9,9 @@ import pytest
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
-from mtpp.placement.devices import PRESETS, Device, DeviceModelError, DeviceSet, get_devices
+from mtpp.placement.devices import Device, DeviceModelError, DeviceSet
+from mtpp.presets import DEVICE_SETS as PRESETS
+from mtpp.presets import get_devices
 
 
 def test_validation_names_the_problem() -> None:

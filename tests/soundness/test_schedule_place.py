@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtpp
-from mtpp.placement.devices import get_devices
 from mtpp.placement.simulator import PlacementContext
+from mtpp.presets import get_devices
 from tests.oracle import brute_force_peak
 from tests.placement.reference import brute_force
 from tests.soundness.instances import SCALES
