@@ -46,8 +46,10 @@ from formulations.scaling import normalised
 from formulations.size import check_model_size
 from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
 from mtpp.bounds import simple_lower_bound
-from mtpp.errors import InvalidParameterError
+from mtpp.errors import InvalidParameterError, MtppError
+from mtpp.evaluate import Evaluation, evaluate
 from mtpp.problem import Problem
+from mtpp.records import BoundRecord, failed
 from solvers.base import SolveOptions
 from solvers.model import Model
 from solvers.registry import get_backend
@@ -253,3 +255,35 @@ def solve_guess(
         solver=first.solver, solver_version=first.version, wall_time=time.perf_counter() - t0,
         parts=tuple(parts), message="; ".join(f"j={j}: {r.message}" for j, r in enumerate(parts, 1) if r.message),
     )  # fmt: skip
+
+
+def bound_record(
+    problem: Problem, method: str, solver: str, time_limit: float, threads: int, n_jobs: int,
+    upper_bound: float, assignment: np.ndarray | None, seed: int,
+) -> tuple[BoundRecord, Evaluation | None]:  # fmt: skip
+    """One MIP method as a :class:`~mtpp.records.BoundRecord` (never raising for a
+    solver failure: an ``error`` record says what broke) and, for ``exact``, its
+    incumbent re-checked by the evaluator."""
+    t0 = time.perf_counter()
+    try:
+        res = solve_bound(
+            problem, method, solver=solver, time_limit=time_limit, upper_bound=upper_bound,
+            warm_start=assignment if method == "exact" else None, threads=threads, seed=seed, n_jobs=n_jobs,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        return failed(method, solver, t0, "interrupted", "interrupted by the user"), None
+    except Exception as exc:  # a solver failure must not break the certificate
+        return failed(method, solver, t0, "error", f"{type(exc).__name__}: {exc}"), None
+    bound = res.bound
+    status = "time_limit" if res.status.value == "interrupted" else res.status.value  # only Ctrl-C stops certify
+    incumbent = None
+    if res.assignment is not None:
+        try:
+            incumbent = evaluate(problem, res.assignment)
+        except MtppError:
+            incumbent = None  # an invalid incumbent is simply not used
+    record = BoundRecord(
+        method=method, bound=bound, status=status, proven_optimal=res.proven_optimal,
+        solver=res.solver, solver_version=res.solver_version, wall_time=res.wall_time, message=res.message,
+    )  # fmt: skip
+    return record, incumbent

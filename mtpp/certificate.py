@@ -54,16 +54,20 @@ from typing import overload
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from formulations.bounds import bound_record
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp
 from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
+from mtpp.cross_check import CROSS_CHECK_TIME, cross_check
 from mtpp.cut_bound import cut_lower_bound
-from mtpp.errors import InvalidParameterError, MtppError
+from mtpp.errors import InvalidParameterError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
 from mtpp.problem import Problem, check_k, check_seed, check_time_limit
+from mtpp.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
+from mtpp.records import BoundRecord, checked, closes, skipped
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
 METHODS = ("simple", "cut", "ideal-dp", *MIP_METHODS)
@@ -76,29 +80,8 @@ IDEALS_PER_SECOND = 100_000
 """With a budget, the ideal lattice is capped at what a quarter of the time left enumerates at this (slow) rate."""
 MIN_RUN_SECONDS = 0.5
 """A method is skipped when less than this is left of the budget."""
-OPTIMALITY_TOLERANCE = 5e-7
-CROSS_CHECK_MAX_VARIABLES = 1500
-"""Largest exact model (``y`` variables, ``n k``) whose optimality claim is re-proved on a second backend."""
-CROSS_CHECK_TIME = 10.0
 
 Report = Callable[[str], None]
-
-
-class BoundRecord(BaseModel):
-    """One lower bound: which method, how it ended, and what it proved."""
-
-    model_config = ConfigDict(frozen=True)
-
-    method: str
-    bound: float | None
-    status: str
-    proven_optimal: bool
-    solver: str | None = None
-    solver_version: str | None = None
-    wall_time: float = 0.0
-    message: str = ""
-    from_k: int | None = None
-    """The k whose run proved this bound, when it was shared from a larger k (``None``: this k)."""
 
 
 class Certificate(BaseModel):
@@ -373,12 +356,12 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
     open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
     for run in runs:
         if run not in open_runs:
-            run.records.append(_skipped("ideal-dp", "the partition is already proven optimal"))
+            run.records.append(skipped("ideal-dp", "the partition is already proven optimal"))
     if not open_runs:
         return
     if left() < MIN_RUN_SECONDS:
         for run in open_runs:
-            run.records.append(_skipped("ideal-dp", "the budget is spent"))
+            run.records.append(skipped("ideal-dp", "the budget is spent"))
         return
     t0 = time.perf_counter()
     cap = max_ideals if math.isinf(left()) else min(max_ideals, int(ENUMERATION_SHARE * left() * IDEALS_PER_SECOND))
@@ -401,11 +384,11 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             larger = [r for r in runs if r.problem.k > problem.k]
             lb = max([run.lb, *(r.lb for r in larger)])
             if closes(lb, run.ub_hi):
-                run.records.append(_skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
+                run.records.append(skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
                 continue
             share = left() / (len(pending) - i)
             if share < MIN_RUN_SECONDS:
-                run.records.append(_skipped("ideal-dp", "the budget is spent"))
+                run.records.append(skipped("ideal-dp", "the budget is spent"))
                 continue
             res = ideal_dp(problem, upper_bound=run.ub, lower_bound=lb, lattice=lattice,
                            time_limit=None if math.isinf(share) else share)  # fmt: skip
@@ -420,7 +403,7 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
                     say(f"{tag(problem)}ideal DP found a better partition: {found.bottleneck:.6g}")
                 for other in larger:
                     other.adopt(evaluate(other.problem, res.assignment), order, f"ideal DP, found for k={problem.k}")
-            record = _checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
+            record = checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
             run.records.append(record)
             if res.status == "optimal" and record.bound is not None and not closes(record.bound, run.ub_hi):
                 run.notes.append(f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
@@ -466,18 +449,18 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
         if run.interrupted:
             break
         if closes(run.lb, run.ub_hi):
-            run.records.append(_skipped(method, "the partition is already proven optimal"))
+            run.records.append(skipped(method, "the partition is already proven optimal"))
             continue
         share = left() / (len(mip_methods) - j + (runs_left - 1) * len(mip_methods))
         if share < MIN_RUN_SECONDS:
-            run.records.append(_skipped(method, "the budget is spent"))
+            run.records.append(skipped(method, "the budget is spent"))
             continue
-        record, incumbent = _run_mip(problem, method, solver, min(time_limit, share), threads, n_jobs, run.ub,
+        record, incumbent = bound_record(problem, method, solver, min(time_limit, share), threads, n_jobs, run.ub,
                                      run.best_eval.assignment, seed)  # fmt: skip
         if incumbent is not None and run.adopt(incumbent, problem.graph.topological_order,
                                                f"exact MIP incumbent ({record.solver})"):  # fmt: skip
             say(f"{tag(problem)}exact MIP found a better partition: {incumbent.bottleneck:.6g}")
-        record = _checked(record, run.ub_hi)
+        record = checked(record, run.ub_hi)
         run.records.append(record)
         say(f"{tag(problem)}{method}: {record.status}"
             + (f", bound {record.bound:.6g}" if record.bound is not None else "")
@@ -486,7 +469,7 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
             run.interrupted = True
             break
         if record.bound is not None and closes(record.bound, run.ub_hi):
-            run.records, extra = _cross_check(problem, run.records, record, solver, run.ub, seed, say,
+            run.records, extra = cross_check(problem, run.records, record, solver, run.ub, seed, say,
                                               min(CROSS_CHECK_TIME, max(left(), 1.0)))  # fmt: skip
             run.notes.extend(extra)
 
@@ -506,10 +489,6 @@ def _share_lower_bounds(runs: list[_Run]) -> None:
                 "message": f"proven for k={from_k}; OPT does not increase with k"}))  # fmt: skip
 
 
-def _skipped(method: str, why: str) -> BoundRecord:
-    return BoundRecord(method=method, bound=None, status="skipped", proven_optimal=False, message=why)
-
-
 def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
     """The certificate of one k, its partition lifted to the original graph (and
     re-checked there) when presolve reduced it."""
@@ -522,7 +501,7 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
         best_eval = evaluate(problem, pre.lift(best_eval.assignment), best_order if problem.peak_aware else None)
         notes.append(pre.summary())
     ub_hi = best_eval.bottleneck + best_eval.rounding
-    records = [_checked(r, ub_hi) for r in run.records]  # a better partition may expose a bad bound
+    records = [checked(r, ub_hi) for r in run.records]  # a better partition may expose a bad bound
     ub = best_eval.bottleneck
     proven = [r for r in records if r.bound is not None]
     top = max(proven, key=lambda r: r.bound or 0.0)
@@ -548,63 +527,6 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
     )  # fmt: skip
 
 
-def closes(lb: float, ub: float) -> bool:
-    """Whether ``lb`` proves ``ub`` optimal to the relative ``OPTIMALITY_TOLERANCE``."""
-    return lb >= ub * (1 - OPTIMALITY_TOLERANCE)
-
-
-def _checked(record: BoundRecord, ub: float) -> BoundRecord:
-    """``record``, or an ``error`` record if its bound exceeds the re-checked upper
-    bound ``ub`` (the cost of a real partition, its rounding error added): then the
-    solver failed."""
-    if record.bound is None or record.bound <= ub * (1 + 1e-12):
-        return record
-    return record.model_copy(update={
-        "bound": None, "status": "error", "proven_optimal": False,
-        "message": f"solver failure: its bound {record.bound!r} exceeds the cost {ub!r} of a re-checked partition; "
-                   "the bound was dropped",
-    })  # fmt: skip
-
-
-def _cross_check(
-    problem: Problem, records: list[BoundRecord], claim: BoundRecord, solver: str, ub: float, seed: int, say: Report,
-    time_limit: float = CROSS_CHECK_TIME,
-) -> tuple[list[BoundRecord], list[str]]:  # fmt: skip
-    """Re-prove a MIP's claim of optimality with the exact MIP on a second backend,
-    where the model is small enough to be cheap.  If the second proof stops below the
-    claim, both bounds are kept, the smaller one is reported (the claim's record is
-    lowered to it) and a note says so."""
-    from solvers.registry import AUTO_ORDER, backend_class
-
-    if problem.graph.n * problem.k > CROSS_CHECK_MAX_VARIABLES:
-        return records, []
-    others = [b for b in AUTO_ORDER if b != claim.solver and backend_class(b).available()]
-    if not others:
-        return records, []
-    for other in others:  # the first backend whose licence takes the model
-        record, _ = _run_mip(problem, "exact", other, time_limit, 1, 1, ub, None, seed)
-        if "SolverLicenseError" not in record.message:
-            break
-    record = _checked(record, ub)
-    if record.bound is None:
-        return records, [f"cross-check of {claim.method} ({claim.solver}) by {other} failed: {record.message}"]
-    claimed = float(claim.bound or 0.0)
-    if closes(record.bound, ub):
-        say(f"cross-check: {other} agrees, bound {record.bound:.6g}")
-        return records, [f"optimality of {claim.method} ({claim.solver}) cross-checked by the exact MIP on "
-                         f"{other}: bound {record.bound!r}"]  # fmt: skip
-    if record.status not in ("optimal", "relaxed_optimal", "bound_reached"):
-        return records, [f"cross-check of {claim.method} ({claim.solver}) by {other} inconclusive "
-                         f"({record.status}, bound {record.bound!r})"]  # fmt: skip
-    say(f"cross-check: {other} disagrees: {record.bound:.6g} < {claimed:.6g}; reporting the smaller bound")
-    lowered = [r if r.bound is None or r.bound <= record.bound else
-               r.model_copy(update={"bound": record.bound, "message": (r.message + "; " if r.message else "")
-                                    + f"lowered to the {other} cross-check's bound"}) for r in records]
-    note = (f"proofs disagree: {claim.method} ({claim.solver}) proved {claimed!r}, the exact MIP on {other} "
-            f"only {record.bound!r}; the smaller bound is reported")  # fmt: skip
-    return lowered, [note]
-
-
 def _notes(problem: Problem) -> list[str]:
     notes = ["MIP bounds are proven dual bounds on models scaled to O(1), lowered by each solver's tolerance margin"]
     if problem.peak_aware:
@@ -613,44 +535,6 @@ def _notes(problem: Problem) -> list[str]:
     else:
         notes.append("overflow uses a fixed activation reserve R: (size_param(S) - (M - R))^+ / B")
     return notes
-
-
-def _failed(method: str, solver: str, t0: float, status: str, message: str) -> BoundRecord:
-    return BoundRecord(method=method, bound=None, status=status, proven_optimal=False, solver=solver,
-                       wall_time=time.perf_counter() - t0, message=message)  # fmt: skip
-
-
-def _run_mip(
-    problem: Problem, method: str, solver: str, time_limit: float, threads: int, n_jobs: int,
-    upper_bound: float, assignment: np.ndarray | None, seed: int,
-) -> tuple[BoundRecord, Evaluation | None]:  # fmt: skip
-    """One MIP method as a record (never raising for a solver failure) and, for
-    ``exact``, its incumbent re-checked by the evaluator."""
-    from formulations.bounds import solve_bound
-
-    t0 = time.perf_counter()
-    try:
-        res = solve_bound(
-            problem, method, solver=solver, time_limit=time_limit, upper_bound=upper_bound,
-            warm_start=assignment if method == "exact" else None, threads=threads, seed=seed, n_jobs=n_jobs,
-        )  # fmt: skip
-    except KeyboardInterrupt:
-        return _failed(method, solver, t0, "interrupted", "interrupted by the user"), None
-    except Exception as exc:  # a solver failure must not break the certificate
-        return _failed(method, solver, t0, "error", f"{type(exc).__name__}: {exc}"), None
-    bound = res.bound
-    status = "time_limit" if res.status.value == "interrupted" else res.status.value  # only Ctrl-C stops certify
-    incumbent = None
-    if res.assignment is not None:
-        try:
-            incumbent = evaluate(problem, res.assignment)
-        except MtppError:
-            incumbent = None  # an invalid incumbent is simply not used
-    record = BoundRecord(
-        method=method, bound=bound, status=status, proven_optimal=res.proven_optimal,
-        solver=res.solver, solver_version=res.solver_version, wall_time=res.wall_time, message=res.message,
-    )  # fmt: skip
-    return record, incumbent
 
 
 def export_models(problem: Problem, bounds: str | Iterable[str], directory: str | os.PathLike[str]) -> list[Path]:

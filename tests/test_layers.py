@@ -20,7 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("mtpp", "formulations", "solvers", "heuristics")
-API = ("mtpp", "mtpp.__main__", "mtpp.certificate", "mtpp.partitioner", "mtpp.scheduling", "mtpp.results_schema",
+API = ("mtpp", "mtpp.__main__", "mtpp.certificate", "mtpp.cross_check", "mtpp.partitioner", "mtpp.scheduling",
+       "mtpp.results_schema",
        "mtpp.placement", "mtpp.placement.api")  # fmt: skip
 API_PACKAGES = ("mtpp.batch", "mtpp.cli", "mtpp.pipelining")
 CORE_MAY_USE = ("solvers.errors",)

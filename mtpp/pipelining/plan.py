@@ -44,6 +44,7 @@ from mtpp.pipelining.timing import call_times, measured_work
 from mtpp.pipelining.units import Units, module_units
 from mtpp.presets import get_device
 from mtpp.problem import Problem
+from mtpp.records import closes
 
 if TYPE_CHECKING:
     from mtpp.certificate import Certificate
@@ -386,7 +387,6 @@ def _balance(module: Any, split_spec: dict[str, Any]) -> Balance | None:
 def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Certificate:
     """``cert`` (from :func:`mtpp.certify`) with the plan as its upper bound: its lower
     bound holds for every partition, so for the plan too."""
-    from mtpp import certificate
     ub, lb = ev.bottleneck, cert.lower_bound
     update: dict[str, Any] = {
         "upper_bound": ub,
@@ -396,7 +396,7 @@ def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Cer
         "block_costs": [float(x) for x in ev.block_costs],
         "ratio": 1.0 if ub == 0 else lb / ub,
         "gap_percent": 0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        "optimal": certificate.closes(lb, ub + ev.rounding),
+        "optimal": closes(lb, ub + ev.rounding),
         "notes": [*getattr(cert, "notes", []), f"upper bound: the {rule} split-point plan; the lower bound "
                   f"holds for all acyclic partitions (best unrestricted partition found: {cert.upper_bound:.6g})"],
     }  # fmt: skip

@@ -1,0 +1,64 @@
+"""Bound records: what one lower-bound method proved, and the rules every record
+passes before a certificate reports it (core: the formulations and the API both use
+them).
+
+:class:`BoundRecord` is one method's outcome; :func:`closes` is the optimality test
+(``LB >= (1 - OPTIMALITY_TOLERANCE) UB``, the upper bound with the evaluator's rounding
+error added by the caller); :func:`checked` drops a bound above the cost of a
+re-checked partition (then the method failed); :func:`skipped` and :func:`failed`
+record a method that did not run or broke.
+"""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, ConfigDict
+
+OPTIMALITY_TOLERANCE = 5e-7
+
+
+class BoundRecord(BaseModel):
+    """One lower bound: which method, how it ended, and what it proved."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: str
+    bound: float | None
+    status: str
+    proven_optimal: bool
+    solver: str | None = None
+    solver_version: str | None = None
+    wall_time: float = 0.0
+    message: str = ""
+    from_k: int | None = None
+    """The k whose run proved this bound, when it was shared from a larger k (``None``: this k)."""
+
+
+def closes(lb: float, ub: float) -> bool:
+    """Whether ``lb`` proves ``ub`` optimal to the relative ``OPTIMALITY_TOLERANCE``."""
+    return lb >= ub * (1 - OPTIMALITY_TOLERANCE)
+
+
+def checked(record: BoundRecord, ub: float) -> BoundRecord:
+    """``record``, or an ``error`` record if its bound exceeds the re-checked upper
+    bound ``ub`` (the cost of a real partition, its rounding error added): then the
+    solver failed."""
+    if record.bound is None or record.bound <= ub * (1 + 1e-12):
+        return record
+    return record.model_copy(update={
+        "bound": None, "status": "error", "proven_optimal": False,
+        "message": f"solver failure: its bound {record.bound!r} exceeds the cost {ub!r} of a re-checked partition; "
+                   "the bound was dropped",
+    })  # fmt: skip
+
+
+def skipped(method: str, why: str) -> BoundRecord:
+    """A method that did not run, and why."""
+    return BoundRecord(method=method, bound=None, status="skipped", proven_optimal=False, message=why)
+
+
+def failed(method: str, solver: str, t0: float, status: str, message: str) -> BoundRecord:
+    """A method that broke (``status`` ``error`` or ``interrupted``), timed from ``t0``."""
+    return BoundRecord(method=method, bound=None, status=status, proven_optimal=False, solver=solver,
+                       wall_time=time.perf_counter() - t0, message=message)  # fmt: skip
