@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine (see README.md):
 #   make demo   create .venv, install mtpp, partition the bundled example graph and prove its bound
-#   make test   create .venv if needed, then ruff, mypy and the whole test suite
+#   make test   create .venv if needed, then ruff (lint and format), mypy and the whole test suite (layers included)
 PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
@@ -18,6 +18,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q -n 2
 

@@ -74,11 +74,15 @@ def main() -> None:
     args = parser.parse_args()
 
     spec = get_device("a100")
-    print(f"ideal DP + cut bound benchmark at commit {git_commit()}; {os.cpu_count()} cores; device a100"
-          f"{', memory limited' if args.limit_memory else ''}; certify budget {args.budget:g} s for all k; "
-          f"MIPs alone {args.mip_budget:g} s per k")  # fmt: skip
-    header = (f"{'model':<14}{'n':>5}{'ideals':>8}{'k':>4}{'UB':>11}{'LB/UB':>8}{'LB by':>22}{'DP s':>7}"
-              f"{'DP status':>15}{'MIPs alone':>11}")  # fmt: skip
+    print(
+        f"ideal DP + cut bound benchmark at commit {git_commit()}; {os.cpu_count()} cores; device a100"
+        f"{', memory limited' if args.limit_memory else ''}; certify budget {args.budget:g} s for all k; "
+        f"MIPs alone {args.mip_budget:g} s per k"
+    )
+    header = (
+        f"{'model':<14}{'n':>5}{'ideals':>8}{'k':>4}{'UB':>11}{'LB/UB':>8}{'LB by':>22}{'DP s':>7}"
+        f"{'DP status':>15}{'MIPs alone':>11}"
+    )
     summary = []
     for name in args.models:
         g = load(name, args.seq)
@@ -88,21 +92,26 @@ def main() -> None:
         wall = time.perf_counter() - t0
         lattice = enumerate_ideals(g)
         ideals = f">{DEFAULT_MAX_IDEALS}" if lattice is None else str(lattice.count)
-        print(f"\n{name}: n={g.n} m={g.m}, {ideals} ideals; certify over k={args.k[0]}..{args.k[-1]} "
-              f"took {wall:.1f} s")  # fmt: skip
+        print(f"\n{name}: n={g.n} m={g.m}, {ideals} ideals; certify over k={args.k[0]}..{args.k[-1]} took {wall:.1f} s")
         print(header)
         print("-" * len(header))
         for cert in certs:
             dp = cert.bound("ideal-dp")
             mip = "-"
             if cert.k in args.mip_k:
-                alone = certify(spec.problem(g, cert.k, limit_memory=args.limit_memory),
-                                bounds="simple,bottleneck,guess,exact", budget=args.mip_budget)  # fmt: skip
+                alone = certify(
+                    spec.problem(g, cert.k, limit_memory=args.limit_memory),
+                    bounds="simple,bottleneck,guess,exact",
+                    budget=args.mip_budget,
+                )
                 mip = f"{alone.ratio:.4f}"
             dp_time = f"{dp.wall_time:.2f}" if dp is not None and dp.status != "skipped" else "-"
             status = dp.status if dp is not None else "-"
-            print(f"{name:<14}{g.n:>5}{ideals:>8}{cert.k:>4}{cert.upper_bound:>11.4f}{cert.ratio:>8.4f}"
-                  f"{cert.lower_bound_method:>22}{dp_time:>7}{status:>15}{mip:>11}", flush=True)  # fmt: skip
+            print(
+                f"{name:<14}{g.n:>5}{ideals:>8}{cert.k:>4}{cert.upper_bound:>11.4f}{cert.ratio:>8.4f}"
+                f"{cert.lower_bound_method:>22}{dp_time:>7}{status:>15}{mip:>11}",
+                flush=True,
+            )
         summary.append((name, g.n, wall, sum(c.optimal for c in certs), len(certs), min(c.ratio for c in certs)))
     print(f"\n{'model':<14}{'n':>5}{'certify s':>10}{'optimal':>9}{'worst LB/UB':>13}")
     for name, n, wall, opt, total, worst in summary:

@@ -52,8 +52,11 @@ def measure(n: int, p: float, k: int) -> None:
     t0 = time.perf_counter()
     solve_bound(problem, "exact", solver="highs", time_limit=5)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(f"| {n} | {g.m} | {k} | {est.nonzeros:,} | {peak / 1e9:.2f} | {(peak - base) / est.nonzeros:.0f} "
-          f"| {time.perf_counter() - t0:.1f} |", flush=True)
+    print(
+        f"| {n} | {g.m} | {k} | {est.nonzeros:,} | {peak / 1e9:.2f} | {(peak - base) / est.nonzeros:.0f} "
+        f"| {time.perf_counter() - t0:.1f} |",
+        flush=True,
+    )
 
 
 def main() -> None:

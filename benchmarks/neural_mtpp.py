@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     torch.set_num_threads(1)
-    methods = [*FIXED, *( [f"regal-brkga-{args.regal_evaluations}"] if args.regal_evaluations else []), *TIMED]
+    methods = [*FIXED, *([f"regal-brkga-{args.regal_evaluations}"] if args.regal_evaluations else []), *TIMED]
 
     t_start = time.perf_counter()
     print(f"mtpp neural MTPP benchmark at commit {git_commit()}; one CPU thread; {args.graphs} graphs")
@@ -79,15 +79,14 @@ def main() -> None:
     print("Geometric mean of UB / simple LB (lower is better) | mean wall time [s]")
     print(f"{'orderer':24s}" + "".join(f" | {f'k={k}':^18s}" for k in args.k))
     for m in methods:
-        cells = "".join(
-            f" | {np.exp(np.mean(np.log(ratio[k][m]))):8.4f} {np.mean(times[k][m]):8.3f}" for k in args.k
-        )
+        cells = "".join(f" | {np.exp(np.mean(np.log(ratio[k][m]))):8.4f} {np.mean(times[k][m]):8.3f}" for k in args.k)
         print(f"{m:24s}{cells}")
     print()
     print("Share of (graph, k) where the orderer is at least as good as topoformer-sample-16:")
     for m in methods:
-        share = np.mean([r <= s * (1 + 1e-12) for k in args.k
-                         for r, s in zip(ratio[k][m], ratio[k]["topoformer-sample-16"])])  # fmt: skip
+        share = np.mean(
+            [r <= s * (1 + 1e-12) for k in args.k for r, s in zip(ratio[k][m], ratio[k]["topoformer-sample-16"])]
+        )
         print(f"{m:24s} {100 * share:6.1f}%")
     print(f"total wall time {time.perf_counter() - t_start:.0f} s")
 

@@ -57,8 +57,10 @@ METHODS = (*NEURAL, "approx. DP", "random-100", "dfs", "bfs", "brkga-5000")
 
 
 def test_graphs(n: int, count: int) -> list[tuple[str, Graph]]:
-    return [(f"layered({n}, {TEST_SEED + i})", layered_graph(n, TEST_SEED + i, param_costs=i % 2 == 0))
-            for i in range(count)]  # fmt: skip
+    return [
+        (f"layered({n}, {TEST_SEED + i})", layered_graph(n, TEST_SEED + i, param_costs=i % 2 == 0))
+        for i in range(count)
+    ]
 
 
 def run_graph(g: Graph, weights: str, dp_width: int, seed: int) -> dict[str, tuple[np.ndarray, float]]:
@@ -128,8 +130,11 @@ def main() -> None:
                 wins[label][m].append(float(peaks[m] <= peaks["neural greedy"]))
                 if bound:
                     bound_gaps[label][m].append(100 * (peaks[m] - bound) / bound)
-            print(f"  {label:14s} {name:28s} n={g.n:5d} best {best:12.0f} " +
-                  " ".join(f"{m.split()[-1]}={peaks[m]:.0f}" for m in METHODS), flush=True)  # fmt: skip
+            print(
+                f"  {label:14s} {name:28s} n={g.n:5d} best {best:12.0f} "
+                + " ".join(f"{m.split()[-1]}={peaks[m]:.0f}" for m in METHODS),
+                flush=True,
+            )
 
     print()
     print("Mean % gap from the best order any method found (and from CP-SAT's bound where run), mean run time [s]")

@@ -134,8 +134,10 @@ def certified_sets(count: int, sizes: list[int]) -> list[tuple[str, list[tuple[s
 
     sets = []
     for n in sizes:
-        gs = [(f"layered({n}, seed={s})", layered_graph(n, s, param_costs=True))
-              for s in range(CERTIFIED_SEED, CERTIFIED_SEED + count)]  # fmt: skip
+        gs = [
+            (f"layered({n}, seed={s})", layered_graph(n, s, param_costs=True))
+            for s in range(CERTIFIED_SEED, CERTIFIED_SEED + count)
+        ]
         gs += [(f"shared {p.name[:22]}", load_graph(p)) for p in sorted(SHARED.glob(f"random_layered_n{n}_*.json"))]
         sets.append((f"layered {n}", gs))
     import onnx
@@ -151,8 +153,10 @@ def certified(args: argparse.Namespace) -> None:
     from heuristics.peak_memory.split import split_graph
     from mtpp.scheduling import schedule
 
-    print(f"mtpp certified peak memory at commit {git_commit()}; {os.cpu_count()} cores; "
-          f"mtpp.schedule(method='auto', time_limit={args.limit:g})")  # fmt: skip
+    print(
+        f"mtpp certified peak memory at commit {git_commit()}; {os.cpu_count()} cores; "
+        f"mtpp.schedule(method='auto', time_limit={args.limit:g})"
+    )
     schedule(layered_graph(30, 0), time_limit=5)  # JIT warm-up (cached on disk after the first run)
     head = f"{'graph':34s} {'n':>5s} {'parts':>5s} {'peak':>14s} {'bound':>14s} {'gap %':>7s} {'bound by':>10s}"
     head += f" {'time':>6s}"
@@ -167,11 +171,16 @@ def certified(args: argparse.Namespace) -> None:
             gaps.append(100 * s.gap)
             times.append(s.wall_time)
             proven += s.status == "optimal"
-            print(f"{label:34s} {g.n:5d} {parts:5d} {s.peak:14.0f} {s.lower_bound:14.0f} {100 * s.gap:7.2f} "
-                  f"{s.bound_method:>10s} {s.wall_time:6.1f}", flush=True)  # fmt: skip
+            print(
+                f"{label:34s} {g.n:5d} {parts:5d} {s.peak:14.0f} {s.lower_bound:14.0f} {100 * s.gap:7.2f} "
+                f"{s.bound_method:>10s} {s.wall_time:6.1f}",
+                flush=True,
+            )
         summary.append((name, len(gs), np.mean(gaps), np.max(gaps), proven, np.mean(times), np.max(times)))
-    print(f"\n{'set':12s} {'graphs':>6s} {'mean gap %':>10s} {'max gap %':>9s} {'optimal':>7s} {'mean s':>7s}"
-          f" {'max s':>6s}")  # fmt: skip
+    print(
+        f"\n{'set':12s} {'graphs':>6s} {'mean gap %':>10s} {'max gap %':>9s} {'optimal':>7s} {'mean s':>7s}"
+        f" {'max s':>6s}"
+    )
     for name, c, mean, worst, proven, mt, xt in summary:
         print(f"{name:12s} {c:6d} {mean:10.2f} {worst:9.2f} {proven:4d}/{c:<2d} {mt:7.1f} {xt:6.1f}")
 

@@ -161,9 +161,11 @@ def bench(name: str, model: Any, args: tuple[Any, ...], ks: list[int], time_limi
     traced = trace_model(model, args, device_spec="cpu")
     measured = trace_model(model, args, cost="measured", device_spec="cpu", repeats=REPEATS)
     assert measured.graph.n == traced.graph.n  # the same trace, priced by the clock
-    print(f"\n## {name}: {traced.graph.n} ops, {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters, "
-          f"roofline total {traced.graph.work.sum() / 1e3:.1f} ms on the cpu preset (traced in "
-          f"{time.perf_counter() - t:.0f} s)")  # fmt: skip
+    print(
+        f"\n## {name}: {traced.graph.n} ops, {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters, "
+        f"roofline total {traced.graph.work.sum() / 1e3:.1f} ms on the cpu preset (traced in "
+        f"{time.perf_counter() - t:.0f} s)"
+    )
     print("| k | rule | cuts | bottleneck (us, model) | LB / UB | measured max stage (ms) | measured stages (ms) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for k in ks:
@@ -181,16 +183,22 @@ def bench(name: str, model: Any, args: tuple[Any, ...], ks: list[int], time_limi
         lb, ub = certificate.lower_bound, certificate.upper_bound
         specs = list(dict.fromkeys(tuple(p.split_spec.items()) for _, p, _ in rows))  # identical plans run once
         with torch.no_grad():
-            calls = [stage_calls(next(p for _, p, _ in rows if tuple(p.split_spec.items()) == spec), model, args)
-                     for spec in specs]  # fmt: skip
+            calls = [
+                stage_calls(next(p for _, p, _ in rows if tuple(p.split_spec.items()) == spec), model, args)
+                for spec in specs
+            ]
             times = stage_times(calls)
         for label, plan, value in rows:
             ms = times[specs.index(tuple(plan.split_spec.items()))]
             cuts = " ".join(f"{n}{'^' if point.name == 'END' else ''}" for n, point in plan.split_spec.items())
-            print(f"| {k} | {label} | {cuts} | {value:.1f} | {lb / value:.3f} | {max(ms):.1f} | "
-                  f"{' / '.join(f'{m:.1f}' for m in ms)} |")  # fmt: skip
-        print(f"| {k} | mtpp unrestricted ({certificate.lower_bound_method} LB) | (any partition) | {ub:.1f} | "
-              f"{lb / ub:.3f} | - | - |")  # fmt: skip
+            print(
+                f"| {k} | {label} | {cuts} | {value:.1f} | {lb / value:.3f} | {max(ms):.1f} | "
+                f"{' / '.join(f'{m:.1f}' for m in ms)} |"
+            )
+        print(
+            f"| {k} | mtpp unrestricted ({certificate.lower_bound_method} LB) | (any partition) | {ub:.1f} | "
+            f"{lb / ub:.3f} | - | - |"
+        )
 
 
 def main() -> None:
@@ -200,15 +208,22 @@ def main() -> None:
     opts = parser.parse_args()
     torch.set_num_threads(1)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    print(f"mtpp pipelining benchmark at commit {commit.stdout.strip() or '?'}; torch {torch.__version__}, "
-          f"1 thread, {os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"mtpp pipelining benchmark at commit {commit.stdout.strip() or '?'}; torch {torch.__version__}, "
+        f"1 thread, {os.cpu_count()} cores"
+    )
     ks = [2, 4] if opts.quick else [2, 4, 8]
     torch.manual_seed(0)
     bench("ResNet-50, batch 1, 224 x 224", ResNet50().eval(), (torch.randn(1, 3, 224, 224),), ks, opts.time_limit)
     layers = 6 if opts.quick else 12
     ids = torch.randint(0, 50257, (1, 64))
-    bench(f"GPT-2 small config ({layers} layers, d 768), batch 1, 64 tokens", GPT2Hidden(layers).eval(), (ids,), ks,
-          opts.time_limit)  # fmt: skip
+    bench(
+        f"GPT-2 small config ({layers} layers, d 768), batch 1, 64 tokens",
+        GPT2Hidden(layers).eval(),
+        (ids,),
+        ks,
+        opts.time_limit,
+    )
 
 
 if __name__ == "__main__":

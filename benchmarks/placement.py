@@ -55,8 +55,9 @@ MODELS = ["inception_v2", "resnet50", "densenet121", "bert-base"]
 
 def git_commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     return (out.stdout.strip() or "?") + ("+dirty" if dirty else "")
 
 
@@ -88,9 +89,11 @@ def checked(g: Graph, devices: str, p: Placement) -> float:
 
 def table_a(args: argparse.Namespace) -> None:
     ds = "cpu-igpu-dgpu"
-    print(f"(a) HSDAG Table 2 form on {ds!r}: runtime in ms (op times from the {args.spec!r} roofline), "
-          f"speed-up over CPU-only, gap to the CP-SAT bound; BRKGA and coarse-BRKGA {args.time_limit:g} s, "
-          f"CP-SAT {args.cp_time:g} s, 2 threads")  # fmt: skip
+    print(
+        f"(a) HSDAG Table 2 form on {ds!r}: runtime in ms (op times from the {args.spec!r} roofline), "
+        f"speed-up over CPU-only, gap to the CP-SAT bound; BRKGA and coarse-BRKGA {args.time_limit:g} s, "
+        f"CP-SAT {args.cp_time:g} s, 2 threads"
+    )
     head = f"{'model':<13} {'n':>4} {'method':<18} {'runtime ms':>11} {'speed-up':>9} {'gap %':>7} {'wall s':>7}"
     print(head)
     print("-" * len(head))
@@ -112,16 +115,20 @@ def table_a(args: argparse.Namespace) -> None:
         for method, v, wall in rows:
             gap = 100 * (v - bound) / v if v > 0 else 0.0
             print(f"{name:<13} {g.n:>4} {method:<18} {v / 1e3:>11.4f} {cpu / v:>8.2f}x {gap:>7.2f} {wall:>7.1f}")
-        print(f"{name:<13} {g.n:>4} {'CP-SAT bound':<18} {bound / 1e3:>11.4f} {cpu / bound:>8.2f}x "
-              f"{'':>7} {'(load ' + format(t_load, '.1f') + ' s)':>7}")  # fmt: skip
+        print(
+            f"{name:<13} {g.n:>4} {'CP-SAT bound':<18} {bound / 1e3:>11.4f} {cpu / bound:>8.2f}x "
+            f"{'':>7} {'(load ' + format(t_load, '.1f') + ' s)':>7}"
+        )
         print()
 
 
 def table_b(args: argparse.Namespace) -> None:
     ds = "two-devices"
-    print(f"(b) REGAL-style graphs (regal_graph seeds 0..{args.seeds - 1}) on {ds!r} "
-          f"(2 x 16 GiB, memory limits enforced): mean % gap from the best known and from the proven bound; "
-          f"heuristics {args.regal_time:g} s each, CP-SAT {args.regal_cp_time:g} s (runtime only)")  # fmt: skip
+    print(
+        f"(b) REGAL-style graphs (regal_graph seeds 0..{args.seeds - 1}) on {ds!r} "
+        f"(2 x 16 GiB, memory limits enforced): mean % gap from the best known and from the proven bound; "
+        f"heuristics {args.regal_time:g} s each, CP-SAT {args.regal_cp_time:g} s (runtime only)"
+    )
     dev = get_devices(ds)
     for objective in ("runtime", "peak_memory"):
         methods = ["single", "heft", "brkga", "coarse-brkga"] + (["cpsat"] if objective == "runtime" else [])
@@ -143,8 +150,10 @@ def table_b(args: argparse.Namespace) -> None:
         bnd = np.array(bounds)
         optimal = int(np.sum(np.isclose(best, bnd, rtol=1e-9)))
         gap = 100 * np.mean((best - bnd) / best)
-        print(f"  objective {objective}: n = {min(ns)}..{max(ns)}; best known proven optimal on "
-              f"{optimal}/{args.seeds}; mean gap best known -> bound {gap:.2f} %")  # fmt: skip
+        print(
+            f"  objective {objective}: n = {min(ns)}..{max(ns)}; best known proven optimal on "
+            f"{optimal}/{args.seeds}; mean gap best known -> bound {gap:.2f} %"
+        )
         head = f"  {'method':<14} {'% from best':>12} {'% from bound':>13} {'best on':>8} {'infeasible':>11}"
         print(head)
         print("  " + "-" * (len(head) - 2))

@@ -43,14 +43,24 @@ from mtpp.io.onnx_model import from_onnx  # noqa: E402
 from mtpp.partitioner import partition  # noqa: E402
 from mtpp.presets import get_device  # noqa: E402
 
-ONNX_MODELS = ["bvlc_alexnet", "zfnet512", "vgg19", "squeezenet", "inception_v1", "resnet50", "shufflenet",
-               "inception_v2", "densenet121"]  # fmt: skip
+ONNX_MODELS = [
+    "bvlc_alexnet",
+    "zfnet512",
+    "vgg19",
+    "squeezenet",
+    "inception_v1",
+    "resnet50",
+    "shufflenet",
+    "inception_v2",
+    "densenet121",
+]
 
 
 def git_commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     return (out.stdout.strip() or "?") + ("+dirty" if dirty else "")
 
 
@@ -98,8 +108,10 @@ def main() -> None:
 
     light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
     spec = get_device("a100")
-    print(f"mtpp real-model benchmark at commit {git_commit()}; {os.cpu_count()} cores; device a100; "
-          f"BRKGA {args.time_limit:g} s, bottleneck MIP {args.mip_time:g} s; cells are UB / LB")  # fmt: skip
+    print(
+        f"mtpp real-model benchmark at commit {git_commit()}; {os.cpu_count()} cores; device a100; "
+        f"BRKGA {args.time_limit:g} s, bottleneck MIP {args.mip_time:g} s; cells are UB / LB"
+    )
     graphs: list[Graph] = []
     for name in args.models:
         if name == "bert-base":
@@ -108,8 +120,10 @@ def main() -> None:
             t = time.perf_counter()
             g = from_onnx(light / f"light_{name}.onnx", device_spec=spec)
             dt = time.perf_counter() - t
-        print(f"import {name}: n={g.n} m={g.m} in {dt:.2f} s; work {g.work.sum():.1f} us, "
-              f"params {g.size_param.sum() / 2**20:.1f} MiB")  # fmt: skip
+        print(
+            f"import {name}: n={g.n} m={g.m} in {dt:.2f} s; work {g.work.sum():.1f} us, "
+            f"params {g.size_param.sum() / 2**20:.1f} MiB"
+        )
         graphs.append(g)
 
     header = f"{'model':<14}{'n':>6}{'k':>4}{'LB (us)':>11}{'LB by':>12}{'uniform':>10}{'balanced':>10}{'mtpp':>8}"
@@ -127,8 +141,11 @@ def main() -> None:
             ub = min(sol.bottleneck, cert.upper_bound)
             row = (g.name, g.n, k, lb, cert.lower_bound_method, uni / lb, bal / lb, ub / lb)
             rows.append(row)
-            print(f"{row[0]:<14}{row[1]:>6}{row[2]:>4}{row[3]:>11.2f}{row[4]:>12}{row[5]:>10.3f}{row[6]:>10.3f}"
-                  f"{row[7]:>8.3f}", flush=True)  # fmt: skip
+            print(
+                f"{row[0]:<14}{row[1]:>6}{row[2]:>4}{row[3]:>11.2f}{row[4]:>12}{row[5]:>10.3f}{row[6]:>10.3f}"
+                f"{row[7]:>8.3f}",
+                flush=True,
+            )
     for col, label in ((5, "uniform"), (6, "balanced"), (7, "mtpp")):
         vals = np.array([r[col] for r in rows])
         print(f"geometric mean UB / LB {label:<9} {np.exp(np.log(vals).mean()):.3f}  (max {vals.max():.3f})")

@@ -59,8 +59,14 @@ def uniform_for(g: Graph, objective: OrderObjective, evaluations: int, seed: int
     """Uniform BRKGA with the population of an ``evaluations`` budget, run for ``seconds``
     (generation by generation, the last one finishing past the limit): the equal-time rival."""
     side = BrkgaParams.for_budget(evaluations).population
-    res = brkga(lambda keys, ub: objective.key_costs(g, keys, ub), g.n, BrkgaParams(side, 10**7), seed=seed,
-                initial=classic_priorities(g), time_limit=seconds)  # fmt: skip
+    res = brkga(
+        lambda keys, ub: objective.key_costs(g, keys, ub),
+        g.n,
+        BrkgaParams(side, 10**7),
+        seed=seed,
+        initial=classic_priorities(g),
+        time_limit=seconds,
+    )
     return res.fitness
 
 
@@ -100,14 +106,27 @@ def main() -> None:
             ref = uniform_brkga(g, objective, 10 * args.evaluations, seed=args.seed + 1)
             best = min(uni.cost, learned.cost, ref.cost, same_time)
             rows.append((uni.cost, learned.cost, best, t_uni, t_learned, same_time))
-            print(f"  {name:4s} graph {i:3d} n={g.n:3d} uniform {uni.cost:12.6g}  regal {learned.cost:12.6g}  "
-                  f"best {best:12.6g}", flush=True)  # fmt: skip
+            print(
+                f"  {name:4s} graph {i:3d} n={g.n:3d} uniform {uni.cost:12.6g}  regal {learned.cost:12.6g}  "
+                f"best {best:12.6g}",
+                flush=True,
+            )
         a = np.array(rows)
         wins = int(np.sum(a[:, 1] < a[:, 0] * (1 - 1e-12)))
         losses = int(np.sum(a[:, 1] > a[:, 0] * (1 + 1e-12)))
-        summary.append((name, geo_gap(a[:, 0], a[:, 2]), geo_gap(a[:, 1], a[:, 2]), wins,
-                        len(a) - wins - losses, losses, a[:, 3].mean(), a[:, 4].mean(),
-                        geo_gap(a[:, 5], a[:, 2])))  # fmt: skip
+        summary.append(
+            (
+                name,
+                geo_gap(a[:, 0], a[:, 2]),
+                geo_gap(a[:, 1], a[:, 2]),
+                wins,
+                len(a) - wins - losses,
+                losses,
+                a[:, 3].mean(),
+                a[:, 4].mean(),
+                geo_gap(a[:, 5], a[:, 2]),
+            )
+        )
 
     print()
     print(f"% gap from the best known (geometric mean over {args.graphs} graphs), win/tie/loss of REGAL vs uniform")

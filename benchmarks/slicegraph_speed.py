@@ -65,24 +65,42 @@ def main() -> None:
     peaky = Problem(g, 64, memory=float(np.median(g.size_out)) * 20, peak_aware=True)
     slice_order(peaky, order)
     peak_time = best_of(lambda: slice_order(peaky, order))
-    rows.append((f"SliceGraph peak-aware (Eq. 2), n=2000 m={g.m} k=64", peak_time, None,
-                 f"x{peak_time / ours:.1f} the time of the reserve model"))  # fmt: skip
+    rows.append(
+        (
+            f"SliceGraph peak-aware (Eq. 2), n=2000 m={g.m} k=64",
+            peak_time,
+            None,
+            f"x{peak_time / ours:.1f} the time of the reserve model",
+        )
+    )
 
     g200 = layered_graph(200, seed=1)
     partition(g200, 16, orderer="brkga-100")  # warm-up
     t = time.perf_counter()
     sol = partition(g200, 16, orderer="brkga-10000", seed=0)
     brkga_time = time.perf_counter() - t
-    rows.append((f"brkga-10000, n=200 m={g200.m} k=16", brkga_time, 10.0,
-                 f"{sol.evaluations} decodes, UB {sol.bottleneck:.6g}, LB/UB {sol.ratio:.3f}"))  # fmt: skip
+    rows.append(
+        (
+            f"brkga-10000, n=200 m={g200.m} k=16",
+            brkga_time,
+            10.0,
+            f"{sol.evaluations} decodes, UB {sol.bottleneck:.6g}, LB/UB {sol.ratio:.3f}",
+        )
+    )
 
     for orderer in ("bfs", "random-10"):
         # a fresh process, so its peak resident memory is this run's alone
         child = subprocess.run([sys.executable, __file__, "--big", orderer], capture_output=True, text=True, check=True)
         secs, rss, m, ub, ratio = child.stdout.split()
-        rows.append((f"{orderer}, n=10000 m={m} k=16", float(secs), None,
-                     f"peak RSS of the process {float(rss):.0f} MiB (target 2048), UB {float(ub):.6g}, "
-                     f"LB/UB {float(ratio):.3f}"))  # fmt: skip
+        rows.append(
+            (
+                f"{orderer}, n=10000 m={m} k=16",
+                float(secs),
+                None,
+                f"peak RSS of the process {float(rss):.0f} MiB (target 2048), UB {float(ub):.6g}, "
+                f"LB/UB {float(ratio):.3f}",
+            )
+        )
 
     width = max(len(r[0]) for r in rows)
     print(f"{'case':<{width}}  {'seconds':>8}  {'target':>7}  notes")

@@ -75,8 +75,13 @@ def sweep(args: tuple[str, int, int, int, tuple[str, ...], int]) -> tuple[str, d
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=2000, help="instances per backend (default 2000)")
-    ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS,
-                    help="'none' runs the backend-free check only")  # fmt: skip
+    ap.add_argument(
+        "--backends",
+        nargs="+",
+        default=list(BACKENDS),
+        choices=BACKENDS,
+        help="'none' runs the backend-free check only",
+    )
     ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
     ap.add_argument("--max-n", type=int, default=MAX_N, help=f"most ops per instance (default {MAX_N})")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
@@ -91,8 +96,10 @@ def main() -> int:
         for b, solver in enumerate(args.backends):
             count = min(chunk, args.cases - start)
             tasks.append((solver, seed * 1_000_003 + b * 10_007 + c, count, args.certify_every, families, args.max_n))
-    print(f"commit {git_commit()}  seed {seed}  {args.cases} instances per backend, families {' '.join(families)}, "
-          f"n <= {args.max_n}, {args.jobs} jobs")  # fmt: skip
+    print(
+        f"commit {git_commit()}  seed {seed}  {args.cases} instances per backend, families {' '.join(families)}, "
+        f"n <= {args.max_n}, {args.jobs} jobs"
+    )
     totals: dict[str, dict[str, list]] = {s: {f: [0, []] for f in families} for s in args.backends}
     secs: Counter[str] = Counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:

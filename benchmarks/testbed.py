@@ -109,8 +109,16 @@ def generate(directory: str | Path, preset: str = "mixed-50") -> list[Path]:
         path = graphs / spec.filename
         g.to_json(str(path))
         paths.append(path)
-        manifest.append({**asdict(spec), "file": f"graphs/{spec.filename}", "name": g.name, "n_nodes": g.n,
-                         "m_edges": g.m, "sha256": graph_hash(g)})  # fmt: skip
+        manifest.append(
+            {
+                **asdict(spec),
+                "file": f"graphs/{spec.filename}",
+                "name": g.name,
+                "n_nodes": g.n,
+                "m_edges": g.m,
+                "sha256": graph_hash(g),
+            }
+        )
     (out / "testbed.json").write_text(json.dumps({"preset": preset, "graphs": manifest}, indent=1) + "\n")
     return paths
 
@@ -142,10 +150,17 @@ def git_commit() -> str:
 
 
 def run_hierarchy(
-    directory: str | Path, preset: str = "mixed-50", ks: tuple[int, ...] = KS, methods: str = "all",
-    jobs: int = 1, time_limit: float = 60.0, solvers: Sequence[str] = ("auto",), backend: str = "loky",
-    scheduler: str | None = None, progress: bool | None = None,
-) -> str:  # fmt: skip
+    directory: str | Path,
+    preset: str = "mixed-50",
+    ks: tuple[int, ...] = KS,
+    methods: str = "all",
+    jobs: int = 1,
+    time_limit: float = 60.0,
+    solvers: Sequence[str] = ("auto",),
+    backend: str = "loky",
+    scheduler: str | None = None,
+    progress: bool | None = None,
+) -> str:
     """Generate the testbed if needed, run everything with each solver into one store,
     write tables and plots; the tables (with the paper's Table 3 beside REGAL presets)."""
     from mtpp.batch import open_store, run
@@ -157,8 +172,18 @@ def run_hierarchy(
         generate(out, preset)
     store = out / "results.db"
     for solver in solvers:
-        summary = run(out / "graphs", ks, methods, solver=solver, time_limit=time_limit, n_jobs=jobs, store=store,
-                      backend=backend, scheduler=scheduler, progress=progress)  # fmt: skip
+        summary = run(
+            out / "graphs",
+            ks,
+            methods,
+            solver=solver,
+            time_limit=time_limit,
+            n_jobs=jobs,
+            store=store,
+            backend=backend,
+            scheduler=scheduler,
+            progress=progress,
+        )
         print(summary, file=sys.stderr)
     with open_store(store) as db:
         records = db.records()
@@ -169,9 +194,11 @@ def run_hierarchy(
         (report / f"tables.{ext}").write_text(render(tabs, fmt))
     for path in plot(records, report):
         print(f"wrote {path}", file=sys.stderr)
-    head = (f"MTPP bound hierarchy on testbed {out} at commit {git_commit()}: {len(records)} stored tasks, "
-            f"k = {' '.join(map(str, ks))}, solver(s) {', '.join(solvers)}, {time_limit:g} s per method, "
-            f"{jobs} job(s)\n\n")
+    head = (
+        f"MTPP bound hierarchy on testbed {out} at commit {git_commit()}: {len(records)} stored tasks, "
+        f"k = {' '.join(map(str, ks))}, solver(s) {', '.join(solvers)}, {time_limit:g} s per method, "
+        f"{jobs} job(s)\n\n"
+    )
     text = head + render(tabs, "markdown")
     if preset.startswith("regal"):
         text += "\n\n" + PAPER_TABLE3
@@ -215,8 +242,19 @@ def main(argv: list[str] | None = None) -> int:
         problems = verify(args.dir)
         print("\n".join(problems) if problems else "testbed verified: every graph regenerates identically")
         return 1 if problems else 0
-    print(run_hierarchy(args.dir, args.preset, tuple(args.k), args.methods, args.jobs, args.time_limit, args.solvers,
-                        args.backend, args.scheduler))  # fmt: skip
+    print(
+        run_hierarchy(
+            args.dir,
+            args.preset,
+            tuple(args.k),
+            args.methods,
+            args.jobs,
+            args.time_limit,
+            args.solvers,
+            args.backend,
+            args.scheduler,
+        )
+    )
     return 0
 
 

@@ -182,14 +182,27 @@ def build_blocks(
     whole = float(g.work.sum()) + max(total_param - problem.param_budget, 0.0) / bw  # f(V) >= OPT
     io = np.minimum(g.size_out[producers] / bw, whole * (1 + 1e-6))  # a cap above OPT keeps every model tight
     bm = BlockModel(
-        problem=problem, model=m, kk=kk, y=y, producers=producers, c=c, o=o,
-        budgets=np.asarray(budgets, dtype=np.float64), cost_cap=0.0, io=io,
-    )  # fmt: skip
+        problem=problem,
+        model=m,
+        kk=kk,
+        y=y,
+        producers=producers,
+        c=c,
+        o=o,
+        budgets=np.asarray(budgets, dtype=np.float64),
+        cost_cap=0.0,
+        io=io,
+    )
     if o is not None:  # o_b - size_param(block b) / B >= -budget_b / B
         for b in np.flatnonzero(np.isfinite(budgets)).tolist():
             cols, vals = bm.x_terms(b, g.size_param)
-            m.add_rows_coo(np.zeros(cols.size + 1, dtype=np.int64), np.r_[o[b], cols], np.r_[1.0, -vals / bw], 1,
-                           lower=-budgets[b] / bw)
+            m.add_rows_coo(
+                np.zeros(cols.size + 1, dtype=np.int64),
+                np.r_[o[b], cols],
+                np.r_[1.0, -vals / bw],
+                1,
+                lower=-budgets[b] / bw,
+            )
     out_total = float(io.sum())
     overflow_cap = max(total_param - float(np.min(budgets)), 0.0) / bw if use_overflow else 0.0
     bm.cost_cap = (float(g.work.sum()) + 2.0 * out_total + overflow_cap) * (1 + 1e-9)  # rounded up

@@ -95,8 +95,9 @@ def _check_status(res: SolveResult, method: str) -> None:
         raise InfeasibleFormulationError(method, res.solver, res.message or "the model always has solutions")
 
 
-def _options(time_limit: float | None, threads: int, seed: int, target: float | None,
-             start: np.ndarray | None = None) -> SolveOptions:  # fmt: skip
+def _options(
+    time_limit: float | None, threads: int, seed: int, target: float | None, start: np.ndarray | None = None
+) -> SolveOptions:
     return SolveOptions(time_limit=time_limit, threads=threads, seed=seed, dual_bound_target=target, mip_start=start)
 
 
@@ -115,9 +116,13 @@ def _part_names(problem: Problem, method: str) -> list[str]:
 
 
 def _build(
-    problem: Problem, method: str, j: int | None = None, upper_bound: float | None = None, fix: bool = True,
+    problem: Problem,
+    method: str,
+    j: int | None = None,
+    upper_bound: float | None = None,
+    fix: bool = True,
     binary_cuts: bool = False,
-) -> ExactMip | SuperblockMip:  # fmt: skip
+) -> ExactMip | SuperblockMip:
     """The one place that maps a method (and guess ``j``) to its builder."""
     if method == "exact":
         return build_exact(problem, upper_bound=upper_bound, fix=fix, binary_cuts=binary_cuts)
@@ -193,17 +198,29 @@ def solve_bound(
     _check_status(res, method)
     assignment = mip.decode(res.solution) if isinstance(mip, ExactMip) and res.solution is not None else None
     return BoundResult(
-        method=method, bound=_capped(res, s, L, upper_bound), status=res.status,
-        proven_optimal=res.status in DONE, solver=res.solver, solver_version=res.version,
-        wall_time=time.perf_counter() - t0, objective=None if res.objective is None else res.objective * s,
-        assignment=assignment, parts=(res,), message=res.message,
-    )  # fmt: skip
+        method=method,
+        bound=_capped(res, s, L, upper_bound),
+        status=res.status,
+        proven_optimal=res.status in DONE,
+        solver=res.solver,
+        solver_version=res.version,
+        wall_time=time.perf_counter() - t0,
+        objective=None if res.objective is None else res.objective * s,
+        assignment=assignment,
+        parts=(res,),
+        message=res.message,
+    )
 
 
 def _solve_guess_one(
-    problem: Problem, j: int, solver: str, time_limit: float | None, threads: int, seed: int,
+    problem: Problem,
+    j: int,
+    solver: str,
+    time_limit: float | None,
+    threads: int,
+    seed: int,
     target: float | None,
-) -> SolveResult:  # fmt: skip
+) -> SolveResult:
     """One sub-MIP ``LB_j`` (module-level so joblib can ship it to a worker)."""
     backend = get_backend(solver)
     sb = _build(problem, "guess", j, binary_cuts=bool(getattr(backend, "integral_data", False)))
@@ -251,25 +268,45 @@ def solve_guess(
     worst = next((r.status for r in parts if r.status not in DONE), Status.OPTIMAL)
     first = parts[0]
     return BoundResult(
-        method="guess", bound=min(lbs), status=Status.OPTIMAL if all_done else worst, proven_optimal=all_done,
-        solver=first.solver, solver_version=first.version, wall_time=time.perf_counter() - t0,
-        parts=tuple(parts), message="; ".join(f"j={j}: {r.message}" for j, r in enumerate(parts, 1) if r.message),
-    )  # fmt: skip
+        method="guess",
+        bound=min(lbs),
+        status=Status.OPTIMAL if all_done else worst,
+        proven_optimal=all_done,
+        solver=first.solver,
+        solver_version=first.version,
+        wall_time=time.perf_counter() - t0,
+        parts=tuple(parts),
+        message="; ".join(f"j={j}: {r.message}" for j, r in enumerate(parts, 1) if r.message),
+    )
 
 
 def bound_record(
-    problem: Problem, method: str, solver: str, time_limit: float, threads: int, n_jobs: int,
-    upper_bound: float, assignment: np.ndarray | None, seed: int,
-) -> tuple[BoundRecord, Evaluation | None]:  # fmt: skip
+    problem: Problem,
+    method: str,
+    solver: str,
+    time_limit: float,
+    threads: int,
+    n_jobs: int,
+    upper_bound: float,
+    assignment: np.ndarray | None,
+    seed: int,
+) -> tuple[BoundRecord, Evaluation | None]:
     """One MIP method as a :class:`~mtpp.records.BoundRecord` (never raising for a
     solver failure: an ``error`` record says what broke) and, for ``exact``, its
     incumbent re-checked by the evaluator."""
     t0 = time.perf_counter()
     try:
         res = solve_bound(
-            problem, method, solver=solver, time_limit=time_limit, upper_bound=upper_bound,
-            warm_start=assignment if method == "exact" else None, threads=threads, seed=seed, n_jobs=n_jobs,
-        )  # fmt: skip
+            problem,
+            method,
+            solver=solver,
+            time_limit=time_limit,
+            upper_bound=upper_bound,
+            warm_start=assignment if method == "exact" else None,
+            threads=threads,
+            seed=seed,
+            n_jobs=n_jobs,
+        )
     except KeyboardInterrupt:
         return failed(method, solver, t0, "interrupted", "interrupted by the user"), None
     except Exception as exc:  # a solver failure must not break the certificate
@@ -283,7 +320,13 @@ def bound_record(
         except MtppError:
             incumbent = None  # an invalid incumbent is simply not used
     record = BoundRecord(
-        method=method, bound=bound, status=status, proven_optimal=res.proven_optimal,
-        solver=res.solver, solver_version=res.solver_version, wall_time=res.wall_time, message=res.message,
-    )  # fmt: skip
+        method=method,
+        bound=bound,
+        status=status,
+        proven_optimal=res.proven_optimal,
+        solver=res.solver,
+        solver_version=res.solver_version,
+        wall_time=res.wall_time,
+        message=res.message,
+    )
     return record, incumbent

@@ -114,10 +114,23 @@ def build_placement(ctx: PlacementContext, memory: bool = False, upper_bound: fl
         local = out_b + par_b + inputs
         allowed = (cap[None, :] < 0) | (local[:, None] <= cap[None, :])
     return PlacementModel(
-        n=g.n, d=d, edge_src=src, edge_dst=dst, dur=dur, delay=dl, horizon=horizon, scale=scale, exact=exact,
-        memory=memory, out_bytes=out_b, param_bytes=par_b, capacity=cap, mem_scale=mem_scale,
-        allowed=allowed, topo_pos=topo_pos,
-    )  # fmt: skip
+        n=g.n,
+        d=d,
+        edge_src=src,
+        edge_dst=dst,
+        dur=dur,
+        delay=dl,
+        horizon=horizon,
+        scale=scale,
+        exact=exact,
+        memory=memory,
+        out_bytes=out_b,
+        param_bytes=par_b,
+        capacity=cap,
+        mem_scale=mem_scale,
+        allowed=allowed,
+        topo_pos=topo_pos,
+    )
 
 
 def simple_lower_bound(ctx: PlacementContext) -> float:

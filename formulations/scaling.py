@@ -42,13 +42,24 @@ def scaled_problem(problem: Problem, scale: float) -> Problem:
     two, so the division is exact); same ids, edges and ``k``."""
     g = problem.graph
     graph = Graph(
-        g.ids, g.work / scale, g.size_param / scale, g.size_out / scale, g.edge_src, g.edge_dst,
-        g.names, g.ops, g.name,
-    )  # fmt: skip
+        g.ids,
+        g.work / scale,
+        g.size_param / scale,
+        g.size_out / scale,
+        g.edge_src,
+        g.edge_dst,
+        g.names,
+        g.ops,
+        g.name,
+    )
     return Problem(
-        graph, problem.k, bandwidth=problem.bandwidth, memory=problem.memory / scale,
-        reserve=problem.reserve / scale, peak_aware=problem.peak_aware,
-    )  # fmt: skip
+        graph,
+        problem.k,
+        bandwidth=problem.bandwidth,
+        memory=problem.memory / scale,
+        reserve=problem.reserve / scale,
+        peak_aware=problem.peak_aware,
+    )
 
 
 def normalised(problem: Problem) -> tuple[Problem, float]:

@@ -54,8 +54,10 @@ class ModelSize:
 
     def __str__(self) -> str:
         times = f"{self.copies} x " if self.copies > 1 else ""
-        return (f"{times}{self.variables:,} variables, {self.rows:,} rows, {self.nonzeros:,} non-zeros "
-                f"(about {self.bytes / GB:.1f} GB)")  # fmt: skip
+        return (
+            f"{times}{self.variables:,} variables, {self.rows:,} rows, {self.nonzeros:,} non-zeros "
+            f"(about {self.bytes / GB:.1f} GB)"
+        )
 
 
 def estimate_model_size(problem: Problem, method: str, n_jobs: int = 1) -> ModelSize:

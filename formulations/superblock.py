@@ -57,8 +57,9 @@ def build_bottleneck(problem: Problem, binary_cuts: bool = False) -> SuperblockM
     """Section 3.2: the ``k = 3`` model plus (14), minimising ``block_2`` only
     (Corollary 3.4: ``O(n)`` variables, ``O(m)`` rows, a lower bound on OPT)."""
     budget = problem.param_budget
-    bm = build_blocks(problem, 3, budgets=np.array([math.inf, budget, math.inf]),
-                      name="bottleneck", binary_cuts=binary_cuts)
+    bm = build_blocks(
+        problem, 3, budgets=np.array([math.inf, budget, math.inf]), name="bottleneck", binary_cuts=binary_cuts
+    )
     L = simple_lower_bound(problem)
     _with_constraint_14(bm, L)
     t = int(bm.model.add_variables(1, lower=0.0, upper=bm.cost_cap, name="block2")[0])

@@ -292,9 +292,14 @@ def certify(
     runs: list[_Run] = []
     for problem in problems:  # cheapest first: one SliceGraph pass over Kahn's order
         sol = partition(problem, orderer=QUICK_ORDERER, seed=seed, presolve=False)
-        run = _Run(problem, sol.evaluation, sol.order, f"slicegraph ({QUICK_ORDERER})",
-                   [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
-                   _notes(problem))  # fmt: skip
+        run = _Run(
+            problem,
+            sol.evaluation,
+            sol.order,
+            f"slicegraph ({QUICK_ORDERER})",
+            [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
+            _notes(problem),
+        )
         for smaller in runs:  # a partition into fewer blocks is one into k blocks
             shared = evaluate(problem, smaller.best_eval.assignment, smaller.best_order)
             run.adopt(shared, smaller.best_order, f"{smaller.source}, found for k={smaller.problem.k}")
@@ -305,9 +310,16 @@ def certify(
         t0 = time.perf_counter()
         value, op = cut_lower_bound(base)
         for run in runs:
-            run.records.append(BoundRecord(
-                method="cut", bound=value, status="optimal", proven_optimal=True, wall_time=time.perf_counter() - t0,
-                message="" if op < 0 else f"attained at op {base.graph.ids[op]!r}"))  # fmt: skip
+            run.records.append(
+                BoundRecord(
+                    method="cut",
+                    bound=value,
+                    status="optimal",
+                    proven_optimal=True,
+                    wall_time=time.perf_counter() - t0,
+                    message="" if op < 0 else f"attained at op {base.graph.ids[op]!r}",
+                )
+            )
         say(f"cut: {value:.6g} ({time.perf_counter() - t0:.2f} s)")
 
     if "ideal-dp" in methods:
@@ -317,16 +329,28 @@ def certify(
         _search_phase(runs, orderer, seed, left, say, tag)
 
     for i, run in enumerate(runs):
-        _mip_phase(run, [m for m in methods if m in MIP_METHODS], solver, time_limit, threads, n_jobs, seed,
-                   left, len(runs) - i, say, tag)  # fmt: skip
+        _mip_phase(
+            run,
+            [m for m in methods if m in MIP_METHODS],
+            solver,
+            time_limit,
+            threads,
+            n_jobs,
+            seed,
+            left,
+            len(runs) - i,
+            say,
+            tag,
+        )
 
     _share_lower_bounds(runs)
     certificates = [_certificate(run, start, pre) for run in runs]
     return certificates if many else certificates[0]
 
 
-def _search_phase(runs: list[_Run], orderer: str, seed: int, left: Callable[[], float], say: Report,
-                  tag: Callable[[Problem], str]) -> None:  # fmt: skip
+def _search_phase(
+    runs: list[_Run], orderer: str, seed: int, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
+) -> None:
     """The user's orderer (BRKGA by default) for every k still open, each with an
     even share of ``PARTITION_SHARE`` of the budget left; a better partition is
     adopted at its k and at every larger k."""
@@ -341,12 +365,16 @@ def _search_phase(runs: list[_Run], orderer: str, seed: int, left: Callable[[], 
             say(f"{tag(run.problem)}partition: {source}: upper bound {run.ub:.6g}")
         for other in runs:
             if other.problem.k > run.problem.k:
-                other.adopt(evaluate(other.problem, sol.evaluation.assignment, sol.order), sol.order,
-                            f"{source}, found for k={run.problem.k}")  # fmt: skip
+                other.adopt(
+                    evaluate(other.problem, sol.evaluation.assignment, sol.order),
+                    sol.order,
+                    f"{source}, found for k={run.problem.k}",
+                )
 
 
-def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float], say: Report,
-                    tag: Callable[[Problem], str]) -> None:  # fmt: skip
+def _ideal_dp_phase(
+    runs: list[_Run], max_ideals: int, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
+) -> None:
     """The exact DP for every k not yet proven optimal, smallest k first (small k are
     the cheap ones, and the optimum at k is a tight upper bound at the next k, which
     prunes its search).  Each k gets an even share of what is left, and the ks that
@@ -369,10 +397,19 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
     t_enum = time.perf_counter() - t0
     if lattice is None:
         message = f"more than {cap} ideals: the graph is too wide for the ideal DP" + (
-            "" if cap == max_ideals else " in the time left")
+            "" if cap == max_ideals else " in the time left"
+        )
         for run in open_runs:
-            run.records.append(BoundRecord(method="ideal-dp", bound=None, status="too_wide", proven_optimal=False,
-                                           wall_time=t_enum, message=message))  # fmt: skip
+            run.records.append(
+                BoundRecord(
+                    method="ideal-dp",
+                    bound=None,
+                    status="too_wide",
+                    proven_optimal=False,
+                    wall_time=t_enum,
+                    message=message,
+                )
+            )
         say(f"ideal-dp: {message} ({t_enum:.2f} s)")
         return
     say(f"ideal lattice: {lattice.count} ideals ({t_enum:.2f} s)")
@@ -390,8 +427,13 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             if share < MIN_RUN_SECONDS:
                 run.records.append(skipped("ideal-dp", "the budget is spent"))
                 continue
-            res = ideal_dp(problem, upper_bound=run.ub, lower_bound=lb, lattice=lattice,
-                           time_limit=None if math.isinf(share) else share)  # fmt: skip
+            res = ideal_dp(
+                problem,
+                upper_bound=run.ub,
+                lower_bound=lb,
+                lattice=lattice,
+                time_limit=None if math.isinf(share) else share,
+            )
             if res.status == "time_limit" and not final:
                 retry.append(run)
                 continue
@@ -406,11 +448,15 @@ def _ideal_dp_phase(runs: list[_Run], max_ideals: int, left: Callable[[], float]
             record = checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
             run.records.append(record)
             if res.status == "optimal" and record.bound is not None and not closes(record.bound, run.ub_hi):
-                run.notes.append(f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
-                                 f"per block) keeps its optimum {res.value!r} from a proof; it proves "
-                                 f"{record.bound!r}")  # fmt: skip
-            say(f"{tag(problem)}ideal-dp: {record.status}" + (f", bound {record.bound:.6g}" if record.bound is not None
-                                                              else f" ({record.message})"))  # fmt: skip
+                run.notes.append(
+                    f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
+                    f"per block) keeps its optimum {res.value!r} from a proof; it proves "
+                    f"{record.bound!r}"
+                )
+            say(
+                f"{tag(problem)}ideal-dp: {record.status}"
+                + (f", bound {record.bound:.6g}" if record.bound is not None else f" ({record.message})")
+            )
         pending = retry
 
 
@@ -424,24 +470,50 @@ def _dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> Bound
     peak_note = "; peak-aware: blocks are priced without their activation peak, so the value is a lower bound"
     note = peak_note if peak_aware else ""
     if res.status == "optimal" and res.lower_bound is not None:
-        return BoundRecord(method="ideal-dp", bound=res.lower_bound, status="optimal",
-                           proven_optimal=not peak_aware, wall_time=wall,
-                           message=f"{res.ideals} ideals, every chain searched" + note)  # fmt: skip
+        return BoundRecord(
+            method="ideal-dp",
+            bound=res.lower_bound,
+            status="optimal",
+            proven_optimal=not peak_aware,
+            wall_time=wall,
+            message=f"{res.ideals} ideals, every chain searched" + note,
+        )
     if res.status == "bound_reached" and res.lower_bound is not None:
-        return BoundRecord(method="ideal-dp", bound=res.lower_bound, status="bound_reached",
-                           proven_optimal=False, wall_time=wall,
-                           message=f"{res.ideals} ideals; a partition within the known lower bound" + note)  # fmt: skip
+        return BoundRecord(
+            method="ideal-dp",
+            bound=res.lower_bound,
+            status="bound_reached",
+            proven_optimal=False,
+            wall_time=wall,
+            message=f"{res.ideals} ideals; a partition within the known lower bound" + note,
+        )
     if res.status == "no_improvement" and res.lower_bound is not None:
-        return BoundRecord(method="ideal-dp", bound=res.lower_bound, status="optimal",
-                           proven_optimal=not peak_aware, wall_time=wall,
-                           message=f"{res.ideals} ideals; no partition beats the upper bound")  # fmt: skip
-    return BoundRecord(method="ideal-dp", bound=None, status=res.status, proven_optimal=False, wall_time=wall,
-                       message=res.message)  # fmt: skip
+        return BoundRecord(
+            method="ideal-dp",
+            bound=res.lower_bound,
+            status="optimal",
+            proven_optimal=not peak_aware,
+            wall_time=wall,
+            message=f"{res.ideals} ideals; no partition beats the upper bound",
+        )
+    return BoundRecord(
+        method="ideal-dp", bound=None, status=res.status, proven_optimal=False, wall_time=wall, message=res.message
+    )
 
 
-def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float, threads: int, n_jobs: int,
-               seed: int, left: Callable[[], float], runs_left: int, say: Report,
-               tag: Callable[[Problem], str]) -> None:  # fmt: skip
+def _mip_phase(
+    run: _Run,
+    mip_methods: list[str],
+    solver: str,
+    time_limit: float,
+    threads: int,
+    n_jobs: int,
+    seed: int,
+    left: Callable[[], float],
+    runs_left: int,
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
     the budget left over this k's remaining methods and the ks after it."""
     problem = run.problem
@@ -455,22 +527,27 @@ def _mip_phase(run: _Run, mip_methods: list[str], solver: str, time_limit: float
         if share < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
             continue
-        record, incumbent = bound_record(problem, method, solver, min(time_limit, share), threads, n_jobs, run.ub,
-                                     run.best_eval.assignment, seed)  # fmt: skip
-        if incumbent is not None and run.adopt(incumbent, problem.graph.topological_order,
-                                               f"exact MIP incumbent ({record.solver})"):  # fmt: skip
+        record, incumbent = bound_record(
+            problem, method, solver, min(time_limit, share), threads, n_jobs, run.ub, run.best_eval.assignment, seed
+        )
+        if incumbent is not None and run.adopt(
+            incumbent, problem.graph.topological_order, f"exact MIP incumbent ({record.solver})"
+        ):
             say(f"{tag(problem)}exact MIP found a better partition: {incumbent.bottleneck:.6g}")
         record = checked(record, run.ub_hi)
         run.records.append(record)
-        say(f"{tag(problem)}{method}: {record.status}"
+        say(
+            f"{tag(problem)}{method}: {record.status}"
             + (f", bound {record.bound:.6g}" if record.bound is not None else "")
-            + (f" ({record.message})" if record.message and record.status == "error" else ""))  # fmt: skip
+            + (f" ({record.message})" if record.message and record.status == "error" else "")
+        )
         if record.status == "interrupted":
             run.interrupted = True
             break
         if record.bound is not None and closes(record.bound, run.ub_hi):
-            run.records, extra = cross_check(problem, run.records, record, solver, run.ub, seed, say,
-                                              min(CROSS_CHECK_TIME, max(left(), 1.0)))  # fmt: skip
+            run.records, extra = cross_check(
+                problem, run.records, record, solver, run.ub, seed, say, min(CROSS_CHECK_TIME, max(left(), 1.0))
+            )
             run.notes.extend(extra)
 
 
@@ -478,15 +555,25 @@ def _share_lower_bounds(runs: list[_Run]) -> None:
     """Give each k the best lower bound proven for a larger k (``OPT`` does not
     increase with k), recorded with the k that proved it."""
     for i, run in enumerate(runs):
-        donors = [(r.bound, r, other.problem.k) for other in runs[i + 1 :] for r in other.records
-                  if r.bound is not None and r.from_k is None]  # fmt: skip
+        donors = [
+            (r.bound, r, other.problem.k)
+            for other in runs[i + 1 :]
+            for r in other.records
+            if r.bound is not None and r.from_k is None
+        ]
         if not donors:
             continue
         bound, record, from_k = max(donors, key=lambda d: d[0])
         if bound > run.lb:
-            run.records.append(record.model_copy(update={
-                "from_k": from_k, "wall_time": 0.0,
-                "message": f"proven for k={from_k}; OPT does not increase with k"}))  # fmt: skip
+            run.records.append(
+                record.model_copy(
+                    update={
+                        "from_k": from_k,
+                        "wall_time": 0.0,
+                        "message": f"proven for k={from_k}; OPT does not increase with k",
+                    }
+                )
+            )
 
 
 def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
@@ -510,28 +597,37 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
     ratio = 1.0 if ub == 0 else lb / ub
     return Certificate(
         mtpp_version=mtpp.__version__,
-        graph=g.name, n=g.n, m=g.m, k=problem.k, bandwidth=problem.bandwidth,
-        memory=None if math.isinf(problem.memory) else problem.memory, reserve=problem.reserve,
+        graph=g.name,
+        n=g.n,
+        m=g.m,
+        k=problem.k,
+        bandwidth=problem.bandwidth,
+        memory=None if math.isinf(problem.memory) else problem.memory,
+        reserve=problem.reserve,
         peak_aware=problem.peak_aware,
-        upper_bound=ub, partition_source=run.source,
+        upper_bound=ub,
+        partition_source=run.source,
         assignment={str(g.ids[i]): int(b) for i, b in enumerate(best_eval.assignment.tolist())},
         order=[str(g.ids[i]) for i in best_order.tolist()],
         block_costs=[float(c) for c in best_eval.block_costs],
-        bounds=records, lower_bound=lb,
+        bounds=records,
+        lower_bound=lb,
         lower_bound_method=top.method if top.from_k is None else f"{top.method} (from k={top.from_k})",
         ratio=ratio,
         gap_percent=0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
         optimal=closes(lb, ub_hi),
         wall_time=time.perf_counter() - start,
         notes=notes,
-    )  # fmt: skip
+    )
 
 
 def _notes(problem: Problem) -> list[str]:
     notes = ["MIP bounds are proven dual bounds on models scaled to O(1), lowered by each solver's tolerance margin"]
     if problem.peak_aware:
-        notes.append("peak-aware overflow (size_param(S) + peak(S) - M)^+ / B, each block running its ops in 'order'; "
-                     "the simple and MIP bounds ignore peak(S) >= 0, which only lowers them: they remain valid")
+        notes.append(
+            "peak-aware overflow (size_param(S) + peak(S) - M)^+ / B, each block running its ops in 'order'; "
+            "the simple and MIP bounds ignore peak(S) >= 0, which only lowers them: they remain valid"
+        )
     else:
         notes.append("overflow uses a fixed activation reserve R: (size_param(S) - (M - R))^+ / B")
     return notes

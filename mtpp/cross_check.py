@@ -16,10 +16,15 @@ CROSS_CHECK_TIME = 10.0
 
 
 def cross_check(
-    problem: Problem, records: list[BoundRecord], claim: BoundRecord, solver: str, ub: float, seed: int,
+    problem: Problem,
+    records: list[BoundRecord],
+    claim: BoundRecord,
+    solver: str,
+    ub: float,
+    seed: int,
     say: Callable[[str], None],
     time_limit: float = CROSS_CHECK_TIME,
-) -> tuple[list[BoundRecord], list[str]]:  # fmt: skip
+) -> tuple[list[BoundRecord], list[str]]:
     """Re-prove a MIP's claim of optimality with the exact MIP on a second backend,
     where the model is small enough to be cheap.  If the second proof stops below the
     claim, both bounds are kept, the smaller one is reported (the claim's record is
@@ -41,15 +46,29 @@ def cross_check(
     claimed = float(claim.bound or 0.0)
     if closes(record.bound, ub):
         say(f"cross-check: {other} agrees, bound {record.bound:.6g}")
-        return records, [f"optimality of {claim.method} ({claim.solver}) cross-checked by the exact MIP on "
-                         f"{other}: bound {record.bound!r}"]  # fmt: skip
+        return records, [
+            f"optimality of {claim.method} ({claim.solver}) cross-checked by the exact MIP on "
+            f"{other}: bound {record.bound!r}"
+        ]
     if record.status not in ("optimal", "relaxed_optimal", "bound_reached"):
-        return records, [f"cross-check of {claim.method} ({claim.solver}) by {other} inconclusive "
-                         f"({record.status}, bound {record.bound!r})"]  # fmt: skip
+        return records, [
+            f"cross-check of {claim.method} ({claim.solver}) by {other} inconclusive "
+            f"({record.status}, bound {record.bound!r})"
+        ]
     say(f"cross-check: {other} disagrees: {record.bound:.6g} < {claimed:.6g}; reporting the smaller bound")
-    lowered = [r if r.bound is None or r.bound <= record.bound else
-               r.model_copy(update={"bound": record.bound, "message": (r.message + "; " if r.message else "")
-                                    + f"lowered to the {other} cross-check's bound"}) for r in records]
-    note = (f"proofs disagree: {claim.method} ({claim.solver}) proved {claimed!r}, the exact MIP on {other} "
-            f"only {record.bound!r}; the smaller bound is reported")  # fmt: skip
+    lowered = [
+        r
+        if r.bound is None or r.bound <= record.bound
+        else r.model_copy(
+            update={
+                "bound": record.bound,
+                "message": (r.message + "; " if r.message else "") + f"lowered to the {other} cross-check's bound",
+            }
+        )
+        for r in records
+    ]
+    note = (
+        f"proofs disagree: {claim.method} ({claim.solver}) proved {claimed!r}, the exact MIP on {other} "
+        f"only {record.bound!r}; the smaller bound is reported"
+    )
     return lowered, [note]

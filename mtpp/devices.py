@@ -132,7 +132,10 @@ def __getattr__(name: str) -> object:
 
         from mtpp import presets
 
-        warnings.warn(f"mtpp.devices.{name} moved to mtpp.presets ({'DEVICES' if name == 'PRESETS' else name})",
-                      DeprecationWarning, stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"mtpp.devices.{name} moved to mtpp.presets ({'DEVICES' if name == 'PRESETS' else name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return presets.DEVICES if name == "PRESETS" else presets.get_device
     raise AttributeError(f"module 'mtpp.devices' has no attribute {name!r}")

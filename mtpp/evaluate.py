@@ -68,9 +68,7 @@ def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
     else:
         raw = np.asarray(assignment)
         if raw.ndim != 1 or raw.shape[0] != g.n:
-            raise InvalidPartitionError(
-                f"assignment has shape {raw.shape}; expected ({g.n},), one block per node"
-            )
+            raise InvalidPartitionError(f"assignment has shape {raw.shape}; expected ({g.n},), one block per node")
         if raw.dtype.kind not in "iu":
             if raw.dtype.kind != "f" or not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
                 raise InvalidPartitionError("assignment must hold integer block numbers")
@@ -160,8 +158,13 @@ def evaluate(problem: Problem, assignment: Assignment, order: Sequence[int] | np
     total = costs.total
     b = int(np.argmax(total))
     bottleneck = float(total[b])
-    return Evaluation(assignment=a, costs=costs, bottleneck=bottleneck, bottleneck_block=b,
-                      rounding=rounding_error(problem, bottleneck))  # fmt: skip
+    return Evaluation(
+        assignment=a,
+        costs=costs,
+        bottleneck=bottleneck,
+        bottleneck_block=b,
+        rounding=rounding_error(problem, bottleneck),
+    )
 
 
 def rounding_error(problem: Problem, bottleneck: float) -> float:

@@ -42,8 +42,20 @@ if TYPE_CHECKING:
 NodeId = Union[str, int]
 WEIGHT_FIELDS = ("work", "size_param", "size_out")
 #: Fill colours of blocks in :meth:`Graph.to_dot` (ColorBrewer Set3), reused cyclically.
-DOT_COLORS = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
-              "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f")  # fmt: skip
+DOT_COLORS = (
+    "#8dd3c7",
+    "#ffffb3",
+    "#bebada",
+    "#fb8072",
+    "#80b1d3",
+    "#fdb462",
+    "#b3de69",
+    "#fccde5",
+    "#d9d9d9",
+    "#bc80bd",
+    "#ccebc5",
+    "#ffed6f",
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +129,7 @@ class Graph:
         "topological_order",
         "units",
         "work",
-    )  # fmt: skip
+    )
 
     def __init__(
         self,
@@ -297,10 +309,16 @@ class Graph:
     def nodes(self) -> list[Node]:
         """The nodes as :class:`Node` records, in index order."""
         return [
-            Node(self.ids[i], float(self.work[i]), float(self.size_param[i]),
-                 float(self.size_out[i]), self.names[i], self.ops[i])
+            Node(
+                self.ids[i],
+                float(self.work[i]),
+                float(self.size_param[i]),
+                float(self.size_out[i]),
+                self.names[i],
+                self.ops[i],
+            )
             for i in range(self.n)
-        ]  # fmt: skip
+        ]
 
     def edges(self) -> list[tuple[NodeId, NodeId]]:
         """The edges as (producer id, consumer id) pairs."""

@@ -38,6 +38,7 @@ The evaluator here (:func:`memory_profile`, :func:`peak_memory`) is vectorised n
 :mod:`heuristics.peak_memory.state_dp`, :mod:`formulations.cpsat_schedule`); every order a search
 returns is re-scored here.
 """
+
 from __future__ import annotations
 
 import math

@@ -28,31 +28,47 @@ DEVICES: dict[str, DeviceSpec] = {
     spec.name: spec
     for spec in (
         DeviceSpec(
-            name="a100", peak_flops=312e12, mem_bandwidth=2039 * GB, link_bandwidth=300 * GB, memory=80 * GB,
+            name="a100",
+            peak_flops=312e12,
+            mem_bandwidth=2039 * GB,
+            link_bandwidth=300 * GB,
+            memory=80 * GB,
             bytes_per_element=2,
             source="NVIDIA A100 80GB SXM datasheet (2021): 312 TFLOP/s dense BF16 tensor core, HBM2e 2,039 GB/s, "
             "NVLink 600 GB/s bidirectional = 300 GB/s each way, 80 GB",
         ),
         DeviceSpec(
-            name="h100", peak_flops=989e12, mem_bandwidth=3350 * GB, link_bandwidth=450 * GB, memory=80 * GB,
+            name="h100",
+            peak_flops=989e12,
+            mem_bandwidth=3350 * GB,
+            link_bandwidth=450 * GB,
+            memory=80 * GB,
             bytes_per_element=2,
             source="NVIDIA H100 SXM5 datasheet (2023): 989 TFLOP/s dense BF16 tensor core, HBM3 3.35 TB/s, "
             "NVLink 900 GB/s bidirectional = 450 GB/s each way, 80 GB",
         ),
         DeviceSpec(
-            name="tpu-v4", peak_flops=275e12, mem_bandwidth=1200 * GB, link_bandwidth=50 * GB, memory=32 * GiB,
+            name="tpu-v4",
+            peak_flops=275e12,
+            mem_bandwidth=1200 * GB,
+            link_bandwidth=50 * GB,
+            memory=32 * GiB,
             bytes_per_element=2,
             source="Jouppi et al., TPU v4, ISCA 2023: 275 TFLOP/s BF16, 32 GiB HBM2 at 1,200 GB/s, "
             "ICI links of 50 GB/s (one link to the next stage)",
         ),
         DeviceSpec(
-            name="cpu", peak_flops=4.1e12, mem_bandwidth=204.8 * GB, link_bandwidth=12.5 * GB, memory=256 * GiB,
+            name="cpu",
+            peak_flops=4.1e12,
+            mem_bandwidth=204.8 * GB,
+            link_bandwidth=12.5 * GB,
+            memory=256 * GiB,
             bytes_per_element=4,
             source="a 32-core AVX-512 server socket at 2.0 GHz: 32 x 2 FMA units x 16 FP32 lanes x 2 FLOP x 2e9 = "
             "4.1 TFLOP/s; 8 channels of DDR4-3200 = 204.8 GB/s; stages linked by 100 Gb/s Ethernet = 12.5 GB/s",
         ),
     )
-}  # fmt: skip
+}
 
 
 def get_device(device: str | DeviceSpec) -> DeviceSpec:
@@ -63,7 +79,6 @@ def get_device(device: str | DeviceSpec) -> DeviceSpec:
         return DEVICES[device]
     except (KeyError, TypeError):
         raise InvalidParameterError(f"unknown device {device!r}; presets are {', '.join(DEVICES)}") from None
-
 
 
 _PER_US = 1e-6  # bytes/s -> bytes/us
@@ -91,8 +106,15 @@ _TRIO = DeviceSet(
             speed=2.0,
             op_speed={
                 # ONNX op types, and the aten ops of graphs imported from PyTorch
-                "MatMul": 2.3, "Gemm": 2.3, "mm.default": 2.3, "addmm.default": 2.3, "bmm.default": 2.3,
-                "Concat": 1.0, "cat.default": 1.0, "MaxPool": 1.0, "AveragePool": 1.0,
+                "MatMul": 2.3,
+                "Gemm": 2.3,
+                "mm.default": 2.3,
+                "addmm.default": 2.3,
+                "bmm.default": 2.3,
+                "Concat": 1.0,
+                "cat.default": 1.0,
+                "MaxPool": 1.0,
+                "AveragePool": 1.0,
             },
             memory=16 * GB,
         ),

@@ -75,13 +75,9 @@ class Problem:
         if not isinstance(self.graph, Graph):
             raise InvalidParameterError(f"graph must be an mtpp.Graph, got {type(self.graph).__name__}")
         object.__setattr__(self, "k", check_k(self.k))
-        object.__setattr__(
-            self, "bandwidth", _check_real("bandwidth", self.bandwidth, positive=True, allow_inf=False)
-        )
+        object.__setattr__(self, "bandwidth", _check_real("bandwidth", self.bandwidth, positive=True, allow_inf=False))
         object.__setattr__(self, "memory", _check_real("memory", self.memory, positive=True, allow_inf=True))
-        object.__setattr__(
-            self, "reserve", _check_real("reserve", self.reserve, positive=False, allow_inf=False)
-        )
+        object.__setattr__(self, "reserve", _check_real("reserve", self.reserve, positive=False, allow_inf=False))
         if not isinstance(self.peak_aware, bool):
             raise InvalidParameterError(f"peak_aware must be True or False, got {self.peak_aware!r}")
         if self.peak_aware and self.reserve != 0:

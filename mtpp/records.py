@@ -46,11 +46,15 @@ def checked(record: BoundRecord, ub: float) -> BoundRecord:
     solver failed."""
     if record.bound is None or record.bound <= ub * (1 + 1e-12):
         return record
-    return record.model_copy(update={
-        "bound": None, "status": "error", "proven_optimal": False,
-        "message": f"solver failure: its bound {record.bound!r} exceeds the cost {ub!r} of a re-checked partition; "
-                   "the bound was dropped",
-    })  # fmt: skip
+    return record.model_copy(
+        update={
+            "bound": None,
+            "status": "error",
+            "proven_optimal": False,
+            "message": f"solver failure: its bound {record.bound!r} exceeds the cost {ub!r} of a re-checked partition; "
+            "the bound was dropped",
+        }
+    )
 
 
 def skipped(method: str, why: str) -> BoundRecord:
@@ -60,5 +64,12 @@ def skipped(method: str, why: str) -> BoundRecord:
 
 def failed(method: str, solver: str, t0: float, status: str, message: str) -> BoundRecord:
     """A method that broke (``status`` ``error`` or ``interrupted``), timed from ``t0``."""
-    return BoundRecord(method=method, bound=None, status=status, proven_optimal=False, solver=solver,
-                       wall_time=time.perf_counter() - t0, message=message)  # fmt: skip
+    return BoundRecord(
+        method=method,
+        bound=None,
+        status=status,
+        proven_optimal=False,
+        solver=solver,
+        wall_time=time.perf_counter() - t0,
+        message=message,
+    )

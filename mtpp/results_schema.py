@@ -217,22 +217,35 @@ def _partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> di
     # plain dicts: pydantic validates the whole list in one call (a model per block costs 10x more)
     blocks = [{"block": b, "nodes": members[b], **dict(zip(names, t))} for b, t in enumerate(terms)]
     return {
-        "k": k, "bandwidth": problem.bandwidth, "memory": finite(problem.memory), "reserve": problem.reserve,
-        "peak_aware": problem.peak_aware, "bottleneck_block": ev.bottleneck_block,
+        "k": k,
+        "bandwidth": problem.bandwidth,
+        "memory": finite(problem.memory),
+        "reserve": problem.reserve,
+        "peak_aware": problem.peak_aware,
+        "bottleneck_block": ev.bottleneck_block,
         "assignment": {str(ids[i]): b for i, b in enumerate(ev.assignment.tolist())},
-        "order": [ids[v] for v in order.tolist()], "blocks": blocks,
-    }  # fmt: skip
+        "order": [ids[v] for v in order.tolist()],
+        "blocks": blocks,
+    }
 
 
 def solution_document(sol: Solution) -> SolutionDocument:
     """The document of a :class:`mtpp.Solution`."""
     gap = relative_gap(sol.bottleneck, sol.lower_bound)
     return SolutionDocument(
-        **_graph_fields(sol.problem.graph), **_partition_fields(sol.problem, sol.evaluation, sol.order),
-        upper_bound=sol.bottleneck, lower_bound=sol.lower_bound, lower_bound_method="simple", gap=gap,
-        optimal=gap == 0.0, wall_time=sol.wall_time, orderer=sol.orderer, seed=sol.seed,
-        evaluations=sol.evaluations, stopped_by_time=sol.stopped_by_time,
-    )  # fmt: skip
+        **_graph_fields(sol.problem.graph),
+        **_partition_fields(sol.problem, sol.evaluation, sol.order),
+        upper_bound=sol.bottleneck,
+        lower_bound=sol.lower_bound,
+        lower_bound_method="simple",
+        gap=gap,
+        optimal=gap == 0.0,
+        wall_time=sol.wall_time,
+        orderer=sol.orderer,
+        seed=sol.seed,
+        evaluations=sol.evaluations,
+        stopped_by_time=sol.stopped_by_time,
+    )
 
 
 def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> EvaluationDocument:
@@ -244,9 +257,15 @@ def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> 
     lb = simple_lower_bound(problem)
     gap = relative_gap(ev.bottleneck, lb)
     return EvaluationDocument(
-        **_graph_fields(problem.graph), **_partition_fields(problem, ev, seq), upper_bound=ev.bottleneck,
-        lower_bound=lb, lower_bound_method="simple", gap=gap, optimal=gap == 0.0, wall_time=0.0,
-    )  # fmt: skip
+        **_graph_fields(problem.graph),
+        **_partition_fields(problem, ev, seq),
+        upper_bound=ev.bottleneck,
+        lower_bound=lb,
+        lower_bound_method="simple",
+        gap=gap,
+        optimal=gap == 0.0,
+        wall_time=0.0,
+    )
 
 
 def certificate_evaluation(cert: Certificate, problem: Problem) -> tuple[Evaluation, np.ndarray]:
@@ -267,35 +286,69 @@ def certificate_document(cert: Certificate, problem: Problem) -> CertificateDocu
     ev, order = certificate_evaluation(cert, problem)
     bounds = [BoundDocument(**{f: getattr(r, f) for f in BoundDocument.model_fields}) for r in cert.bounds]
     return CertificateDocument(
-        **_graph_fields(g), **_partition_fields(problem, ev, order), upper_bound=cert.upper_bound,
-        lower_bound=cert.lower_bound, lower_bound_method=cert.lower_bound_method,
-        gap=relative_gap(cert.upper_bound, cert.lower_bound), optimal=cert.optimal, wall_time=cert.wall_time,
-        partition_source=cert.partition_source, bounds=bounds, notes=list(cert.notes),
-    )  # fmt: skip
+        **_graph_fields(g),
+        **_partition_fields(problem, ev, order),
+        upper_bound=cert.upper_bound,
+        lower_bound=cert.lower_bound,
+        lower_bound_method=cert.lower_bound_method,
+        gap=relative_gap(cert.upper_bound, cert.lower_bound),
+        optimal=cert.optimal,
+        wall_time=cert.wall_time,
+        partition_source=cert.partition_source,
+        bounds=bounds,
+        notes=list(cert.notes),
+    )
 
 
 def schedule_document(sched: Schedule, graph: Graph) -> ScheduleDocument:
     """The document of a :class:`mtpp.Schedule` of ``graph``."""
-    stages = [StageDocument(method=s.method, peak=finite(s.peak), lower_bound=s.lower_bound, status=s.status,
-                            wall_time=s.wall_time, detail=s.detail) for s in sched.stages]  # fmt: skip
+    stages = [
+        StageDocument(
+            method=s.method,
+            peak=finite(s.peak),
+            lower_bound=s.lower_bound,
+            status=s.status,
+            wall_time=s.wall_time,
+            detail=s.detail,
+        )
+        for s in sched.stages
+    ]
     return ScheduleDocument(
-        **_graph_fields(graph), upper_bound=finite(sched.peak), lower_bound=sched.lower_bound,
-        lower_bound_method=sched.bound_method, gap=relative_gap(sched.peak, sched.lower_bound),
-        optimal=sched.optimal, wall_time=sched.wall_time, method=sched.method, status=sched.status,
-        order=list(sched.order), stages=stages,
-    )  # fmt: skip
+        **_graph_fields(graph),
+        upper_bound=finite(sched.peak),
+        lower_bound=sched.lower_bound,
+        lower_bound_method=sched.bound_method,
+        gap=relative_gap(sched.peak, sched.lower_bound),
+        optimal=sched.optimal,
+        wall_time=sched.wall_time,
+        method=sched.method,
+        status=sched.status,
+        order=list(sched.order),
+        stages=stages,
+    )
 
 
 def placement_document(p: Placement, graph: Graph) -> PlacementDocument:
     """The document of a :class:`mtpp.Placement` of ``graph``."""
     ids = graph.ids
     return PlacementDocument(
-        **_graph_fields(graph), objective=p.objective, upper_bound=finite(p.objective_value),
-        lower_bound=finite(p.lower_bound), lower_bound_method=None if p.lower_bound is None else "cpsat",
-        gap=relative_gap(p.objective_value, finite(p.lower_bound)), optimal=p.proven_optimal,
-        wall_time=p.wall_time, method=p.method, devices=list(p.devices),
-        assignment={str(ids[v]): p.devices[j] for v, j in enumerate(p.device)}, order=[ids[v] for v in p.order],
-        start=list(p.start), end=list(p.end), makespan=p.makespan,
-        peak_memory=dict(zip(p.devices, p.peak_memory)), memory_feasible=p.memory_feasible,
-        candidates={name: finite(v) for name, v in p.candidates.items()}, cpsat_status=p.cpsat_status,
-    )  # fmt: skip
+        **_graph_fields(graph),
+        objective=p.objective,
+        upper_bound=finite(p.objective_value),
+        lower_bound=finite(p.lower_bound),
+        lower_bound_method=None if p.lower_bound is None else "cpsat",
+        gap=relative_gap(p.objective_value, finite(p.lower_bound)),
+        optimal=p.proven_optimal,
+        wall_time=p.wall_time,
+        method=p.method,
+        devices=list(p.devices),
+        assignment={str(ids[v]): p.devices[j] for v, j in enumerate(p.device)},
+        order=[ids[v] for v in p.order],
+        start=list(p.start),
+        end=list(p.end),
+        makespan=p.makespan,
+        peak_memory=dict(zip(p.devices, p.peak_memory)),
+        memory_feasible=p.memory_feasible,
+        candidates={name: finite(v) for name, v in p.candidates.items()},
+        cpsat_status=p.cpsat_status,
+    )

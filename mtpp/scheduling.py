@@ -5,6 +5,7 @@ the CP-SAT model of :mod:`formulations.cpsat_schedule`, re-scores every order wi
 evaluator of :mod:`mtpp.memory` (Topoformer Eq. 1-3, 15) and keeps the best order and
 the best proven bound.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,20 @@ if TYPE_CHECKING:
 
 OBJECTIVES = ("peak_memory",)
 LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
-METHODS = ("auto", "search", "exact-dp", "cpsat", "beam", "greedy", "brkga", "dfs", "bfs", "random", *LEARNED,
-           "regal-brkga")  # fmt: skip
+METHODS = (
+    "auto",
+    "search",
+    "exact-dp",
+    "cpsat",
+    "beam",
+    "greedy",
+    "brkga",
+    "dfs",
+    "bfs",
+    "random",
+    *LEARNED,
+    "regal-brkga",
+)
 NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Section 5)
 REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
@@ -38,6 +51,7 @@ AUTO_WIDE_SHARE = 0.25  # this share of the time left
 AUTO_BRKGA_SHARE = 0.2  # then BRKGA (seeded with the best order), before the exact search
 AUTO_BRKGA_GENERATIONS = 2000
 SEARCH_MEMORY_MB = 512  # state arrays of one best-first search (one part at a time)
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -241,8 +255,14 @@ def _run_search(search: _Search, seed: int) -> None:
         part = parts[i]
         left = search.left()
         share = None if left is None else left / (len(parts) - count)
-        res = best_first_search(part.graph, part.restrict(search.order), time_limit=share,
-                                memory_mb=SEARCH_MEMORY_MB, target=max(search.lower, lower), seed=seed)  # fmt: skip
+        res = best_first_search(
+            part.graph,
+            part.restrict(search.order),
+            time_limit=share,
+            memory_mb=SEARCH_MEMORY_MB,
+            target=max(search.lower, lower),
+            seed=seed,
+        )
         orders[i] = part.lift(res.order)
         lower = max(lower, res.lower_bound)  # already lowered for its rounding (heuristics.peak_memory.best_first)
         solved += res.optimal
@@ -310,8 +330,9 @@ def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations
     search.offer("brkga", res.order, 0.0, time.perf_counter() - t, "feasible", f"evaluations={res.evaluations}")
 
 
-def _run_learned(search: _Search, method: str, weights: str | None, width: int | None, seed: int,
-                 time_limit: float | None) -> None:  # fmt: skip
+def _run_learned(
+    search: _Search, method: str, weights: str | None, width: int | None, seed: int, time_limit: float | None
+) -> None:
     from heuristics.neural.objectives import PeakMemory
     from heuristics.neural.weights import require_torch
 
@@ -320,8 +341,9 @@ def _run_learned(search: _Search, method: str, weights: str | None, width: int |
     if method == "regal-brkga":
         from heuristics.neural.regal import regal_brkga
 
-        res = regal_brkga(search.graph, PeakMemory(), weights or "regal-peak", REGAL_EVALUATIONS, seed=seed,
-                          time_limit=time_limit)  # fmt: skip
+        res = regal_brkga(
+            search.graph, PeakMemory(), weights or "regal-peak", REGAL_EVALUATIONS, seed=seed, time_limit=time_limit
+        )
         order, detail = res.order, f"evaluations={res.evaluations}"
     else:
         from heuristics.neural.inference import topoformer_order

@@ -69,8 +69,9 @@ class GraphDocument(BaseModel):
     def to_graph(self) -> Graph:
         """Validate the graph itself and build it."""
         units = None if self.units is None else self.units.model_dump()
-        return Graph.from_nodes((Node(**rec.model_dump()) for rec in self.nodes), self.edges, name=self.name,
-                                units=units)  # fmt: skip
+        return Graph.from_nodes(
+            (Node(**rec.model_dump()) for rec in self.nodes), self.edges, name=self.name, units=units
+        )
 
 
 def graph_to_model(graph: Graph) -> GraphDocument:

@@ -220,7 +220,8 @@ class Backend(ABC):
                 status = Status.INTERRUPTED
                 message = (message + "; " if message else "") + (
                     f"reported optimal with its dual bound {dual!r} apart from its solution {objective!r}: "
-                    "only the dual bound is used")
+                    "only the dual bound is used"
+                )
         return SolveResult(
             status=status,
             objective=objective,
@@ -244,8 +245,11 @@ def checked_options(model: Model, options: SolveOptions | None, legacy: dict[str
         unknown = sorted(set(legacy) - known)
         if unknown or options is not None:
             raise TypeError(f"solve() takes one SolveOptions; unexpected keyword(s) {unknown or sorted(legacy)}")
-        warnings.warn("Backend.solve(model, **keywords) is deprecated: pass solve(model, SolveOptions(...))",
-                      DeprecationWarning, stacklevel=3)  # fmt: skip
+        warnings.warn(
+            "Backend.solve(model, **keywords) is deprecated: pass solve(model, SolveOptions(...))",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         options = SolveOptions(**legacy)
     opts = SolveOptions() if options is None else options
     if opts.time_limit is not None and not (opts.time_limit > 0):
@@ -257,8 +261,15 @@ def checked_options(model: Model, options: SolveOptions | None, legacy: dict[str
         start = np.asarray(opts.mip_start, dtype=np.float64).reshape(-1)
         if start.shape != (model.num_vars,):
             raise ValueError(f"mip_start has {start.size} values for {model.num_vars} variables")
-    return SolveOptions(opts.time_limit, int(opts.threads), int(opts.seed), start, opts.dual_bound_target,
-                        float(opts.rel_gap), bool(opts.verbose))  # fmt: skip
+    return SolveOptions(
+        opts.time_limit,
+        int(opts.threads),
+        int(opts.seed),
+        start,
+        opts.dual_bound_target,
+        float(opts.rel_gap),
+        bool(opts.verbose),
+    )
 
 
 def _no_bound(sense: ObjSense) -> float:

@@ -67,10 +67,22 @@ class HighsBackend(Backend):
         integrality = model.is_integer.astype(np.int32)
         is_mip = bool(integrality.any())
         status = h.passModel(
-            model.num_vars, model.num_rows, int(a.nnz), 1, 1 if model.sense is ObjSense.MINIMIZE else -1,
-            model.obj_offset, model.objective, model.lower, model.upper, model.row_lower, model.row_upper,
-            a.indptr.astype(np.int32), a.indices.astype(np.int32), a.data.astype(np.float64), integrality,
-        )  # fmt: skip
+            model.num_vars,
+            model.num_rows,
+            int(a.nnz),
+            1,
+            1 if model.sense is ObjSense.MINIMIZE else -1,
+            model.obj_offset,
+            model.objective,
+            model.lower,
+            model.upper,
+            model.row_lower,
+            model.row_upper,
+            a.indptr.astype(np.int32),
+            a.indices.astype(np.int32),
+            a.data.astype(np.float64),
+            integrality,
+        )
         if status == hs.HighsStatus.kError:
             return RawResult(Status.ERROR, math.nan, message="HiGHS rejected the model (passModel)")
         # opts.mip_start is not passed on: with setSolution, HiGHS 1.12 and 1.16 both returned

@@ -214,8 +214,13 @@ def _grids(model: Model, csr: sp.csr_matrix, c: np.ndarray, cont: np.ndarray) ->
 
 
 def _round_side(
-    side: np.ndarray, scale: np.ndarray, rext: np.ndarray, strict: np.ndarray, exact_row: np.ndarray,
-    err: np.ndarray, lower: bool,
+    side: np.ndarray,
+    scale: np.ndarray,
+    rext: np.ndarray,
+    strict: np.ndarray,
+    exact_row: np.ndarray,
+    err: np.ndarray,
+    lower: bool,
 ) -> np.ndarray:
     """Integer right-hand sides of step 3: ``a~.z >= S lo - Rmax`` (``>`` if strict) for
     ``lower``, ``a~.z <= S hi - Rmin`` (``<``) otherwise, always rounded so that the
@@ -251,9 +256,7 @@ def integer_relaxation(model: Model) -> IntegerRelaxation:
     hi[is_int] = np.floor(hi[is_int] + TOL)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         j = int(np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi)))[0])
-        raise UnsupportedModelError(
-            f"variable {j} has an infinite bound; CP-SAT needs finite bounds on every variable"
-        )
+        raise UnsupportedModelError(f"variable {j} has an infinite bound; CP-SAT needs finite bounds on every variable")
     negated = model.sense is ObjSense.MAXIMIZE
     c = -model.objective if negated else model.objective.copy()
     offset = -model.obj_offset if negated else model.obj_offset
@@ -311,10 +314,19 @@ def integer_relaxation(model: Model) -> IntegerRelaxation:
     r0_sum = float(r0.sum()) - 4 * EPS * float(np.abs(r0).sum())  # rounded down: R0min is a lower bound
     exact = bool(np.all(d == 0) and np.all(dc == 0))
     return IntegerRelaxation(
-        z_lower=z_lo, z_upper=z_hi, grid=grid, matrix=a_int, row_lower=row_lo, row_upper=row_hi,
-        objective=c_int, obj_scale=float(s0), obj_shift=r0_sum, offset=offset,
-        negated=negated, exact=exact,
-    )  # fmt: skip
+        z_lower=z_lo,
+        z_upper=z_hi,
+        grid=grid,
+        matrix=a_int,
+        row_lower=row_lo,
+        row_upper=row_hi,
+        objective=c_int,
+        obj_scale=float(s0),
+        obj_shift=r0_sum,
+        offset=offset,
+        negated=negated,
+        exact=exact,
+    )
 
 
 def complete_continuous(model: Model, x: np.ndarray) -> np.ndarray | None:
@@ -342,8 +354,9 @@ def complete_continuous(model: Model, x: np.ndarray) -> np.ndarray | None:
         c = -c
     bounds = np.c_[model.lower[cont], model.upper[cont]]
     bounds = [(None if not np.isfinite(lo_) else lo_, None if not np.isfinite(hi_) else hi_) for lo_, hi_ in bounds]
-    res = linprog(c, A_ub=a_ub if a_ub.shape[0] else None, b_ub=b_ub if a_ub.shape[0] else None,
-                  bounds=bounds, method="highs")
+    res = linprog(
+        c, A_ub=a_ub if a_ub.shape[0] else None, b_ub=b_ub if a_ub.shape[0] else None, bounds=bounds, method="highs"
+    )
     if res.status != 0:
         return None
     x[cont] = res.x

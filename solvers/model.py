@@ -126,8 +126,9 @@ class Model:
         self._invalidate()
         return np.arange(start, start + size, dtype=np.int64).reshape(shape_t)
 
-    def set_bounds(self, idx: np.ndarray, lower: float | np.ndarray | None = None,
-                   upper: float | np.ndarray | None = None) -> None:
+    def set_bounds(
+        self, idx: np.ndarray, lower: float | np.ndarray | None = None, upper: float | np.ndarray | None = None
+    ) -> None:
         """Tighten (overwrite) bounds of existing variables ``idx``."""
         self._flatten_vars()
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
@@ -312,8 +313,10 @@ class Model:
         (relative to the size of the row's right-hand side)."""
         x = np.asarray(x, dtype=np.float64)
         ax = self.matrix() @ x if self.num_rows else np.zeros(0)
-        scale_r = 1.0 + np.maximum(np.abs(np.where(np.isfinite(self.row_lower), self.row_lower, 0.0)),
-                                   np.abs(np.where(np.isfinite(self.row_upper), self.row_upper, 0.0)))
+        scale_r = 1.0 + np.maximum(
+            np.abs(np.where(np.isfinite(self.row_lower), self.row_lower, 0.0)),
+            np.abs(np.where(np.isfinite(self.row_upper), self.row_upper, 0.0)),
+        )
         ok_rows = np.all(ax >= self.row_lower - tol * scale_r) and np.all(ax <= self.row_upper + tol * scale_r)
         scale_v = 1.0 + np.abs(x)
         ok_bounds = np.all(x >= self.lower - tol * scale_v) and np.all(x <= self.upper + tol * scale_v)

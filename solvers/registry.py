@@ -84,4 +84,3 @@ class AutoBackend(Backend):
 
     def _solve(self, model: Model, opts: SolveOptions) -> RawResult:  # pragma: no cover - solve() delegates
         raise NotImplementedError("AutoBackend hands whole solves to the backend that takes the model")
-

@@ -220,9 +220,7 @@ def brute_force_segmentation(problem: Problem, order: Sequence[int]) -> float:
     best = math.inf
     for cuts in itertools.combinations_with_replacement(range(n + 1), k - 1):
         bounds = [0, *cuts, n]
-        value = max(
-            naive_block_cost(problem, set(order[bounds[i] : bounds[i + 1]]), order) for i in range(k)
-        )
+        value = max(naive_block_cost(problem, set(order[bounds[i] : bounds[i + 1]]), order) for i in range(k))
         best = min(best, value)
     return best
 
@@ -313,5 +311,3 @@ def shared_graph(n: int) -> Graph:
 
         pytest.skip(f"shared layered graphs not found at {SHARED_LAYERED}")
     return mtpp.load_graph(paths[0])
-
-

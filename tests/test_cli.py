@@ -58,8 +58,12 @@ def test_info(tmp_path, capsys):
 
 def test_console_script_entry_point(tmp_path):
     path = write_graph(tmp_path, random_dag(np.random.default_rng(44), 8, p=0.3))
-    res = subprocess.run([sys.executable, "-m", "mtpp.cli", "solve", path, "-k", "2", "--orderer", "kahn"],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "mtpp.cli", "solve", path, "-k", "2", "--orderer", "kahn"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     assert "bottleneck" in res.stdout
 
@@ -67,8 +71,26 @@ def test_console_script_entry_point(tmp_path):
 def test_certify_json_and_output(tmp_path, capsys):
     path = write_graph(tmp_path, random_dag(np.random.default_rng(45), 10, p=0.3))
     out = tmp_path / "cert.json"
-    assert main(["certify", path, "-k", "3", "--solver", "highs", "--time-limit", "10", "--orderer", "kahn",
-                 "--json", "-o", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "certify",
+                path,
+                "-k",
+                "3",
+                "--solver",
+                "highs",
+                "--time-limit",
+                "10",
+                "--orderer",
+                "kahn",
+                "--json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert printed["lower_bound"] <= printed["upper_bound"]
@@ -77,8 +99,10 @@ def test_certify_json_and_output(tmp_path, capsys):
 
 def test_certify_table_and_bad_solver(tmp_path, capsys):
     path = write_graph(tmp_path, random_dag(np.random.default_rng(46), 8, p=0.3))
-    assert main(["certify", path, "-k", "2", "--solver", "highs", "--bounds", "simple,bottleneck",
-                 "--orderer", "kahn"]) == 0  # fmt: skip
+    assert (
+        main(["certify", path, "-k", "2", "--solver", "highs", "--bounds", "simple,bottleneck", "--orderer", "kahn"])
+        == 0
+    )
     assert "LB / UB" in capsys.readouterr().out
     assert main(["certify", path, "-k", "2", "--solver", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
@@ -132,8 +156,25 @@ def test_peak_aware_solve_then_evaluate_uses_the_saved_order(tmp_path, capsys):
     path = write_graph(tmp_path, g)
     sol = tmp_path / "sol.json"
     memory = str(float(g.size_out.sum()) / 4)
-    assert main(["solve", path, "-k", "3", "--orderer", "random-20", "--memory", memory, "--peak-aware",
-                 "--json", "-o", str(sol)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "solve",
+                path,
+                "-k",
+                "3",
+                "--orderer",
+                "random-20",
+                "--memory",
+                memory,
+                "--peak-aware",
+                "--json",
+                "-o",
+                str(sol),
+            ]
+        )
+        == 0
+    )
     solved = json.loads(capsys.readouterr().out)
     assert main(["evaluate", path, str(sol), "-k", "3", "--memory", memory, "--peak-aware", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["upper_bound"] == pytest.approx(solved["upper_bound"])

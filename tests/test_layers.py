@@ -20,9 +20,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("mtpp", "formulations", "solvers", "heuristics")
-API = ("mtpp", "mtpp.__main__", "mtpp.certificate", "mtpp.cross_check", "mtpp.partitioner", "mtpp.scheduling",
-       "mtpp.results_schema",
-       "mtpp.placement", "mtpp.placement.api")  # fmt: skip
+API = (
+    "mtpp",
+    "mtpp.__main__",
+    "mtpp.certificate",
+    "mtpp.cross_check",
+    "mtpp.partitioner",
+    "mtpp.scheduling",
+    "mtpp.results_schema",
+    "mtpp.placement",
+    "mtpp.placement.api",
+)
 API_PACKAGES = ("mtpp.batch", "mtpp.cli", "mtpp.pipelining")
 CORE_MAY_USE = ("solvers.errors",)
 
@@ -72,11 +80,13 @@ def test_every_import_respects_the_layers() -> None:
     assert violations() == []
 
 
-@pytest.mark.parametrize(("module", "imported"), [("solvers.highs", "mtpp.graph"),
-                                                  ("heuristics.kahn", "mtpp.certificate"),
-                                                  ("mtpp.cost", "heuristics.kahn")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("module", "imported"),
+    [("solvers.highs", "mtpp.graph"), ("heuristics.kahn", "mtpp.certificate"), ("mtpp.cost", "heuristics.kahn")],
+)
 def test_the_checker_sees_a_violation(monkeypatch: pytest.MonkeyPatch, module: str, imported: str) -> None:
     real = modules()
-    monkeypatch.setattr(__import__(__name__, fromlist=["modules"]), "modules",
-                        lambda: {**real, module: real[module] | {imported}})  # fmt: skip
+    monkeypatch.setattr(
+        __import__(__name__, fromlist=["modules"]), "modules", lambda: {**real, module: real[module] | {imported}}
+    )
     assert any(module in v and imported in v for v in violations())

@@ -301,9 +301,23 @@ def beam_search(graph: Graph, priorities: np.ndarray, width: int | None = 16, co
     for level in range(n):
         level_mode = 2 if level == n - 1 else mode  # complete orders are not merged
         c_parent, c_node, c_hash, c_peak, c_live, c_logp = beam_expand_kernel(
-            sched, ready, hsh, live, peak, logp, y, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-            g.size_out, g.size_param, zob, CTZ, level_mode,
-        )  # fmt: skip
+            sched,
+            ready,
+            hsh,
+            live,
+            peak,
+            logp,
+            y,
+            g.succ_ptr,
+            g.succ_idx,
+            g.pred_ptr,
+            g.pred_idx,
+            g.size_out,
+            g.size_param,
+            zob,
+            CTZ,
+            level_mode,
+        )
         if limit is not None and c_node.size > limit:
             sel = np.lexsort((c_peak, c_node, -y[c_node], -c_logp))[:limit]
             truncated = True
@@ -313,7 +327,7 @@ def beam_search(graph: Graph, priorities: np.ndarray, width: int | None = 16, co
         if level < n - 1:
             sched, ready = materialise_kernel(
                 parent, node, sched, ready, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx
-            )  # fmt: skip
+            )
         hsh, live, peak, logp = c_hash[sel], c_live[sel], c_peak[sel], c_logp[sel]
         parents.append(parent)
         nodes.append(node)

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def plot_history(history: Sequence[dict[str, float]], path: str | os.PathLike[str], keys: Sequence[str],
-                 title: str = "") -> Path:  # fmt: skip
+def plot_history(
+    history: Sequence[dict[str, float]], path: str | os.PathLike[str], keys: Sequence[str], title: str = ""
+) -> Path:
     """Write a PNG with ``history[i][key]`` against the epoch for each of ``keys``."""
     import matplotlib
 

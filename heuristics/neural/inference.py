@@ -34,8 +34,10 @@ def _build(weights: LoadedWeights) -> Any:
     config = TopoformerConfig.from_dict(weights.config)
     pe_dim = weights.meta.get("pe_dim")
     if not isinstance(pe_dim, int) or config.in_features != N_SCALAR + pe_dim:
-        raise WeightsError(f"{weights.path} expects {config.in_features} input features; "
-                           f"these features give {N_SCALAR} + pe_dim ({pe_dim!r} in the file)")  # fmt: skip
+        raise WeightsError(
+            f"{weights.path} expects {config.in_features} input features; "
+            f"these features give {N_SCALAR} + pe_dim ({pe_dim!r} in the file)"
+        )
     return Topoformer(config)
 
 
@@ -74,8 +76,14 @@ class NeuralOrder:
     evaluations: int
 
 
-def topoformer_order(graph: Graph, objective: OrderObjective, source: str | os.PathLike[str] = "topoformer-peak",
-                     mode: str = "greedy", count: int = 16, seed: int = 0) -> NeuralOrder:  # fmt: skip
+def topoformer_order(
+    graph: Graph,
+    objective: OrderObjective,
+    source: str | os.PathLike[str] = "topoformer-peak",
+    mode: str = "greedy",
+    count: int = 16,
+    seed: int = 0,
+) -> NeuralOrder:
     """Decode the model's priorities: ``greedy``; ``sample`` (best of ``count`` samples
     of Eq. 8 and the greedy order); ``beam`` (width ``count``; state collapsing on the
     peak for the peak objective, a plain beam of the most likely partial orders

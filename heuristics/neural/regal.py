@@ -228,9 +228,12 @@ def regal_logits(model: RegalGNN, graph: Graph | GraphInputs) -> tuple[Tensor, T
     return model(inputs.x, inputs.edge_x, inputs.src, inputs.dst)
 
 
-def sample_betas(logits: tuple[Tensor, Tensor], choices: Sequence[float],
-                 seed: int | np.random.Generator | None = None,
-                 greedy: bool = False) -> tuple[np.ndarray, np.ndarray, Tensor]:  # fmt: skip
+def sample_betas(
+    logits: tuple[Tensor, Tensor],
+    choices: Sequence[float],
+    seed: int | np.random.Generator | None = None,
+    greedy: bool = False,
+) -> tuple[np.ndarray, np.ndarray, Tensor]:
     """Pick ``alpha`` and ``beta`` per node from ``choices`` (Section 2.3, the bandit's
     actions): the argmax of each softmax when ``greedy`` (inference), otherwise one draw
     from each categorical with a numpy generator made from ``seed`` (training).  Returns
@@ -257,8 +260,9 @@ def sample_betas(logits: tuple[Tensor, Tensor], choices: Sequence[float],
     return picks[0], picks[1], total
 
 
-def regal_betas(model: RegalGNN, graph: Graph, greedy: bool = True,
-                seed: int | np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def regal_betas(
+    model: RegalGNN, graph: Graph, greedy: bool = True, seed: int | np.random.Generator | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The ``alpha`` and ``beta`` arrays a model picks for ``graph`` (no gradient)."""
     with torch.no_grad():
         alpha, beta, _ = sample_betas(regal_logits(model, graph), model.config.choices, seed, greedy)
@@ -325,8 +329,16 @@ def beta_brkga(
     def decode(keys: np.ndarray, upper_bound: float) -> np.ndarray:
         return objective.key_costs(graph, keys, upper_bound)
 
-    res = brkga(decode, n, BrkgaParams.for_budget(int(evaluations)), seed=seed, initial=seeds,
-                mutant_beta=mutant_beta, time_limit=time_limit, progress=progress)  # fmt: skip
+    res = brkga(
+        decode,
+        n,
+        BrkgaParams.for_budget(int(evaluations)),
+        seed=seed,
+        initial=seeds,
+        mutant_beta=mutant_beta,
+        time_limit=time_limit,
+        progress=progress,
+    )
     order = kahn_order(graph, res.keys)
     alpha, beta = (None, None) if mutant_beta is None else mutant_beta
     return RegalResult(res.keys, order, res.fitness, res.evaluations, res.history, alpha, beta, res.stopped_by_time)

@@ -123,17 +123,28 @@ class RegalTrainConfig:
         if self.objective not in OBJECTIVES:
             raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         object.__setattr__(self, "nodes", check_nodes(self.nodes))
-        for name in ("k", "epochs", "graphs_per_epoch", "batch", "evaluations", "validation", "threads",
-                     "teacher_effort"):  # fmt: skip
+        for name in (
+            "k",
+            "epochs",
+            "graphs_per_epoch",
+            "batch",
+            "evaluations",
+            "validation",
+            "threads",
+            "teacher_effort",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise InvalidParameterError(f"RegalTrainConfig.{name} must be an integer >= 1, got {value!r}")
             object.__setattr__(self, name, int(value))
-        if isinstance(self.imitation_epochs, bool) or not isinstance(self.imitation_epochs, int) or (
-            self.imitation_epochs < 0
+        if (
+            isinstance(self.imitation_epochs, bool)
+            or not isinstance(self.imitation_epochs, int)
+            or (self.imitation_epochs < 0)
         ):
-            raise InvalidParameterError(f"RegalTrainConfig.imitation_epochs must be an integer >= 0, got "
-                                        f"{self.imitation_epochs!r}")  # fmt: skip
+            raise InvalidParameterError(
+                f"RegalTrainConfig.imitation_epochs must be an integer >= 0, got {self.imitation_epochs!r}"
+            )
         seed = self.seed
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InvalidParameterError(f"RegalTrainConfig.seed must be an integer >= 0, got {seed!r}")
@@ -183,8 +194,14 @@ def _ratio(learned: float, uniform: float) -> float:
     return 1.0 if learned <= uniform else math.inf
 
 
-def validation_ratios(model: RegalGNN, graphs: Sequence[Graph], objective: OrderObjective, evaluations: int,
-                      seeds: Sequence[int], uniform: Sequence[float]) -> np.ndarray:  # fmt: skip
+def validation_ratios(
+    model: RegalGNN,
+    graphs: Sequence[Graph],
+    objective: OrderObjective,
+    evaluations: int,
+    seeds: Sequence[int],
+    uniform: Sequence[float],
+) -> np.ndarray:
     """``M / H(U)`` per graph with the model's greedy choices and the given BRKGA seeds."""
     model.eval()
     ratios = []
@@ -299,12 +316,22 @@ def train_regal(
             "seconds": elapsed,
         }
         history.append(row)
-        save_checkpoint(ckpt, {
-            "config": config.to_dict(), "model": model.state_dict(), "optimiser": optimiser.state_dict(),
-            "baseline": baseline, "epoch": epoch + 1, "history": history, "elapsed": elapsed,
-            "best_model": best_state, "best_ratio": best_ratio, "best_epoch": best_epoch,
-            "initial_ratio": initial_ratio,
-        })  # fmt: skip
+        save_checkpoint(
+            ckpt,
+            {
+                "config": config.to_dict(),
+                "model": model.state_dict(),
+                "optimiser": optimiser.state_dict(),
+                "baseline": baseline,
+                "epoch": epoch + 1,
+                "history": history,
+                "elapsed": elapsed,
+                "best_model": best_state,
+                "best_ratio": best_ratio,
+                "best_epoch": best_epoch,
+                "initial_ratio": initial_ratio,
+            },
+        )
         (out / HISTORY).write_text(json.dumps(history, indent=1))
         if progress is not None:
             progress(epoch + 1, config.epochs, row)
@@ -314,12 +341,25 @@ def train_regal(
                 f"validation M/H(U) {ratio:.4f} (best {best_ratio:.4f} at epoch {best_epoch}), {elapsed:.0f} s"
             )
 
-    weights = save_weights(out / WEIGHTS, KIND, mcfg.to_dict(), best_state, {
-        "objective": config.objective, "k": config.k, "pe_dim": mcfg.pe_dim, "seed": config.seed,
-        "epochs": len(history), "best_epoch": best_epoch, "validation_ratio": best_ratio,
-        "initial_validation_ratio": initial_ratio, "training_seconds": elapsed, "evaluations": config.evaluations,
-        "training": config.to_dict(),
-    })  # fmt: skip
+    weights = save_weights(
+        out / WEIGHTS,
+        KIND,
+        mcfg.to_dict(),
+        best_state,
+        {
+            "objective": config.objective,
+            "k": config.k,
+            "pe_dim": mcfg.pe_dim,
+            "seed": config.seed,
+            "epochs": len(history),
+            "best_epoch": best_epoch,
+            "validation_ratio": best_ratio,
+            "initial_validation_ratio": initial_ratio,
+            "training_seconds": elapsed,
+            "evaluations": config.evaluations,
+            "training": config.to_dict(),
+        },
+    )
     if history:
         plot_history(history, out / PLOT)
     return RegalTrainResult(out, weights, history, best_ratio, best_epoch)

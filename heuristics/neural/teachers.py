@@ -35,8 +35,13 @@ def teacher_order(graph: Graph, objective: OrderObjective, effort: int, seed: in
     if objective.name == "peak":
         return state_dp(graph, beam_width=effort, seed=seed).order
     initial = np.vstack([priorities_for(o(graph)) for o in (dfs_order, bfs_order)])
-    res = brkga(lambda keys, ub: objective.key_costs(graph, keys, ub), graph.n, BrkgaParams.for_budget(effort),
-                seed=seed, initial=initial)  # fmt: skip
+    res = brkga(
+        lambda keys, ub: objective.key_costs(graph, keys, ub),
+        graph.n,
+        BrkgaParams.for_budget(effort),
+        seed=seed,
+        initial=initial,
+    )
     return kahn_order(graph, res.keys)
 
 

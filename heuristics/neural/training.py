@@ -98,8 +98,10 @@ class TrainConfig:
             raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         object.__setattr__(self, "nodes", check_nodes(self.nodes))
         object.__setattr__(self, "heads_per_relation", tuple(int(h) for h in self.heads_per_relation))
-        if isinstance(self.imitation_epochs, bool) or not isinstance(self.imitation_epochs, int) or (
-            self.imitation_epochs < 0
+        if (
+            isinstance(self.imitation_epochs, bool)
+            or not isinstance(self.imitation_epochs, int)
+            or (self.imitation_epochs < 0)
         ):
             raise InvalidParameterError(f"imitation_epochs must be an integer >= 0, got {self.imitation_epochs!r}")
         for name in ("k", "epochs", "graphs_per_epoch", "batch", "samples", "validation", "threads", "teacher_effort"):
@@ -199,8 +201,10 @@ def train(
         optimiser.load_state_dict(state["optimiser"])
         history, start_epoch, elapsed = list(state["history"]), int(state["epoch"]), float(state["elapsed"])
 
-    validation = [Encoded.of(g) for g in epoch_graphs(config.objective, config.nodes, config.seed,
-                                                       VALIDATION_EPOCH, config.validation)]  # fmt: skip
+    validation = [
+        Encoded.of(g)
+        for g in epoch_graphs(config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation)
+    ]
     classic = classic_costs(validation, objective)
     base_val = greedy_costs(baseline, validation, objective)
     for epoch in range(start_epoch, config.epochs):
@@ -251,22 +255,43 @@ def train(
             "seconds": elapsed,
         }
         history.append(row)
-        save_checkpoint(ckpt, {
-            "config": config.to_dict(), "model": model.state_dict(), "baseline": baseline.state_dict(),
-            "optimiser": optimiser.state_dict(), "history": history,
-            "epoch": epoch + 1, "elapsed": elapsed,
-        })  # fmt: skip
+        save_checkpoint(
+            ckpt,
+            {
+                "config": config.to_dict(),
+                "model": model.state_dict(),
+                "baseline": baseline.state_dict(),
+                "optimiser": optimiser.state_dict(),
+                "history": history,
+                "epoch": epoch + 1,
+                "elapsed": elapsed,
+            },
+        )
         (out / HISTORY).write_text(json.dumps(history, indent=1))
         if progress is not None:
             progress(epoch + 1, config.epochs, row)
     # ship the baseline policy: it is the one that won on validation
     final = history[-1] if history else {}
-    weights = save_weights(out / WEIGHTS, "topoformer", config.model_config().to_dict(), baseline.state_dict(), {
-        "objective": config.objective, "k": config.k, "pe_dim": PE_DIM, "training": config.to_dict(),
-        "epochs": len(history), "seconds": elapsed,
-        "val_ratio_vs_classic": final.get("baseline_ratio_vs_classic", math.nan),
-    })  # fmt: skip
+    weights = save_weights(
+        out / WEIGHTS,
+        "topoformer",
+        config.model_config().to_dict(),
+        baseline.state_dict(),
+        {
+            "objective": config.objective,
+            "k": config.k,
+            "pe_dim": PE_DIM,
+            "training": config.to_dict(),
+            "epochs": len(history),
+            "seconds": elapsed,
+            "val_ratio_vs_classic": final.get("baseline_ratio_vs_classic", math.nan),
+        },
+    )
     if history:
-        plot_history(history, out / PLOT, ("loss", "val_ratio_vs_classic", "baseline_ratio_vs_classic"),
-                     title=f"Topoformer, {config.objective}")  # fmt: skip
+        plot_history(
+            history,
+            out / PLOT,
+            ("loss", "val_ratio_vs_classic", "baseline_ratio_vs_classic"),
+            title=f"Topoformer, {config.objective}",
+        )
     return TrainResult(out, weights, history)

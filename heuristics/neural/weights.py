@@ -71,8 +71,13 @@ def resolve(source: str | os.PathLike[str]) -> Path:
     return path
 
 
-def save_weights(path: str | os.PathLike[str], kind: str, config: dict[str, Any], state_dict: dict[str, Any],
-                 meta: dict[str, Any] | None = None) -> Path:  # fmt: skip
+def save_weights(
+    path: str | os.PathLike[str],
+    kind: str,
+    config: dict[str, Any],
+    state_dict: dict[str, Any],
+    meta: dict[str, Any] | None = None,
+) -> Path:
     """Write a weights file atomically (a temporary file renamed into place)."""
     torch = require_torch()
     target = Path(path)

@@ -125,9 +125,45 @@ def rounding_margin(problem: Problem) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def dp_chunk(first, stop, k, ub, lb_stop, dp, arg, bits, work, param, boundary, work_lo, param_lo, boundary_lo,
-             cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out, budget, inv_b,
-             rel, err, visit, cnt, nout, st_s, st_e, st_v, st_x, st_xl, st_in, steps_j, deadline_steps):  # fmt: skip
+def dp_chunk(
+    first,
+    stop,
+    k,
+    ub,
+    lb_stop,
+    dp,
+    arg,
+    bits,
+    work,
+    param,
+    boundary,
+    work_lo,
+    param_lo,
+    boundary_lo,
+    cover_ptr,
+    cover_node,
+    cover_to,
+    pred_ptr,
+    pred_idx,
+    succ_ptr,
+    succ_idx,
+    size_out,
+    budget,
+    inv_b,
+    rel,
+    err,
+    visit,
+    cnt,
+    nout,
+    st_s,
+    st_e,
+    st_v,
+    st_x,
+    st_xl,
+    st_in,
+    steps_j,
+    deadline_steps,
+):
     """Relax the pairs of ideals ``J`` in ``first..stop-1``; returns the next ``J``
     to process (``stop`` when done, or earlier after ``deadline_steps`` search
     steps) and whether ``dp[k, V]`` reached ``lb_stop``.  Every test against the
@@ -293,12 +329,24 @@ def ideal_dp(
     if lattice is None:
         lattice = enumerate_ideals(g, max_ideals)
     if lattice is None:
-        return IdealDpResult("too_wide", None, None, None, time.perf_counter() - start,
-                             f"more than {max_ideals} ideals (the graph is too wide for the ideal DP)")  # fmt: skip
+        return IdealDpResult(
+            "too_wide",
+            None,
+            None,
+            None,
+            time.perf_counter() - start,
+            f"more than {max_ideals} ideals (the graph is too wide for the ideal DP)",
+        )
     count = lattice.count
     if (k + 1) * count > MAX_TABLE:
-        return IdealDpResult("too_wide", None, None, count, time.perf_counter() - start,
-                             f"{count} ideals x {k + 1} rows exceed the DP table cap of {MAX_TABLE}")  # fmt: skip
+        return IdealDpResult(
+            "too_wide",
+            None,
+            None,
+            count,
+            time.perf_counter() - start,
+            f"{count} ideals x {k + 1} rows exceed the DP table cap of {MAX_TABLE}",
+        )
     deadline = None if time_limit is None else start + time_limit
     rel, err = rounding_margin(problem)
     lb = float(lower_bound) * (1.0 + SLACK)
@@ -307,8 +355,15 @@ def ideal_dp(
     for cap, first in passes:
         run = _run_pass(problem, lattice, cap, lb, rel, err, deadline)
         if run is None:
-            return IdealDpResult("time_limit", None, None, count, time.perf_counter() - start,
-                                 "the time limit ran out before every chain was searched", rounding=err)  # fmt: skip
+            return IdealDpResult(
+                "time_limit",
+                None,
+                None,
+                count,
+                time.perf_counter() - start,
+                "the time limit ran out before every chain was searched",
+                rounding=err,
+            )
         dp, arg, reached = run
         value = float(dp[k, count - 1])
         if math.isfinite(value):
@@ -317,10 +372,25 @@ def ideal_dp(
                 status, proven = "bound_reached", min(proven, float(lower_bound))
             else:
                 status = "optimal"
-            return IdealDpResult(status, value, chain_assignment(lattice, arg, k, g.n), count,
-                                 time.perf_counter() - start, lower_bound=proven, rounding=err)  # fmt: skip
-    return IdealDpResult("no_improvement", None, None, count, time.perf_counter() - start,
-                         "no chain beats the upper bound", lower_bound=float(upper_bound), rounding=err)  # fmt: skip
+            return IdealDpResult(
+                status,
+                value,
+                chain_assignment(lattice, arg, k, g.n),
+                count,
+                time.perf_counter() - start,
+                lower_bound=proven,
+                rounding=err,
+            )
+    return IdealDpResult(
+        "no_improvement",
+        None,
+        None,
+        count,
+        time.perf_counter() - start,
+        "no chain beats the upper bound",
+        lower_bound=float(upper_bound),
+        rounding=err,
+    )
 
 
 def _run_pass(
@@ -346,11 +416,44 @@ def _run_pass(
             return None
         t0 = time.perf_counter()
         nxt, reached = dp_chunk(
-            nxt, count, k, cap, lb, dp, arg, lattice.bits, lattice.work, lattice.param, lattice.boundary,
-            lattice.work_lo, lattice.param_lo, lattice.boundary_lo, lattice.cover_ptr, lattice.cover_node,
-            lattice.cover_to, g.pred_ptr, g.pred_idx, g.succ_ptr, g.succ_idx, g.size_out, problem.param_budget,
-            1.0 / problem.bandwidth, rel, err, visit, cnt, nout, st_s, st_e, st_v, st_x, st_xl, st_in, steps_j, steps,
-        )  # fmt: skip
+            nxt,
+            count,
+            k,
+            cap,
+            lb,
+            dp,
+            arg,
+            lattice.bits,
+            lattice.work,
+            lattice.param,
+            lattice.boundary,
+            lattice.work_lo,
+            lattice.param_lo,
+            lattice.boundary_lo,
+            lattice.cover_ptr,
+            lattice.cover_node,
+            lattice.cover_to,
+            g.pred_ptr,
+            g.pred_idx,
+            g.succ_ptr,
+            g.succ_idx,
+            g.size_out,
+            problem.param_budget,
+            1.0 / problem.bandwidth,
+            rel,
+            err,
+            visit,
+            cnt,
+            nout,
+            st_s,
+            st_e,
+            st_v,
+            st_x,
+            st_xl,
+            st_in,
+            steps_j,
+            steps,
+        )
         elapsed = time.perf_counter() - t0
         steps = int(min(max(steps * CHUNK_SECONDS / max(elapsed, 1e-3), 10_000), 50_000_000))
     return dp, arg, reached

@@ -45,6 +45,7 @@ from mtpp.rounding import dd_add
 DEFAULT_MAX_IDEALS = 1_000_000
 MAX_BITSET_BYTES = 1 << 28  # both bitset tables together stay below 256 MiB
 
+
 @dataclass(frozen=True)
 class IdealLattice:
     """The ideals of a graph (index 0 is the empty set, the last one is ``V``) with
@@ -153,8 +154,20 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                     i = np.int64((np.uint64(i) + ONE) & mask)
                 if child == -1:
                     if count >= max_ideals:
-                        return (bits[:0], size[:0], iw[:0], ip[:0], ib[:0], iw_lo[:0], ip_lo[:0], ib_lo[:0],
-                                cover_ptr[:1], cover_node[:0], cover_to[:0], False)  # fmt: skip
+                        return (
+                            bits[:0],
+                            size[:0],
+                            iw[:0],
+                            ip[:0],
+                            ib[:0],
+                            iw_lo[:0],
+                            ip_lo[:0],
+                            ib_lo[:0],
+                            cover_ptr[:1],
+                            cover_node[:0],
+                            cover_to[:0],
+                            False,
+                        )
                     if count == cap:
                         cap *= 2
                         bits = _grow2(bits, cap)
@@ -204,8 +217,20 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                 n_edges += 1
         cover_ptr[s + 1] = n_edges
         s += 1
-    return (bits[:count], size[:count], iw[:count], ip[:count], ib[:count], iw_lo[:count], ip_lo[:count],
-            ib_lo[:count], cover_ptr[: count + 1], cover_node[:n_edges], cover_to[:n_edges], True)  # fmt: skip
+    return (
+        bits[:count],
+        size[:count],
+        iw[:count],
+        ip[:count],
+        ib[:count],
+        iw_lo[:count],
+        ip_lo[:count],
+        ib_lo[:count],
+        cover_ptr[: count + 1],
+        cover_node[:n_edges],
+        cover_to[:n_edges],
+        True,
+    )
 
 
 def ideal_cap(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> int:
@@ -220,7 +245,15 @@ def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> Idea
     than :func:`ideal_cap` of them (the graph is too wide)."""
     zob = np.random.default_rng(0x1DEA1).integers(0, 2**63, graph.n, dtype=np.uint64) * np.uint64(2) + ONE
     *arrays, complete = enumerate_kernel(
-        graph.n, graph.succ_ptr, graph.succ_idx, graph.pred_ptr, graph.pred_idx,
-        graph.work, graph.size_param, graph.size_out, zob, ideal_cap(graph, max_ideals),
-    )  # fmt: skip
+        graph.n,
+        graph.succ_ptr,
+        graph.succ_idx,
+        graph.pred_ptr,
+        graph.pred_idx,
+        graph.work,
+        graph.size_param,
+        graph.size_out,
+        zob,
+        ideal_cap(graph, max_ideals),
+    )
     return IdealLattice(*arrays) if complete else None

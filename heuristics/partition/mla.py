@@ -43,6 +43,11 @@ def mla_fitness(problem: Problem, keys: np.ndarray, weighted: bool) -> np.ndarra
     """The linear-arrangement cost of the Kahn order of each row of ``keys``."""
     g = problem.graph
     return _mla_batch(
-        np.ascontiguousarray(keys, dtype=np.float64), g.succ_ptr, g.succ_idx, in_degrees(g),
-        g.edge_src, g.edge_dst, edge_weights(problem, weighted),
-    )  # fmt: skip
+        np.ascontiguousarray(keys, dtype=np.float64),
+        g.succ_ptr,
+        g.succ_idx,
+        in_degrees(g),
+        g.edge_src,
+        g.edge_dst,
+        edge_weights(problem, weighted),
+    )

@@ -136,9 +136,13 @@ def brkga_orderer(evaluations: int, objective: str = "bottleneck") -> Orderer:
             decode, problem.graph.n, params, seed=seed, initial=initial, time_limit=time_limit, progress=progress
         )
         return OrderSearch(
-            res.keys, kahn_order(problem.graph, res.keys), res.evaluations, objective, res.history,
+            res.keys,
+            kahn_order(problem.graph, res.keys),
+            res.evaluations,
+            objective,
+            res.history,
             res.stopped_by_time,
-        )  # fmt: skip
+        )
 
     return run
 
@@ -148,6 +152,8 @@ FIXED: dict[str, Callable[[Problem], np.ndarray]] = {
     "dfs": lambda p: dfs_order(p.graph),
     "bfs": lambda p: bfs_order(p.graph),
 }
+
+
 def topoformer_orderer(mode: str, count: int, weights: str | None) -> Orderer:
     """The learned Topoformer orderer (:func:`heuristics.neural.inference.topoformer_order`)
     on the sliced bottleneck of the problem."""
@@ -174,8 +180,15 @@ def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
         require_torch()
         from heuristics.neural.regal import regal_brkga
 
-        res = regal_brkga(problem.graph, Bottleneck.of(problem), weights or "regal-mtpp", evaluations, seed=seed,
-                          time_limit=time_limit, progress=progress)  # fmt: skip
+        res = regal_brkga(
+            problem.graph,
+            Bottleneck.of(problem),
+            weights or "regal-mtpp",
+            evaluations,
+            seed=seed,
+            time_limit=time_limit,
+            progress=progress,
+        )
         return OrderSearch(res.keys, res.order, res.evaluations, "bottleneck", (res.cost,), res.stopped_by_time)
 
     return run
@@ -183,11 +196,27 @@ def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
 
 _PATTERN = re.compile(r"^(random|brkga|mla|mla-weighted|topoformer-sample|topoformer-beam|regal-brkga)(?:-(\d+))?$")
 DEFAULT_BUDGET = {
-    "random": 100, "brkga": 10000, "mla": 10000, "mla-weighted": 10000,
-    "topoformer-sample": 16, "topoformer-beam": 16, "regal-brkga": 10000,
-}  # fmt: skip
-ORDERER_NAMES = ("kahn", "dfs", "bfs", "random-T", "brkga-N", "mla[-N]", "mla-weighted[-N]", "topoformer",
-                 "topoformer-sample[-N]", "topoformer-beam[-N]", "regal-brkga[-N]")  # fmt: skip
+    "random": 100,
+    "brkga": 10000,
+    "mla": 10000,
+    "mla-weighted": 10000,
+    "topoformer-sample": 16,
+    "topoformer-beam": 16,
+    "regal-brkga": 10000,
+}
+ORDERER_NAMES = (
+    "kahn",
+    "dfs",
+    "bfs",
+    "random-T",
+    "brkga-N",
+    "mla[-N]",
+    "mla-weighted[-N]",
+    "topoformer",
+    "topoformer-sample[-N]",
+    "topoformer-beam[-N]",
+    "regal-brkga[-N]",
+)
 LEARNED = ("topoformer", "regal-brkga")
 
 

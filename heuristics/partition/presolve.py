@@ -114,8 +114,10 @@ class Presolved:
         """One line for a certificate's notes."""
         g = self.original.graph
         rules = ", ".join(f"{count} {rule}" for rule, count in self.removed.items() if count)
-        return f"presolve: {g.n - self.problem.graph.n} of {g.n} ops removed ({rules or 'none'}); bounds and " \
-               "partitions of the reduced graph hold for this one (heuristics/partition/presolve.py)"
+        return (
+            f"presolve: {g.n - self.problem.graph.n} of {g.n} ops removed ({rules or 'none'}); bounds and "
+            "partitions of the reduced graph hold for this one (heuristics/partition/presolve.py)"
+        )
 
 
 def params_cannot_overflow(problem: Problem) -> bool:
@@ -177,8 +179,13 @@ def presolve(problem: Problem) -> Presolved:
     keep_edge = alive[g.edge_src] & alive[g.edge_dst]
     edges = np.stack([index[g.edge_src[keep_edge]], index[g.edge_dst[keep_edge]]], axis=1)
     graph = Graph.from_arrays(
-        g.work[kept], g.size_param[kept], g.size_out[kept], edges, ids=[g.ids[i] for i in kept.tolist()],
-        name=g.name, units=g.units,
+        g.work[kept],
+        g.size_param[kept],
+        g.size_out[kept],
+        edges,
+        ids=[g.ids[i] for i in kept.tolist()],
+        name=g.name,
+        units=g.units,
     )
     leaves = {"zero-cost leaves": int(n - kept.size)}
     return Presolved(problem, replace(problem, graph=graph), kept, anchor, as_source, leaves)

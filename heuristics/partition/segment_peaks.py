@@ -14,8 +14,7 @@ from mtpp.problem import Problem
 
 def _peak_arrays(p: PreparedOrder) -> tuple[np.ndarray, ...]:
     """The arguments of :func:`peak_extend_left` after the tree, from a prepared order."""
-    return (p.out_raw, p.first_consumer, p.last_consumer, p.cons_ptr, p.cons_pos, p.in_ptr, p.in_size_raw,
-            p.in_next)  # fmt: skip
+    return (p.out_raw, p.first_consumer, p.last_consumer, p.cons_ptr, p.cons_pos, p.in_ptr, p.in_size_raw, p.in_next)
 
 
 @njit(cache=True)

@@ -125,8 +125,23 @@ def overflow(param, budget, inv_b):
 
 
 @njit(cache=True)
-def table_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw,
-                 cons_ptr, cons_pos, budget, inv_b, peak_aware):  # fmt: skip
+def table_kernel(
+    w,
+    param_prefix,
+    out,
+    first,
+    last,
+    in_ptr,
+    in_size,
+    in_next,
+    out_raw,
+    in_size_raw,
+    cons_ptr,
+    cons_pos,
+    budget,
+    inv_b,
+    peak_aware,
+):
     n = w.shape[0]
     table = np.full((n, n), np.inf)
     t, d, size = peak_tree(n)
@@ -137,8 +152,9 @@ def table_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, ou
         for l in range(r, -1, -1):
             base += extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next)
             if peak_aware:
-                in_sum, pk = peak_extend_left(l, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos,
-                                              in_ptr, in_size_raw, in_next)  # fmt: skip
+                in_sum, pk = peak_extend_left(
+                    l, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos, in_ptr, in_size_raw, in_next
+                )
             table[l, r] = base + overflow(param_prefix[r + 1] - param_prefix[l] + pk, budget, inv_b)
         if peak_aware:
             peak_tree_reset(t, d, size, r)
@@ -150,10 +166,17 @@ def prepare(problem: Problem, order: np.ndarray) -> PreparedOrder:
     g = problem.graph
     return PreparedOrder(
         *prepare_kernel(
-            np.asarray(order, dtype=np.int64), g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-            g.work, g.size_param, g.size_out, 1.0 / problem.bandwidth,
+            np.asarray(order, dtype=np.int64),
+            g.succ_ptr,
+            g.succ_idx,
+            g.pred_ptr,
+            g.pred_idx,
+            g.work,
+            g.size_param,
+            g.size_out,
+            1.0 / problem.bandwidth,
         )
-    )  # fmt: skip
+    )
 
 
 def segment_cost_table(problem: Problem, order: np.ndarray) -> np.ndarray:

@@ -44,8 +44,25 @@ from mtpp.problem import Problem
 
 
 @njit(cache=True)
-def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw,
-              cons_ptr, cons_pos, k, budget, inv_b, ub, peak_aware):  # fmt: skip
+def dp_kernel(
+    w,
+    param_prefix,
+    out,
+    first,
+    last,
+    in_ptr,
+    in_size,
+    in_next,
+    out_raw,
+    in_size_raw,
+    cons_ptr,
+    cons_pos,
+    k,
+    budget,
+    inv_b,
+    ub,
+    peak_aware,
+):
     """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty).
     The first twelve arguments are a :class:`heuristics.partition.segments.PreparedOrder`."""
     n = w.shape[0]
@@ -79,8 +96,9 @@ def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_r
         for l in range(r, 0, -1):
             base += extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next)
             if peak_aware:
-                in_sum, pk = peak_extend_left(l, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos,
-                                              in_ptr, in_size_raw, in_next)  # fmt: skip
+                in_sum, pk = peak_extend_left(
+                    l, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos, in_ptr, in_size_raw, in_next
+                )
                 used = r - l
             mono += w[l]
             if last[l] > r:
@@ -110,8 +128,24 @@ def dp_kernel(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_r
 
 
 @njit(cache=True)
-def equal_work_split_value(w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw,
-                           in_size_raw, cons_ptr, cons_pos, k, budget, inv_b, peak_aware):  # fmt: skip
+def equal_work_split_value(
+    w,
+    param_prefix,
+    out,
+    first,
+    last,
+    in_ptr,
+    in_size,
+    in_next,
+    out_raw,
+    in_size_raw,
+    cons_ptr,
+    cons_pos,
+    k,
+    budget,
+    inv_b,
+    peak_aware,
+):
     """Bottleneck of cutting the order into k pieces of about equal work: a feasible
     split, so its value caps the DP without changing the optimum.  ``O(n + m)``
     (``O((n + m) log n)`` peak-aware).  It must price blocks exactly as the DP does."""
@@ -138,8 +172,9 @@ def equal_work_split_value(w, param_prefix, out, first, last, in_ptr, in_size, i
         for i in range(r, l - 1, -1):
             base += extend_left(i, r, w, out, first, last, in_ptr, in_size, in_next)
             if peak_aware:
-                in_sum, pk = peak_extend_left(i, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos,
-                                              in_ptr, in_size_raw, in_next)  # fmt: skip
+                in_sum, pk = peak_extend_left(
+                    i, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos, in_ptr, in_size_raw, in_next
+                )
         if peak_aware:
             peak_tree_reset(t, d, size, r - l)
         cost = base + overflow(param_prefix[r + 1] - param_prefix[l] + pk, budget, inv_b)
@@ -206,8 +241,9 @@ def slice_order(problem: Problem, order: np.ndarray, upper_bound: float = math.i
 
 
 @njit(cache=True)
-def decode_batch_kernel(keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, work, size_param, size_out,
-                        inv_b, k, budget, ub, peak_aware):  # fmt: skip
+def decode_batch_kernel(
+    keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, work, size_param, size_out, inv_b, k, budget, ub, peak_aware
+):
     """Algorithm 2 for every row of ``keys``: Kahn order, then the sliced bottleneck
     (``inf`` where it is not below ``ub``)."""
     fitness = np.empty(keys.shape[0])
@@ -216,11 +252,44 @@ def decode_batch_kernel(keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, wor
         w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr, cons_pos = prepare_kernel(
             order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, inv_b
         )
-        cap = equal_work_split_value(w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr,
-                                     cons_pos, k, budget, inv_b, peak_aware)  # fmt: skip
+        cap = equal_work_split_value(
+            w,
+            pp,
+            out,
+            first,
+            last,
+            in_ptr,
+            in_size,
+            in_next,
+            out_raw,
+            in_raw,
+            cons_ptr,
+            cons_pos,
+            k,
+            budget,
+            inv_b,
+            peak_aware,
+        )
         cap += 1e-9 * abs(cap) + 1e-12  # as _cap: strictly above a feasible value
-        dp, _ = dp_kernel(w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr, cons_pos,
-                          k, budget, inv_b, min(cap, ub), peak_aware)  # fmt: skip
+        dp, _ = dp_kernel(
+            w,
+            pp,
+            out,
+            first,
+            last,
+            in_ptr,
+            in_size,
+            in_next,
+            out_raw,
+            in_raw,
+            cons_ptr,
+            cons_pos,
+            k,
+            budget,
+            inv_b,
+            min(cap, ub),
+            peak_aware,
+        )
         v = dp[k, order.shape[0] - 1]
         fitness[c] = v if v < ub else np.inf
     return fitness
@@ -231,7 +300,18 @@ def sort_and_slice_fitness(problem: Problem, keys: np.ndarray, upper_bound: floa
     row): the bottleneck of each, or ``inf`` where it is not below ``upper_bound``."""
     g = problem.graph
     return decode_batch_kernel(
-        np.ascontiguousarray(keys, dtype=np.float64), g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-        in_degrees(g), g.work, g.size_param, g.size_out, 1.0 / problem.bandwidth, min(problem.k, g.n),
-        problem.param_budget, upper_bound, problem.peak_aware,
-    )  # fmt: skip
+        np.ascontiguousarray(keys, dtype=np.float64),
+        g.succ_ptr,
+        g.succ_idx,
+        g.pred_ptr,
+        g.pred_idx,
+        in_degrees(g),
+        g.work,
+        g.size_param,
+        g.size_out,
+        1.0 / problem.bandwidth,
+        min(problem.k, g.n),
+        problem.param_budget,
+        upper_bound,
+        problem.peak_aware,
+    )

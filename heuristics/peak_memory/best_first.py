@@ -181,11 +181,38 @@ def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best
 
 @njit(cache=True)
 def search_kernel(
-    bits, rdy, hsh, g, live, hval, parent, node, depth,
-    hk, hd, hi, hg, table, ctr, ub_box,
-    succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob,
-    order, static, forced, top, q_bits, resid, target, max_expansions,
-):  # fmt: skip
+    bits,
+    rdy,
+    hsh,
+    g,
+    live,
+    hval,
+    parent,
+    node,
+    depth,
+    hk,
+    hd,
+    hi,
+    hg,
+    table,
+    ctr,
+    ub_box,
+    succ_ptr,
+    succ_idx,
+    pred_ptr,
+    pred_idx,
+    size_out,
+    size_param,
+    zob,
+    order,
+    static,
+    forced,
+    top,
+    q_bits,
+    resid,
+    target,
+    max_expansions,
+):
     """Runs at most ``max_expansions`` expansions of the best-first search on the
     state arrays (module docstring) and returns a status code.  ``ctr`` holds the
     number of states, the heap size, the expansions so far and the goal state;
@@ -408,10 +435,38 @@ def best_first_search(
             break
         t = time.perf_counter()
         status = search_kernel(
-            bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table, ctr, ub_box,
-            g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.size_out, g.size_param, zob,
-            by_bound, static, forced, top, q_bits, resid, float(target), batch,
-        )  # fmt: skip
+            bits,
+            rdy,
+            hsh,
+            gs,
+            live,
+            hval,
+            parent,
+            node,
+            depth,
+            hk,
+            hd,
+            hi,
+            hg,
+            table,
+            ctr,
+            ub_box,
+            g.succ_ptr,
+            g.succ_idx,
+            g.pred_ptr,
+            g.pred_idx,
+            g.size_out,
+            g.size_param,
+            zob,
+            by_bound,
+            static,
+            forced,
+            top,
+            q_bits,
+            resid,
+            float(target),
+            batch,
+        )
         took = time.perf_counter() - t
         if took < 0.05:  # about 0.1 s between time checks
             batch *= 2

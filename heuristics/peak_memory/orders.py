@@ -89,19 +89,31 @@ def order_peak(graph: Graph, order: np.ndarray, upper_bound: float = math.inf) -
     g = graph
     return float(
         order_peak_kernel(
-            np.asarray(order, dtype=np.int64), g.succ_ptr, g.pred_ptr, g.pred_idx, g.size_out, g.size_param,
+            np.asarray(order, dtype=np.int64),
+            g.succ_ptr,
+            g.pred_ptr,
+            g.pred_idx,
+            g.size_out,
+            g.size_param,
             float(upper_bound),
         )
-    )  # fmt: skip
+    )
 
 
 def decode_peaks(graph: Graph, keys: np.ndarray, upper_bound: float = math.inf) -> np.ndarray:
     """Peaks of the Kahn orders of a batch of priority vectors (rows of ``keys``)."""
     g = graph
     return batch_peak_kernel(
-        np.ascontiguousarray(keys, dtype=np.float64), g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-        in_degrees(g), g.size_out, g.size_param, float(upper_bound),
-    )  # fmt: skip
+        np.ascontiguousarray(keys, dtype=np.float64),
+        g.succ_ptr,
+        g.succ_idx,
+        g.pred_ptr,
+        g.pred_idx,
+        in_degrees(g),
+        g.size_out,
+        g.size_param,
+        float(upper_bound),
+    )
 
 
 @dataclass(frozen=True)

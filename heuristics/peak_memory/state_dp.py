@@ -294,9 +294,21 @@ def state_dp(
             stopped = True
             limit = TIMEOUT_WIDTH if limit is None else min(limit, TIMEOUT_WIDTH)
         c_parent, c_node, c_hash, c_peak, c_live, c_look = expand_kernel(
-            sched, ready, hsh, live, peak, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
-            g.size_out, g.size_param, zob, CTZ, ub,
-        )  # fmt: skip
+            sched,
+            ready,
+            hsh,
+            live,
+            peak,
+            g.succ_ptr,
+            g.succ_idx,
+            g.pred_ptr,
+            g.pred_idx,
+            g.size_out,
+            g.size_param,
+            zob,
+            CTZ,
+            ub,
+        )
         key = np.maximum(c_peak, c_look)  # a lower bound on every completion of the child
         alive = np.flatnonzero(key < ub)
         if alive.size == 0:

@@ -12,5 +12,14 @@ from mtpp.batch.runner import BatchSummary, run
 from mtpp.batch.store import Record, ResultStore, open_store
 from mtpp.batch.tasks import Settings, Task, graph_hash, parse_methods
 
-__all__ = ["BatchSummary", "Record", "ResultStore", "Settings", "Task", "graph_hash", "open_store", "parse_methods",
-           "run"]
+__all__ = [
+    "BatchSummary",
+    "Record",
+    "ResultStore",
+    "Settings",
+    "Task",
+    "graph_hash",
+    "open_store",
+    "parse_methods",
+    "run",
+]

@@ -69,8 +69,14 @@ def _plain_log_ticks(axis: Any) -> None:
 def runtime_figure(records: Sequence[Record]) -> Any:
     """Figure 4/5: method time against graph size, one log-log panel per k."""
     ks = sorted({r.k for r in records})
-    runs = [r for r in records if (r.method in MIP_METHODS or orderer_of(r.method) is not None)
-            and r.status in GOOD and r.method_time is not None and r.method_status != "skipped"]  # fmt: skip
+    runs = [
+        r
+        for r in records
+        if (r.method in MIP_METHODS or orderer_of(r.method) is not None)
+        and r.status in GOOD
+        and r.method_time is not None
+        and r.method_status != "skipped"
+    ]
     orderers = sorted({r.method for r in runs if orderer_of(r.method) is not None})
     colors = {m: SLICEGRAPH_COLORS[i % len(SLICEGRAPH_COLORS)] for i, m in enumerate(orderers)} | COLORS
     series = [*orderers, *(m for m in MIP_METHODS if any(r.method == m for r in runs))]
@@ -91,8 +97,16 @@ def runtime_figure(records: Sequence[Record]) -> Any:
             pts = [(r.n, max(float(r.method_time or 0.0), MIN_TIME)) for r in by_k[k] if r.method == m]
             if pts:
                 xs, ys = zip(*pts)
-                ax.scatter(xs, ys, s=16, alpha=0.75, color=colors[m], marker=MARKERS.get(m, "o"),
-                           label=_series_label(m), edgecolors="none")  # fmt: skip
+                ax.scatter(
+                    xs,
+                    ys,
+                    s=16,
+                    alpha=0.75,
+                    color=colors[m],
+                    marker=MARKERS.get(m, "o"),
+                    label=_series_label(m),
+                    edgecolors="none",
+                )
         for tl in limits:
             ax.axhline(tl, color="black", lw=0.8, ls="--", alpha=0.6)
         ax.set_xscale("log")
@@ -153,9 +167,7 @@ def ratio_figure(records: Sequence[Record]) -> Any:
     return fig
 
 
-def plot(
-    records: Sequence[Record], out: str | os.PathLike[str], formats: Sequence[str] = IMAGE_FORMATS
-) -> list[Path]:
+def plot(records: Sequence[Record], out: str | os.PathLike[str], formats: Sequence[str] = IMAGE_FORMATS) -> list[Path]:
     """Write ``runtime.{png,svg}`` and ``lb_ub.{png,svg}`` into ``out``; the paths."""
     bad = [f for f in formats if f not in IMAGE_FORMATS]
     if bad or not formats:

@@ -140,11 +140,16 @@ def bound_table(records: Sequence[Record]) -> Table:
         rows.append(row)
     graphs = len({g for g, _ in best})
     return Table(
-        name="bounds", title="LB / best UB, geometric mean over graphs (Tables 1 and 3)",
-        header=["method", *[f"k={k}" for k in ks]], rows=rows, formats=["{}", *["{:.4f}" for _ in ks]],
-        notes=[f"{graphs} graphs; best UB = the smallest re-checked partition value stored for the (graph, k); "
-               "a bound method's LB is the best of simple and that method"],
-    )  # fmt: skip
+        name="bounds",
+        title="LB / best UB, geometric mean over graphs (Tables 1 and 3)",
+        header=["method", *[f"k={k}" for k in ks]],
+        rows=rows,
+        formats=["{}", *["{:.4f}" for _ in ks]],
+        notes=[
+            f"{graphs} graphs; best UB = the smallest re-checked partition value stored for the (graph, k); "
+            "a bound method's LB is the best of simple and that method"
+        ],
+    )
 
 
 def orderer_table(records: Sequence[Record]) -> Table:
@@ -165,9 +170,12 @@ def orderer_table(records: Sequence[Record]) -> Table:
             row.append(geomean(got) if got else None)
         rows.append(row)
     return Table(
-        name="orderers", title="SliceGraph UB / simple LB, geometric mean over graphs (Table 2; lower is better)",
-        header=["orderer", *[f"k={k}" for k in ks]], rows=rows, formats=["{}", *["{:.3f}" for _ in ks]],
-    )  # fmt: skip
+        name="orderers",
+        title="SliceGraph UB / simple LB, geometric mean over graphs (Table 2; lower is better)",
+        header=["orderer", *[f"k={k}" for k in ks]],
+        rows=rows,
+        formats=["{}", *["{:.3f}" for _ in ks]],
+    )
 
 
 def counts_table(records: Sequence[Record]) -> Table:
@@ -182,15 +190,27 @@ def counts_table(records: Sequence[Record]) -> Table:
         for k in sorted(k for lab, k in groups if lab == label):
             rs = groups[(label, k)]
             times = [r.method_time for r in rs if r.status in GOOD and r.method_time is not None]
-            rows.append([label, k, len(rs), *[sum(r.status == s for r in rs) for s in STATUSES],
-                         sum(times) / len(times) if times else None, max(times) if times else None])  # fmt: skip
+            rows.append(
+                [
+                    label,
+                    k,
+                    len(rs),
+                    *[sum(r.status == s for r in rs) for s in STATUSES],
+                    sum(times) / len(times) if times else None,
+                    max(times) if times else None,
+                ]
+            )
     return Table(
-        name="counts", title="Instances, statuses and method running times (seconds)",
-        header=["method", "k", "instances", *STATUSES, "mean s", "max s"], rows=rows,
+        name="counts",
+        title="Instances, statuses and method running times (seconds)",
+        header=["method", "k", "instances", *STATUSES, "mean s", "max s"],
+        rows=rows,
         formats=["{}", "{}", "{}", *["{}" for _ in STATUSES], "{:.3g}", "{:.3g}"],
-        notes=["time_limit: the method stopped at its time limit (its bound is still proven); "
-               f"{', '.join(FAILED)}: no result (timeout = killed by the hard wall-clock guard)"],
-    )  # fmt: skip
+        notes=[
+            "time_limit: the method stopped at its time limit (its bound is still proven); "
+            f"{', '.join(FAILED)}: no result (timeout = killed by the hard wall-clock guard)"
+        ],
+    )
 
 
 FAILURES_SHOWN = 10
@@ -200,13 +220,18 @@ def failures_table(records: Sequence[Record], limit: int = FAILURES_SHOWN) -> Ta
     """The first ``limit`` failed tasks (by graph, k, method) with status and message."""
     labels = _labels(records)
     failed = [r for r in records if r.status in FAILED]
-    rows = [[r.graph, r.k, labels[r.task_key], r.status, " ".join((r.message or "").split())[:200]]
-            for r in failed[:limit]]  # fmt: skip
+    rows = [
+        [r.graph, r.k, labels[r.task_key], r.status, " ".join((r.message or "").split())[:200]] for r in failed[:limit]
+    ]
     more = [f"{len(failed) - limit} more failed task(s) are in the store"] if len(failed) > limit else []
     return Table(
-        name="failures", title=f"Failed tasks ({len(failed)}; rerun with --retry-failed)",
-        header=["graph", "k", "method", "status", "message"], rows=rows, formats=["{}"] * 5, notes=more,
-    )  # fmt: skip
+        name="failures",
+        title=f"Failed tasks ({len(failed)}; rerun with --retry-failed)",
+        header=["graph", "k", "method", "status", "message"],
+        rows=rows,
+        formats=["{}"] * 5,
+        notes=more,
+    )
 
 
 def tables(records: Sequence[Record]) -> list[Table]:
@@ -250,8 +275,18 @@ def _csv(t: Table) -> str:
     return buf.getvalue().rstrip("\n")
 
 
-_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def _tex(text: str) -> str:
@@ -260,9 +295,16 @@ def _tex(text: str) -> str:
 
 def _latex(t: Table) -> str:
     spec = "l" + "r" * (len(t.header) - 1)
-    lines = [r"\begin{table}[t]", r"\centering", f"\\caption{{{_tex(t.title)}}}", f"\\label{{tab:mtpp-{t.name}}}",
-             f"\\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(_tex(h) for h in t.header) + r" \\",
-             r"\midrule"]  # fmt: skip
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        f"\\caption{{{_tex(t.title)}}}",
+        f"\\label{{tab:mtpp-{t.name}}}",
+        f"\\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(_tex(h) for h in t.header) + r" \\",
+        r"\midrule",
+    ]
     for row in t.rows:
         lines.append(" & ".join(_tex(_text(v, f)) for v, f in zip(row, t.formats)) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]

@@ -101,8 +101,12 @@ class Sandbox:
         fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)  # appends stay at the end after a truncate
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", SANDBOX_MAIN], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=fd, env=env,
-            )  # fmt: skip
+                [sys.executable, "-c", SANDBOX_MAIN],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=fd,
+                env=env,
+            )
         finally:
             os.close(fd)
         self.buffer = b""
@@ -278,8 +282,11 @@ class BatchSummary:
     def __str__(self) -> str:
         parts = ", ".join(f"{self.counts[s]} {s}" for s in (OK, TIME_LIMIT, *FAILED) if self.counts[s])
         elsewhere = f", {self.claimed_elsewhere} left to another batch" if self.claimed_elsewhere else ""
-        return (f"{self.tasks} tasks: {self.skipped} already in {self.store}, ran {self.ran}"
-                + (f" ({parts})" if parts else "") + f"{elsewhere} in {self.wall_time:.1f} s")  # fmt: skip
+        return (
+            f"{self.tasks} tasks: {self.skipped} already in {self.store}, ran {self.ran}"
+            + (f" ({parts})" if parts else "")
+            + f"{elsewhere} in {self.wall_time:.1f} s"
+        )
 
 
 class _Progress:
@@ -300,9 +307,15 @@ class _Progress:
         )
 
         self.bar = Progress(
-            TextColumn("[bold]batch"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True),
-        )  # fmt: skip
+            TextColumn("[bold]batch"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[stats]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
         self.bar.start()
         self.id = self.bar.add_task("batch", total=total, stats="")
         if skipped:
@@ -420,8 +433,15 @@ def run(
         raise InvalidParameterError(f"grace must be >= 0 seconds, got {grace!r}")
     names = parse_methods(methods)
     _check_solver(solver, names)
-    settings = Settings(time_limit=time_limit, orderer=orderer, seed=seed, threads=threads, bandwidth=bandwidth,
-                        memory=memory, reserve=reserve)  # fmt: skip
+    settings = Settings(
+        time_limit=time_limit,
+        orderer=orderer,
+        seed=seed,
+        threads=threads,
+        bandwidth=bandwidth,
+        memory=memory,
+        reserve=reserve,
+    )
     if any(m in BOUND_METHODS for m in names):
         from heuristics.partition.orderers import get_orderer
 
@@ -465,9 +485,17 @@ class _Batch:
     recorded as ``crashed`` (the others are simply rerun)."""
 
     def __init__(
-        self, db: ResultStore, pending: dict[str, Task], texts: dict[str, str], summary: BatchSummary,
-        bar: _Progress, n_jobs: int, task_fn: str | None, hard_limit: float, done: Sequence[str],
-    ) -> None:  # fmt: skip
+        self,
+        db: ResultStore,
+        pending: dict[str, Task],
+        texts: dict[str, str],
+        summary: BatchSummary,
+        bar: _Progress,
+        n_jobs: int,
+        task_fn: str | None,
+        hard_limit: float,
+        done: Sequence[str],
+    ) -> None:
         self.db, self.pending, self.texts, self.summary, self.bar = db, pending, texts, summary, bar
         self.n_jobs, self.task_fn, self.hard_limit, self.done = n_jobs, task_fn, hard_limit, done
         self.suspects: list[str] = []
@@ -493,8 +521,9 @@ class _Batch:
                     self.summary.claimed_elsewhere += 1
                     continue
                 dispatched.append(t.key)
-                yield delayed(run_task)(t.model_dump(), self.texts[t.graph_hash], self.task_fn, self.hard_limit,
-                                       os.getpid())
+                yield delayed(run_task)(
+                    t.model_dump(), self.texts[t.graph_hash], self.task_fn, self.hard_limit, os.getpid()
+                )
 
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)
         for result in parallel(calls()):
@@ -513,8 +542,9 @@ class _Batch:
                         raise
                     why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
                     message = f"the worker died running this task ({why})"
-                    self.record(self.pending.pop(key), {"status": CRASHED, "method_status": "worker died",
-                                                        "message": message})  # fmt: skip
+                    self.record(
+                        self.pending.pop(key), {"status": CRASHED, "method_status": "worker died", "message": message}
+                    )
                 continue
             dispatched: list[str] = []
             try:
@@ -523,5 +553,7 @@ class _Batch:
                 if type(exc).__name__ not in _WORKER_DEATHS:
                     raise
                 self.suspects = [key for key in dispatched if key in self.pending]
-                self.bar.note(f"a worker died ({type(exc).__name__}); rerunning the {len(self.suspects)} task(s) "
-                              "in flight one at a time")  # fmt: skip
+                self.bar.note(
+                    f"a worker died ({type(exc).__name__}); rerunning the {len(self.suspects)} task(s) "
+                    "in flight one at a time"
+                )

@@ -138,8 +138,10 @@ class ResultStore:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute(f"CREATE TABLE IF NOT EXISTS results ({_COLUMNS.format(statuses=statuses)})")
             self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT)")
-            self.db.execute("CREATE TABLE IF NOT EXISTS claims (task_key TEXT PRIMARY KEY NOT NULL, "
-                            "owner TEXT NOT NULL, expires REAL NOT NULL)")  # fmt: skip
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS claims (task_key TEXT PRIMARY KEY NOT NULL, "
+                "owner TEXT NOT NULL, expires REAL NOT NULL)"
+            )
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         cols = [row[1] for row in self.db.execute("PRAGMA table_info(results)")]
         if tuple(cols) != FIELDS:
@@ -152,11 +154,35 @@ class ResultStore:
         import mtpp
 
         row: dict[str, Any] = {f: None for f in FIELDS}
-        row.update(task_key=task.key, graph_hash=task.graph_hash, graph=task.graph, path=task.path, n=task.n,
-                   m=task.m, k=task.k, method=task.method, solver=task.solver, attempts=1,
-                   settings=json.dumps(task.settings, sort_keys=True), mtpp_version=mtpp.__version__)  # fmt: skip
-        for f in ("status", "method_status", "bound", "ub", "method_time", "wall_time", "solver_used",
-                  "solver_version", "message", "result", "host", "started_at", "finished_at"):  # fmt: skip
+        row.update(
+            task_key=task.key,
+            graph_hash=task.graph_hash,
+            graph=task.graph,
+            path=task.path,
+            n=task.n,
+            m=task.m,
+            k=task.k,
+            method=task.method,
+            solver=task.solver,
+            attempts=1,
+            settings=json.dumps(task.settings, sort_keys=True),
+            mtpp_version=mtpp.__version__,
+        )
+        for f in (
+            "status",
+            "method_status",
+            "bound",
+            "ub",
+            "method_time",
+            "wall_time",
+            "solver_used",
+            "solver_version",
+            "message",
+            "result",
+            "host",
+            "started_at",
+            "finished_at",
+        ):
             if f in result:
                 row[f] = result[f]
         if row["status"] not in STATUSES:
@@ -183,14 +209,21 @@ class ResultStore:
         marks = ", ".join("?" for _ in wanted)
         with self.lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            if wanted and self.db.execute(f"SELECT 1 FROM results WHERE task_key = ? AND status IN ({marks})",
-                                          [key, *wanted]).fetchone():  # fmt: skip
+            if (
+                wanted
+                and self.db.execute(
+                    f"SELECT 1 FROM results WHERE task_key = ? AND status IN ({marks})", [key, *wanted]
+                ).fetchone()
+            ):
                 return False
             held = self.db.execute("SELECT owner, expires FROM claims WHERE task_key = ?", (key,)).fetchone()
             if held is not None and held[0] != owner and held[1] > time.time() and owner_alive(held[0]):
                 return False
-            self.db.execute("INSERT INTO claims VALUES (?, ?, ?) ON CONFLICT (task_key) DO UPDATE SET "
-                            "owner = excluded.owner, expires = excluded.expires", (key, owner, time.time() + seconds))
+            self.db.execute(
+                "INSERT INTO claims VALUES (?, ?, ?) ON CONFLICT (task_key) DO UPDATE SET "
+                "owner = excluded.owner, expires = excluded.expires",
+                (key, owner, time.time() + seconds),
+            )
         return True
 
     def release(self, keys: Iterable[str] | None = None, owner: str | None = None) -> None:
@@ -214,8 +247,9 @@ class ResultStore:
 
     def records(self) -> list[Record]:
         """Every row, in a stable order (graph, k, method, solver)."""
-        cur = self.db.execute(f"SELECT {', '.join(FIELDS)} FROM results ORDER BY graph, graph_hash, k, method, solver, "
-                              "task_key")  # fmt: skip
+        cur = self.db.execute(
+            f"SELECT {', '.join(FIELDS)} FROM results ORDER BY graph, graph_hash, k, method, solver, task_key"
+        )
         return [Record(*row) for row in cur]
 
     def __len__(self) -> int:

@@ -140,8 +140,13 @@ class Settings(BaseModel):
             return {"seed": self.seed, "time_limit": self.time_limit, **machine}
         if method == "simple":
             return {"orderer": self.orderer, "seed": self.seed, **machine}
-        return {"orderer": self.orderer, "seed": self.seed, "time_limit": self.time_limit,
-                "threads": self.threads, **machine}  # fmt: skip
+        return {
+            "orderer": self.orderer,
+            "seed": self.seed,
+            "time_limit": self.time_limit,
+            "threads": self.threads,
+            **machine,
+        }
 
 
 class Task(BaseModel):
@@ -162,8 +167,17 @@ class Task(BaseModel):
     @property
     def key(self) -> str:
         """sha256 of ``{graph hash, k, method, solver, settings}`` (canonical JSON)."""
-        return sha256(canonical_json({"graph": self.graph_hash, "k": self.k, "method": self.method,
-                                      "solver": self.solver, "settings": self.settings}))  # fmt: skip
+        return sha256(
+            canonical_json(
+                {
+                    "graph": self.graph_hash,
+                    "k": self.k,
+                    "method": self.method,
+                    "solver": self.solver,
+                    "settings": self.settings,
+                }
+            )
+        )
 
     def label(self) -> str:
         solver = "" if self.solver == NO_SOLVER else f" [{self.solver}]"
@@ -258,10 +272,21 @@ def make_tasks(
     if not settings.time_limit > 0:
         raise InvalidParameterError(f"time_limit must be > 0 seconds, got {settings.time_limit!r}")
     return [
-        Task(graph_hash=s.graph_hash, graph=s.name, path=s.path, n=s.n, m=s.m, k=k, method=method,
-             solver=solver if method in MIP_METHODS else NO_SOLVER, settings=settings.for_method(method))
-        for s in sources for k in dict.fromkeys(ks) for method in methods
-    ]  # fmt: skip
+        Task(
+            graph_hash=s.graph_hash,
+            graph=s.name,
+            path=s.path,
+            n=s.n,
+            m=s.m,
+            k=k,
+            method=method,
+            solver=solver if method in MIP_METHODS else NO_SOLVER,
+            settings=settings.for_method(method),
+        )
+        for s in sources
+        for k in dict.fromkeys(ks)
+        for method in methods
+    ]
 
 
 # --------------------------------------------------------------------------- execution
@@ -304,9 +329,12 @@ def _run_slicegraph(graph: Graph, task: Task, orderer: str, machine: dict[str, A
     return {
         "status": TIME_LIMIT if sol.stopped_by_time else OK,
         "method_status": "time_limit" if sol.stopped_by_time else "done",
-        "bound": _finite(sol.lower_bound), "ub": _finite(sol.bottleneck), "method_time": sol.wall_time,
-        "message": f"{sol.evaluations} orders", "result": sol.to_json(indent=None),
-    }  # fmt: skip
+        "bound": _finite(sol.lower_bound),
+        "ub": _finite(sol.bottleneck),
+        "method_time": sol.wall_time,
+        "message": f"{sol.evaluations} orders",
+        "result": sol.to_json(indent=None),
+    }
 
 
 def _run_bound(graph: Graph, task: Task, machine: dict[str, Any]) -> dict[str, Any]:
@@ -315,18 +343,30 @@ def _run_bound(graph: Graph, task: Task, machine: dict[str, Any]) -> dict[str, A
     s = task.settings
     solver = "auto" if task.solver == NO_SOLVER else task.solver
     cert = certify(
-        graph, task.k, bounds=[task.method], solver=solver, time_limit=s.get("time_limit", 60.0),
-        threads=s.get("threads", 1), orderer=s["orderer"], seed=s["seed"], **machine,
-    )  # fmt: skip
+        graph,
+        task.k,
+        bounds=[task.method],
+        solver=solver,
+        time_limit=s.get("time_limit", 60.0),
+        threads=s.get("threads", 1),
+        orderer=s["orderer"],
+        seed=s["seed"],
+        **machine,
+    )
     rec = cert.bound(task.method)
     assert rec is not None
     status = {"time_limit": TIME_LIMIT, "error": ERROR, "interrupted": ERROR}.get(rec.status, OK)
     return {
-        "status": status, "method_status": rec.status,
-        "bound": _finite(cert.lower_bound), "ub": _finite(cert.upper_bound), "method_time": rec.wall_time,
-        "solver_used": rec.solver, "solver_version": rec.solver_version, "message": rec.message,
+        "status": status,
+        "method_status": rec.status,
+        "bound": _finite(cert.lower_bound),
+        "ub": _finite(cert.upper_bound),
+        "method_time": rec.wall_time,
+        "solver_used": rec.solver,
+        "solver_version": rec.solver_version,
+        "message": rec.message,
         "result": cert.model_dump_json(),
-    }  # fmt: skip
+    }
 
 
 def resolve(fn: str | None) -> Callable[[Task, str], dict[str, Any]]:
@@ -415,8 +455,9 @@ def serve(idle: float = 120.0) -> None:
         try:
             text = canonical_json(result)
         except ValueError as exc:  # NaN or infinity somewhere in the result
-            text = canonical_json({"status": ERROR, "method_status": "error", "host": host,
-                                   "message": f"result is not JSON: {exc}"})  # fmt: skip
+            text = canonical_json(
+                {"status": ERROR, "method_status": "error", "host": host, "message": f"result is not JSON: {exc}"}
+            )
         watchdog.arm(None)
         proto.write(text + "\n")
         proto.flush()

@@ -36,24 +36,41 @@ def add_commands(sub: Any) -> None:
     from mtpp.batch.report import FORMATS
     from mtpp.batch.runner import BACKENDS, DEFAULT_GRACE
 
-    about = ("Run every (graph, k, method) task that is not yet in the store. Killing the batch loses only the "
-             "tasks in flight; rerun the same command to finish.")
+    about = (
+        "Run every (graph, k, method) task that is not yet in the store. Killing the batch loses only the "
+        "tasks in flight; rerun the same command to finish."
+    )
     b = sub.add_parser("batch", help="run the bound hierarchy over a testbed into a results store", description=about)
     b.add_argument("graphs", nargs="+", metavar="TESTBED", help="directory of *.json graphs, glob, or graph files")
     b.add_argument("-k", type=int, nargs="+", required=True, help="numbers of pipeline stages, e.g. -k 2 4 8 16")
-    b.add_argument("--methods", nargs="+", default=["quick"],
-                   help="quick (default: slicegraph:brkga, simple, bottleneck), all (slicegraph:brkga + the 4 "
-                   "bounds), bounds, orderers (Table 2), or names: simple, bottleneck, guess, exact, "
-                   "slicegraph:ORDERER")  # fmt: skip
-    b.add_argument("--jobs", type=int, default=DEFAULT_JOBS,
-                   help=f"tasks run at once (default {DEFAULT_JOBS}: half the cores; -1: all cores / Dask worker "
-                   "threads)")  # fmt: skip
+    b.add_argument(
+        "--methods",
+        nargs="+",
+        default=["quick"],
+        help="quick (default: slicegraph:brkga, simple, bottleneck), all (slicegraph:brkga + the 4 "
+        "bounds), bounds, orderers (Table 2), or names: simple, bottleneck, guess, exact, "
+        "slicegraph:ORDERER",
+    )
+    b.add_argument(
+        "--jobs",
+        type=int,
+        default=DEFAULT_JOBS,
+        help=f"tasks run at once (default {DEFAULT_JOBS}: half the cores; -1: all cores / Dask worker threads)",
+    )
     b.add_argument("--store", default="results.db", help="SQLite results file (default results.db)")
     b.add_argument("--solver", default="auto", help="auto, highs, scip, gurobi or cpsat")
-    b.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
-                   help=f"seconds per MIP method and orderer search (default {DEFAULT_TIME_LIMIT:g}; the paper: 60)")
-    b.add_argument("--grace", type=float, default=DEFAULT_GRACE,
-                   help=f"a task is killed after time limit + grace seconds ({DEFAULT_GRACE:g})")  # fmt: skip
+    b.add_argument(
+        "--time-limit",
+        type=float,
+        default=DEFAULT_TIME_LIMIT,
+        help=f"seconds per MIP method and orderer search (default {DEFAULT_TIME_LIMIT:g}; the paper: 60)",
+    )
+    b.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE,
+        help=f"a task is killed after time limit + grace seconds ({DEFAULT_GRACE:g})",
+    )
     b.add_argument("--orderer", default="brkga", help="orderer of the partition (upper bound) of the bound tasks")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--threads", type=int, default=1, help="solver threads per task")
@@ -63,8 +80,12 @@ def add_commands(sub: Any) -> None:
     b.add_argument("--backend", choices=BACKENDS, default="loky", help="loky (this machine) or dask (a cluster)")
     b.add_argument("--scheduler", help="Dask scheduler address for --backend dask, e.g. tcp://HOST:8786")
     b.add_argument("--retry-failed", action="store_true", help="rerun stored tasks that ended error/crashed/timeout")
-    b.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")  # fmt: skip
+    b.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
+    )
 
     t = sub.add_parser("table", help="print the bound tables of a results store")
     t.add_argument("store", help="results file written by 'mtpp batch'")
@@ -91,12 +112,25 @@ def cmd_batch(args: argparse.Namespace, out: Console) -> int:
     if args.scheduler and args.backend != "dask":
         raise InvalidParameterError("--scheduler needs --backend dask")
     summary = run(
-        args.graphs, args.k, args.methods, solver=args.solver, time_limit=args.time_limit, n_jobs=args.jobs,
-        store=args.store, backend=args.backend, scheduler=args.scheduler,
+        args.graphs,
+        args.k,
+        args.methods,
+        solver=args.solver,
+        time_limit=args.time_limit,
+        n_jobs=args.jobs,
+        store=args.store,
+        backend=args.backend,
+        scheduler=args.scheduler,
         progress=False if getattr(args, "quiet", False) else args.progress,
-        orderer=args.orderer, seed=args.seed, threads=args.threads, bandwidth=args.bandwidth, memory=args.memory,
-        reserve=args.reserve, grace=args.grace, retry_failed=args.retry_failed,
-    )  # fmt: skip
+        orderer=args.orderer,
+        seed=args.seed,
+        threads=args.threads,
+        bandwidth=args.bandwidth,
+        memory=args.memory,
+        reserve=args.reserve,
+        grace=args.grace,
+        retry_failed=args.retry_failed,
+    )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if not getattr(args, "quiet", False):
         err.print(str(summary), markup=False)
@@ -106,8 +140,10 @@ def cmd_batch(args: argparse.Namespace, out: Console) -> int:
     if summary.failed:
         for line in summary.errors:
             err.print(line, markup=False)
-        err.print(f"{summary.failed} task(s) failed; see 'mtpp table {args.store}', or rerun with --retry-failed",
-                  markup=False)  # fmt: skip
+        err.print(
+            f"{summary.failed} task(s) failed; see 'mtpp table {args.store}', or rerun with --retry-failed",
+            markup=False,
+        )
         return EXIT_FAILED_TASKS
     return 0
 

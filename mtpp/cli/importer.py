@@ -28,9 +28,12 @@ def add_import_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="graph JSON to write (default: stdout)")
     p.add_argument("--batch", type=int, default=1, help="batch size set on the model's inputs (default 1)")
     p.add_argument("--device", default="a100", choices=sorted(PRESETS), help="device preset (default a100)")
-    p.add_argument("--fallback-cost", type=float, default=None,
-                   help="work in microseconds for ops without a FLOP formula or a static shape "
-                   "(default: such ops are an error)")  # fmt: skip
+    p.add_argument(
+        "--fallback-cost",
+        type=float,
+        default=None,
+        help="work in microseconds for ops without a FLOP formula or a static shape (default: such ops are an error)",
+    )
     return p
 
 
@@ -48,10 +51,14 @@ def cmd_import(args: argparse.Namespace, out: Console) -> int:
         return 0
     if getattr(args, "quiet", False):  # handlers may be called with a bare namespace
         return 0
-    out.print(f"wrote {graph!r} to {args.output}: work {graph.work.sum():.6g} us, "
-              f"params {graph.size_param.sum():.6g} bytes ({spec.name}, batch {args.batch})")  # fmt: skip
-    out.print(f"solve with: mtpp solve {args.output} -k K --bandwidth {spec.bandwidth_bytes_per_us:g} "
-              f"[--memory {spec.memory:g}]")  # fmt: skip
+    out.print(
+        f"wrote {graph!r} to {args.output}: work {graph.work.sum():.6g} us, "
+        f"params {graph.size_param.sum():.6g} bytes ({spec.name}, batch {args.batch})"
+    )
+    out.print(
+        f"solve with: mtpp solve {args.output} -k K --bandwidth {spec.bandwidth_bytes_per_us:g} "
+        f"[--memory {spec.memory:g}]"
+    )
     return 0
 
 

@@ -61,16 +61,25 @@ def _machine_args(p: argparse.ArgumentParser, from_file: bool = False, several_k
     machine; with ``from_file`` they default to a solution file's own."""
     dflt = dict.fromkeys(MACHINE_DEFAULTS) if from_file else MACHINE_DEFAULTS
     if several_k:
-        p.add_argument("-k", type=int, nargs="+", required=True,
-                       help="number(s) of pipeline stages; several k share their bounds")  # fmt: skip
+        p.add_argument(
+            "-k", type=int, nargs="+", required=True, help="number(s) of pipeline stages; several k share their bounds"
+        )
     else:
-        p.add_argument("-k", type=int, required=not from_file, help="number of pipeline stages (blocks)"
-                       + (" (default: the solution file's)" if from_file else ""))  # fmt: skip
+        p.add_argument(
+            "-k",
+            type=int,
+            required=not from_file,
+            help="number of pipeline stages (blocks)" + (" (default: the solution file's)" if from_file else ""),
+        )
     p.add_argument("--bandwidth", type=float, default=dflt["bandwidth"], help="inter-block bandwidth B (default 1)")
     p.add_argument("--memory", type=float, default=dflt["memory"], help="fast memory M per block (default unlimited)")
     p.add_argument("--reserve", type=float, default=dflt["reserve"], help="activation reserve R inside M (default 0)")
-    p.add_argument("--peak-aware", action="store_true", default=dflt["peak_aware"],
-                   help="overflow (size_param + peak - M)^+ / B with each block's activation peak (Eq. 2)")  # fmt: skip
+    p.add_argument(
+        "--peak-aware",
+        action="store_true",
+        default=dflt["peak_aware"],
+        help="overflow (size_param + peak - M)^+ / B with each block's activation peak (Eq. 2)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,35 +87,50 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="mtpp", description="Pipeline partitioning with certified bounds.")
     parser.add_argument("--version", action="version", version=f"mtpp {mtpp.__version__}")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print only results and errors (no progress, "
-                        "no notes)")  # fmt: skip
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print only results and errors (no progress, no notes)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     solve = sub.add_parser("solve", help="partition a graph with SliceGraph")
     solve.add_argument("file", help="graph file (mtpp JSON or node-link JSON)")
     _machine_args(solve)
-    solve.add_argument("--orderer", default="brkga", help="kahn, dfs, bfs, random-T, brkga[-N], mla, mla-weighted, "
-                       "topoformer, topoformer-sample[-N], topoformer-beam[-N], regal-brkga[-N]")  # fmt: skip
+    solve.add_argument(
+        "--orderer",
+        default="brkga",
+        help="kahn, dfs, bfs, random-T, brkga[-N], mla, mla-weighted, "
+        "topoformer, topoformer-sample[-N], topoformer-beam[-N], regal-brkga[-N]",
+    )
     solve.add_argument("--weights", default=None, help="weights file for a learned orderer (default: shipped)")
     solve.add_argument("--seed", type=int, default=0)
     solve.add_argument("--time-limit", type=float, default=None, help="seconds for the order search")
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
     solve.add_argument("-o", "--output", help="also write the solution JSON to this file")
     solve.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
-    solve.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="show a progress bar (default: when stderr is a terminal)")  # fmt: skip
-    solve.add_argument("--presolve", action=argparse.BooleanOptionalAction, default=True,
-                       help="remove ops that provably cost nothing before the search (default: on)")  # fmt: skip
+    solve.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
+    solve.add_argument(
+        "--presolve",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="remove ops that provably cost nothing before the search (default: on)",
+    )
 
     cert = sub.add_parser("certify", help="partition a graph and prove lower bounds with MIPs")
     cert.add_argument("file", help="graph file")
     _machine_args(cert, several_k=True)
-    cert.add_argument("--bounds", default="all",
-                      help="all, or a comma list of simple,cut,ideal-dp,bottleneck,guess,exact")  # fmt: skip
+    cert.add_argument(
+        "--bounds", default="all", help="all, or a comma list of simple,cut,ideal-dp,bottleneck,guess,exact"
+    )
     cert.add_argument("--solver", default="auto", help="auto, highs, scip, gurobi or cpsat")
     cert.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method at most (default 60)")
-    cert.add_argument("--budget", type=float, default=60.0,
-                      help="seconds for the whole call, spent cheapest first (default 60)")  # fmt: skip
+    cert.add_argument(
+        "--budget", type=float, default=60.0, help="seconds for the whole call, spent cheapest first (default 60)"
+    )
     cert.add_argument("--threads", type=int, default=1, help="solver threads")
     cert.add_argument("--jobs", type=int, default=1, help="parallel sub-MIPs for guess-the-bottleneck")
     cert.add_argument("--orderer", default="brkga", help="orderer for the partition (see 'solve')")
@@ -115,14 +139,21 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("-o", "--output", help="also write the certificate JSON to this file")
     cert.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
     cert.add_argument("--export-dir", help="write every MIP of the requested methods here as MPS")
-    cert.add_argument("--presolve", action=argparse.BooleanOptionalAction, default=True,
-                      help="run every method on the graph without the ops that provably cost nothing "
-                           "(same optimum; default: on)")  # fmt: skip
+    cert.add_argument(
+        "--presolve",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run every method on the graph without the ops that provably cost nothing (same optimum; default: on)",
+    )
 
     sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
     sch.add_argument("file", help="graph file")
-    sch.add_argument("--method", default="auto", help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
-                     "random, topoformer, topoformer-sample, topoformer-beam, regal-brkga")  # fmt: skip
+    sch.add_argument(
+        "--method",
+        default="auto",
+        help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
+        "random, topoformer, topoformer-sample, topoformer-beam, regal-brkga",
+    )
     sch.add_argument("--weights", default=None, help="weights file for a learned method (default: shipped)")
     sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
     sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
@@ -133,9 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("place", help="place ops on heterogeneous devices and schedule them, with a lower bound")
     pl.add_argument("file", help="graph file")
-    pl.add_argument("--devices", default="cpu-igpu-dgpu",
-                    help="preset (cpu-igpu-dgpu, two-devices; they expect work in microseconds and sizes in bytes, "
-                    "as 'mtpp import' writes) or a JSON DeviceSet file")  # fmt: skip
+    pl.add_argument(
+        "--devices",
+        default="cpu-igpu-dgpu",
+        help="preset (cpu-igpu-dgpu, two-devices; they expect work in microseconds and sizes in bytes, "
+        "as 'mtpp import' writes) or a JSON DeviceSet file",
+    )
     pl.add_argument("--method", default="auto", help="auto, single, heft, brkga or cpsat")
     pl.add_argument("--objective", default="runtime", help="runtime or peak_memory")
     pl.add_argument("--time-limit", type=float, default=10.0, help="seconds for the searching methods (default 10)")
@@ -145,8 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="check a partition and print its costs")
     ev.add_argument("file", help="graph file")
-    ev.add_argument("partition", help="JSON: a solution or certificate written with -o (priced on its own k and "
-                    "machine unless options say otherwise), or {node id: block}")  # fmt: skip
+    ev.add_argument(
+        "partition",
+        help="JSON: a solution or certificate written with -o (priced on its own k and "
+        "machine unless options say otherwise), or {node id: block}",
+    )
     _machine_args(ev, from_file=True)
     ev.add_argument("--json", action="store_true")
 
@@ -167,8 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_command(sub)
     add_train_command(sub)
     for command in sub.choices.values():  # --quiet after the command too; SUPPRESS keeps one given before it
-        command.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print only "
-                             "results and errors")  # fmt: skip
+        command.add_argument(
+            "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print only results and errors"
+        )
     return parser
 
 
@@ -196,8 +234,9 @@ def _problem(
     v: dict[str, Any] = {f: x if x is not None else MACHINE_DEFAULTS.get(f) for f, x in merged.items()}
     if v["k"] is None:
         raise InvalidParameterError("give -k: the partition file does not say how many blocks it has")
-    return Problem(graph, v["k"], bandwidth=v["bandwidth"], memory=v["memory"], reserve=v["reserve"],
-                   peak_aware=v["peak_aware"])  # fmt: skip
+    return Problem(
+        graph, v["k"], bandwidth=v["bandwidth"], memory=v["memory"], reserve=v["reserve"], peak_aware=v["peak_aware"]
+    )
 
 
 def cmd_solve(args: argparse.Namespace, out: Console) -> int:
@@ -208,8 +247,15 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     err = notes(args)
     show = (sys.stderr.isatty() if args.progress is None else args.progress) and not err.quiet
     with compile_notice(err), progress_bar(show, f"{args.orderer}") as update:
-        sol = partition(problem, orderer=args.orderer, seed=args.seed, time_limit=args.time_limit, progress=update,
-                        weights=args.weights, presolve=args.presolve)  # fmt: skip
+        sol = partition(
+            problem,
+            orderer=args.orderer,
+            seed=args.seed,
+            time_limit=args.time_limit,
+            progress=update,
+            weights=args.weights,
+            presolve=args.presolve,
+        )
     if args.plot:
         from mtpp.pipelining.plot import plot_stages
 
@@ -242,10 +288,19 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
                 err.print(f"wrote {path}")
     with compile_notice(err):
         certs = certify(
-            problem, k=args.k, bounds=args.bounds, solver=args.solver, time_limit=args.time_limit,
-            budget=args.budget, threads=args.threads, n_jobs=args.jobs, orderer=args.orderer, seed=args.seed,
-            report=None if err.quiet else err.print, presolve=args.presolve,
-        )  # fmt: skip
+            problem,
+            k=args.k,
+            bounds=args.bounds,
+            solver=args.solver,
+            time_limit=args.time_limit,
+            budget=args.budget,
+            threads=args.threads,
+            n_jobs=args.jobs,
+            orderer=args.orderer,
+            seed=args.seed,
+            report=None if err.quiet else err.print,
+            presolve=args.presolve,
+        )
     docs = [certificate_document(c, _problem(graph, args, k=c.k)) for c in certs]
     if args.plot:
         from mtpp.evaluate import evaluate
@@ -260,8 +315,14 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         for col in ("k", "upper bound", "lower bound", "LB / UB", "lower bound by", "partition from"):
             summary.add_column(col, justify="right")
         for c in certs:
-            summary.add_row(str(c.k), f"{c.upper_bound:.6g}", f"{c.lower_bound:.6g}", f"{c.ratio:.4f}",
-                            c.lower_bound_method, c.partition_source)  # fmt: skip
+            summary.add_row(
+                str(c.k),
+                f"{c.upper_bound:.6g}",
+                f"{c.lower_bound:.6g}",
+                f"{c.ratio:.4f}",
+                c.lower_bound_method,
+                c.partition_source,
+            )
         out.print(summary)
         out.print(f"{sum(c.optimal for c in certs)} of {len(certs)} proven optimal in {certs[-1].wall_time:.1f} s")
         return 0
@@ -295,8 +356,15 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
     err = notes(args)
     label = f"schedule {graph.n} ops ({args.method}, time limit {args.time_limit:g} s)"
     with compile_notice(err), working(err, label):
-        sched = schedule(graph, method=args.method, time_limit=args.time_limit, seed=args.seed,
-                         beam_width=args.beam_width, threads=args.threads, weights=args.weights)  # fmt: skip
+        sched = schedule(
+            graph,
+            method=args.method,
+            time_limit=args.time_limit,
+            seed=args.seed,
+            beam_width=args.beam_width,
+            threads=args.threads,
+            weights=args.weights,
+        )
     if emit_json(schedule_document(sched, graph), args):
         return 0
     table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}{units_label(graph)}")
@@ -323,8 +391,9 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
     err = notes(args)
     label = f"place {graph.n} ops on {devices.name} ({args.method}, time limit {args.time_limit:g} s)"
     with compile_notice(err), working(err, label):
-        p = place(graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit,
-                  seed=args.seed)  # fmt: skip
+        p = place(
+            graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit, seed=args.seed
+        )
     if emit_json(placement_document(p, graph), args):
         return 0
     table = Table(title=f"placement of {graph.name or args.file} on {', '.join(p.devices)}{units_label(graph)}")
@@ -357,8 +426,9 @@ def _device_set(spec: str) -> Any:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "document"
-        raise InputFileError(f"{spec}: not a device set ({where}: {first['msg']}; "
-                             f"{exc.error_count()} error(s))") from None  # fmt: skip
+        raise InputFileError(
+            f"{spec}: not a device set ({where}: {first['msg']}; {exc.error_count()} error(s))"
+        ) from None
 
 
 def _read_partition(path: str) -> tuple[dict[str, Any], list[Any] | None, dict[str, Any]]:
@@ -422,13 +492,16 @@ def cmd_info(args: argparse.Namespace, out: Console) -> int:
     g = load_graph(args.file)
     table = Table(title=g.name or args.file, show_header=False)
     for key, value in (
-        ("nodes", g.n), ("edges", g.m),
-        ("total work", f"{g.work.sum():.6g}"), ("total size_param", f"{g.size_param.sum():.6g}"),
-        ("total size_out", f"{g.size_out.sum():.6g}"), ("max work", f"{g.work.max():.6g}"),
+        ("nodes", g.n),
+        ("edges", g.m),
+        ("total work", f"{g.work.sum():.6g}"),
+        ("total size_param", f"{g.size_param.sum():.6g}"),
+        ("total size_out", f"{g.size_out.sum():.6g}"),
+        ("max work", f"{g.work.max():.6g}"),
         ("sources", int((g.pred_ptr[1:] == g.pred_ptr[:-1]).sum())),
         ("sinks", int((g.succ_ptr[1:] == g.succ_ptr[:-1]).sum())),
         ("units", units_label(g).strip(" ()") or "not given"),
-    ):  # fmt: skip
+    ):
         table.add_row(key, str(value))
     out.print(table)
     return 0
@@ -473,6 +546,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(DEBUG_ENV):
             raise
         what = (str(exc).splitlines() or [""])[0][:300]
-        print(f"mtpp: internal error: {type(exc).__name__}: {what} (run with {DEBUG_ENV}=1 for the traceback; "
-              "please report it)", file=sys.stderr)  # fmt: skip
+        print(
+            f"mtpp: internal error: {type(exc).__name__}: {what} (run with {DEBUG_ENV}=1 for the traceback; "
+            "please report it)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL

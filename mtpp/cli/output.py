@@ -57,9 +57,14 @@ def progress_bar(enabled: bool, label: str) -> Iterator[ProgressCallback | None]
         yield None
         return
     with Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("best {task.fields[best]}"),
-        TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-    ) as bar:  # fmt: skip
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("best {task.fields[best]}"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task(label, total=None, best="-")
 
         def update(done: int, total: int, best: float) -> None:

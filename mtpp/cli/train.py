@@ -24,8 +24,12 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     """Add ``train`` to ``sub`` (from ``add_subparsers``) and return its parser."""
     p = sub.add_parser("train", help="train a learned orderer (Topoformer or REGAL) on generated graphs")
     p.add_argument("model", choices=["topoformer", "regal"])
-    p.add_argument("--objective", choices=["peak", "mtpp"], default="peak",
-                   help="peak memory (layered graphs) or the SliceGraph bottleneck (REGAL-style graphs)")  # fmt: skip
+    p.add_argument(
+        "--objective",
+        choices=["peak", "mtpp"],
+        default="peak",
+        help="peak memory (layered graphs) or the SliceGraph bottleneck (REGAL-style graphs)",
+    )
     p.add_argument("-k", type=int, default=8, help="blocks for the mtpp objective (default 8)")
     p.add_argument("--out", required=True, help="directory for checkpoint, history, weights and plot")
     p.add_argument("--epochs", type=int, default=None, help="epochs (default: the model's)")
@@ -37,10 +41,18 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--evaluations", type=int, default=None, help="regal: BRKGA evaluations per run")
     p.add_argument("--dim", type=int, default=None, help="topoformer: embedding size")
     p.add_argument("--layers", type=int, default=None, help="topoformer: attention layers")
-    p.add_argument("--imitation-epochs", type=int, default=None,
-                   help="first epochs imitate a teacher's orders (approximate DP / BRKGA)")  # fmt: skip
-    p.add_argument("--teacher-effort", type=int, default=None,
-                   help="teacher's DP states per level (peak) or BRKGA evaluations (mtpp)")  # fmt: skip
+    p.add_argument(
+        "--imitation-epochs",
+        type=int,
+        default=None,
+        help="first epochs imitate a teacher's orders (approximate DP / BRKGA)",
+    )
+    p.add_argument(
+        "--teacher-effort",
+        type=int,
+        default=None,
+        help="teacher's DP states per level (peak) or BRKGA evaluations (mtpp)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-resume", action="store_true", help="start afresh even if DIR has a checkpoint")
@@ -62,21 +74,47 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
     from heuristics.neural.weights import require_torch
 
     require_torch()
-    common = {"epochs": "epochs", "graphs_per_epoch": "graphs_per_epoch", "nodes": "nodes",
-              "validation": "validation", "lr": "lr"}  # fmt: skip
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[info]}"), TimeRemainingColumn())  # fmt: skip
+    common = {
+        "epochs": "epochs",
+        "graphs_per_epoch": "graphs_per_epoch",
+        "nodes": "nodes",
+        "validation": "validation",
+        "lr": "lr",
+    }
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeRemainingColumn(),
+    )
     if args.model == "topoformer":
         from heuristics.neural.training import TrainConfig, train
 
-        opts = _options(args, {**common, "dim": "dim", "layers": "layers", "imitation_epochs": "imitation_epochs",
-                               "teacher_effort": "teacher_effort", "reinforce_lr": "reinforce_lr"})  # fmt: skip
+        opts = _options(
+            args,
+            {
+                **common,
+                "dim": "dim",
+                "layers": "layers",
+                "imitation_epochs": "imitation_epochs",
+                "teacher_effort": "teacher_effort",
+                "reinforce_lr": "reinforce_lr",
+            },
+        )
         config: Any = TrainConfig(**opts, threads=args.threads)
     else:
         from heuristics.neural.regal_training import RegalTrainConfig, train_regal
 
-        opts = _options(args, {**common, "evaluations": "evaluations", "imitation_epochs": "imitation_epochs",
-                               "teacher_effort": "teacher_effort"})  # fmt: skip
+        opts = _options(
+            args,
+            {
+                **common,
+                "evaluations": "evaluations",
+                "imitation_epochs": "imitation_epochs",
+                "teacher_effort": "teacher_effort",
+            },
+        )
         config = RegalTrainConfig(**opts)
     err = Console(stderr=True, quiet=bool(getattr(args, "quiet", False)))
     with Progress(*columns, console=err, transient=False, disable=err.quiet) as bar:

@@ -81,8 +81,9 @@ def _from_node_link(data: dict[str, Any], source: str) -> Graph:
         weight: dict[str, Any] = {key: rec.get(alias, rec.get(key)) for key, alias in NODE_LINK_WEIGHTS.items()}
         bad = [k for k, v in weight.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
         if bad:
-            raise GraphFormatError(f"{source}: nodes[{pos}] (id {node_id!r}) has a non-numeric {bad[0]}: "
-                                   f"{weight[bad[0]]!r}")
+            raise GraphFormatError(
+                f"{source}: nodes[{pos}] (id {node_id!r}) has a non-numeric {bad[0]}: {weight[bad[0]]!r}"
+            )
         try:
             nodes.append(
                 Node(

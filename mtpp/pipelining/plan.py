@@ -163,10 +163,16 @@ class PipelinePlan:
 
         used = len(self.stages)  # the evaluator lists k blocks; a plan may use fewer
         c = self.evaluation.costs
-        costs = dataclasses.replace(c, input_io=c.input_io[:used], work=c.work[:used], overflow=c.overflow[:used],
-                                    output_io=c.output_io[:used])  # fmt: skip
-        plot_stages(costs, self.lower_bound, path,
-                    title=title or f"{self.graph.name}: {self.rule} plan, k={self.problem.k}", unit="us")  # fmt: skip
+        costs = dataclasses.replace(
+            c, input_io=c.input_io[:used], work=c.work[:used], overflow=c.overflow[:used], output_io=c.output_io[:used]
+        )
+        plot_stages(
+            costs,
+            self.lower_bound,
+            path,
+            title=title or f"{self.graph.name}: {self.rule} plan, k={self.problem.k}",
+            unit="us",
+        )
 
 
 @dataclass(frozen=True)
@@ -228,10 +234,16 @@ def trace_model(
     if mode == "training":
         priced = [_training(op) for op in priced]
     return TracedModel(
-        module=module, args=args, graph=costed_graph(priced, edges, spec, name=type(module).__name__),
-        scopes=scopes, param_bytes=tuple(op.size_param for op in ops), roofline=roofline,
-        bandwidth=spec.bandwidth_bytes_per_us / (2.0 if mode == "training" else 1.0), times=times, repeats=repeats,
-    )  # fmt: skip
+        module=module,
+        args=args,
+        graph=costed_graph(priced, edges, spec, name=type(module).__name__),
+        scopes=scopes,
+        param_bytes=tuple(op.size_param for op in ops),
+        roofline=roofline,
+        bandwidth=spec.bandwidth_bytes_per_us / (2.0 if mode == "training" else 1.0),
+        times=times,
+        repeats=repeats,
+    )
 
 
 def plan_stages(
@@ -263,16 +275,18 @@ def plan_stages(
         parts = [*firsts, units.count]
     else:  # the baselines balance layers, then cut at their first units
         layers = [*units.layers, units.count]
-        per_layer = lambda values: np.add.reduceat(  # noqa: E731
-            np.asarray(values, dtype=np.float64), [starts[u] for u in layers[:-1]]
-        ).tolist()
+
+        def per_layer(values: Any) -> list[float]:
+            return np.add.reduceat(np.asarray(values, dtype=np.float64), [starts[u] for u in layers[:-1]]).tolist()
+
         if rule == "deepspeed-uniform":
             cuts = uniform_parts(len(layers) - 1, k)
         elif rule == "deepspeed-parameters":
             cuts = balanced_parts(per_layer(traced.param_bytes), k)
         else:
-            cuts = block_partition_parts(per_layer(measured_work(traced.scopes, traced.roofline,
-                                                                 traced.layer_times())), k)  # fmt: skip
+            cuts = block_partition_parts(
+                per_layer(measured_work(traced.scopes, traced.roofline, traced.layer_times())), k
+            )
         parts = [layers[c] for c in cuts]
     parts = [p for i, p in enumerate(parts) if i == 0 or p > parts[i - 1]]  # drop empty stages
 
@@ -282,11 +296,19 @@ def plan_stages(
     split_spec = _split_spec(units, parts)
     unrestricted = certificate or certify(problem, bounds=bounds, time_limit=time_limit)
     return PipelinePlan(
-        rule=rule, graph=graph, problem=problem, units=units, parts=tuple(parts), split_spec=split_spec,
-        stages=_stages(graph, units, parts, evaluation), assignment=assignment, evaluation=evaluation,
+        rule=rule,
+        graph=graph,
+        problem=problem,
+        units=units,
+        parts=tuple(parts),
+        split_spec=split_spec,
+        stages=_stages(graph, units, parts, evaluation),
+        assignment=assignment,
+        evaluation=evaluation,
         balance=_balance(traced.module, split_spec),
-        certificate=_for_plan(unrestricted, graph, evaluation, rule), unrestricted=unrestricted,
-    )  # fmt: skip
+        certificate=_for_plan(unrestricted, graph, evaluation, rule),
+        unrestricted=unrestricted,
+    )
 
 
 def plan_pipeline(
@@ -345,8 +367,10 @@ def _split_spec(units: Units, parts: Sequence[int]) -> dict[str, Any]:
     for c, u in enumerate(cuts):
         if not assign(c, set()):
             names = ", ".join(f"{m} ({p})" for m, p in units.split[u])
-            raise SplitPointError(f"the cut before op position {units.starts[u]} can only be made by {names}, "
-                                  "each needed by another cut: choose another k or granularity")  # fmt: skip
+            raise SplitPointError(
+                f"the cut before op position {units.starts[u]} can only be made by {names}, "
+                "each needed by another cut: choose another k or granularity"
+            )
     point = {module: dict(units.split[cuts[c]])[module] for module, c in owner.items()}
     return {module: SplitPoint[point[module]] for module, c in sorted(owner.items(), key=lambda mc: mc[1])}
 
@@ -358,12 +382,19 @@ def _stages(graph: Graph, units: Units, parts: Sequence[int], ev: Evaluation) ->
         lo, hi = units.starts[a], units.starts[b]
         inside = np.arange(lo, hi)
         producers = sorted({int(p) for v in inside for p in graph.predecessors(int(v)) if p < lo})
-        stages.append(Stage(
-            index=s, modules=units.calls(lo, hi), ops=tuple(str(graph.ids[v]) for v in inside),
-            input_io=float(c.input_io[s]), work=float(c.work[s]), overflow=float(c.overflow[s]),
-            output_io=float(c.output_io[s]), param_bytes=float(graph.size_param[lo:hi].sum()),
-            inputs=tuple((str(graph.ids[p]), float(graph.size_out[p])) for p in producers),
-        ))  # fmt: skip
+        stages.append(
+            Stage(
+                index=s,
+                modules=units.calls(lo, hi),
+                ops=tuple(str(graph.ids[v]) for v in inside),
+                input_io=float(c.input_io[s]),
+                work=float(c.work[s]),
+                overflow=float(c.overflow[s]),
+                output_io=float(c.output_io[s]),
+                param_bytes=float(graph.size_param[lo:hi].sum()),
+                inputs=tuple((str(graph.ids[p]), float(graph.size_out[p])) for p in producers),
+            )
+        )
     return tuple(stages)
 
 
@@ -397,8 +428,11 @@ def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Cer
         "ratio": 1.0 if ub == 0 else lb / ub,
         "gap_percent": 0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
         "optimal": closes(lb, ub + ev.rounding),
-        "notes": [*getattr(cert, "notes", []), f"upper bound: the {rule} split-point plan; the lower bound "
-                  f"holds for all acyclic partitions (best unrestricted partition found: {cert.upper_bound:.6g})"],
-    }  # fmt: skip
+        "notes": [
+            *getattr(cert, "notes", []),
+            f"upper bound: the {rule} split-point plan; the lower bound "
+            f"holds for all acyclic partitions (best unrestricted partition found: {cert.upper_bound:.6g})",
+        ],
+    }
     fields = type(cert).model_fields
     return cert.model_copy(update={key: value for key, value in update.items() if key in fields})

@@ -11,12 +11,15 @@ import numpy as np
 
 from mtpp.cost import BlockCosts
 
-TERMS = (("input_io", "input IO", "#9ecae1"), ("work", "work", "#3182bd"),
-         ("overflow", "overflow", "#fd8d3c"), ("output_io", "output IO", "#a1d99b"))  # fmt: skip
+TERMS = (
+    ("input_io", "input IO", "#9ecae1"),
+    ("work", "work", "#3182bd"),
+    ("overflow", "overflow", "#fd8d3c"),
+    ("output_io", "output IO", "#a1d99b"),
+)
 
 
-def plot_stages(costs: BlockCosts, lower_bound: float | None, path: str, title: str = "",
-                unit: str = "") -> None:  # fmt: skip
+def plot_stages(costs: BlockCosts, lower_bound: float | None, path: str, title: str = "", unit: str = "") -> None:
     """Write the chart of ``costs`` (one entry per stage) to ``path`` (the format
     follows the suffix: .png, .svg, .pdf)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -38,11 +41,17 @@ def plot_stages(costs: BlockCosts, lower_bound: float | None, path: str, title: 
     worst = int(np.argmax(total)) if k else 0
     if k:
         ax.bar([worst], [total[worst]], fill=False, edgecolor="#d62728", linewidth=2.0, width=0.7)
-        ax.annotate(f"bottleneck {total[worst]:.4g}", (worst, total[worst]), xytext=(0, 4),
-                    textcoords="offset points", ha="center", color="#d62728", fontsize=8)  # fmt: skip
+        ax.annotate(
+            f"bottleneck {total[worst]:.4g}",
+            (worst, total[worst]),
+            xytext=(0, 4),
+            textcoords="offset points",
+            ha="center",
+            color="#d62728",
+            fontsize=8,
+        )
     if lower_bound is not None and np.isfinite(lower_bound):
-        ax.axhline(lower_bound, color="black", linestyle="--", linewidth=1.2,
-                   label=f"lower bound {lower_bound:.4g}")  # fmt: skip
+        ax.axhline(lower_bound, color="black", linestyle="--", linewidth=1.2, label=f"lower bound {lower_bound:.4g}")
     ax.set_xticks(x, [str(i) for i in range(k)])
     ax.set_xlabel("stage")
     ax.set_ylabel(f"cost ({unit})" if unit else "cost")

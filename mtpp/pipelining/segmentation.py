@@ -52,8 +52,9 @@ def unit_costs(problem: Problem, starts: Sequence[int]) -> np.ndarray:
     if problem.peak_aware:
         raise NotImplementedError("split-point plans price overflow with a fixed reserve, not peak-aware")
     arrays = prepare(problem, np.arange(problem.graph.n, dtype=np.int64))
-    return unit_cost_kernel(*arrays[:8], np.asarray(starts, dtype=np.int64), problem.param_budget,
-                            1.0 / problem.bandwidth)  # fmt: skip
+    return unit_cost_kernel(
+        *arrays[:8], np.asarray(starts, dtype=np.int64), problem.param_budget, 1.0 / problem.bandwidth
+    )
 
 
 @njit(cache=True)

@@ -86,6 +86,4 @@ def measured_work(scopes: Sequence[tuple[str, ...]], roofline: Sequence[float], 
     for o, w in zip(owner, roofline):
         total[o] = total.get(o, 0.0) + w
         count[o] = count.get(o, 0) + 1
-    return [
-        times.get(o, 0.0) * (w / total[o] if total[o] > 0 else 1.0 / count[o]) for o, w in zip(owner, roofline)
-    ]
+    return [times.get(o, 0.0) * (w / total[o] if total[o] > 0 else 1.0 / count[o]) for o, w in zip(owner, roofline)]

@@ -81,8 +81,9 @@ class Units:
 
 def module_units(scopes: Sequence[tuple[str, ...]], granularity: int | None = None) -> Units:
     """The units of a traced order whose op ``p`` runs inside the calls ``scopes[p]``."""
-    if granularity is not None and (isinstance(granularity, bool) or not isinstance(granularity, int)
-                                    or granularity < 1):  # fmt: skip
+    if granularity is not None and (
+        isinstance(granularity, bool) or not isinstance(granularity, int) or granularity < 1
+    ):
         raise InvalidParameterError(f"granularity must be a call depth >= 1 or None, got {granularity!r}")
     cut = granularity if granularity is not None else max((len(s) for s in scopes), default=0)
     trunc = [tuple(s[:cut]) for s in scopes]

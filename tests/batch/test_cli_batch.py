@@ -37,10 +37,26 @@ def test_handlers_raise_mtpp_errors(tmp_path: Path) -> None:
     console = Console(file=io.StringIO())
     with pytest.raises(InvalidParameterError, match="no such file"):
         COMMANDS["table"](argparse.Namespace(store=str(tmp_path / "x.db"), format="markdown", output=None), console)
-    ns = argparse.Namespace(graphs=[str(tmp_path / "nothing")], k=[2], methods=["all"], solver="auto",
-                            time_limit=1.0, jobs=1, store=str(tmp_path / "r.db"), backend="loky", scheduler=None,
-                            progress=False, orderer="brkga", seed=0, threads=1, bandwidth=1.0, memory=None,
-                            reserve=0.0, grace=1.0, retry_failed=False)  # fmt: skip
+    ns = argparse.Namespace(
+        graphs=[str(tmp_path / "nothing")],
+        k=[2],
+        methods=["all"],
+        solver="auto",
+        time_limit=1.0,
+        jobs=1,
+        store=str(tmp_path / "r.db"),
+        backend="loky",
+        scheduler=None,
+        progress=False,
+        orderer="brkga",
+        seed=0,
+        threads=1,
+        bandwidth=1.0,
+        memory=None,
+        reserve=0.0,
+        grace=1.0,
+        retry_failed=False,
+    )
     with pytest.raises(GraphFormatError):
         COMMANDS["batch"](ns, console)
 

@@ -26,8 +26,23 @@ def count_rows(path: Path) -> int:
 
 def test_sigkill_then_rerun_completes_without_duplicates(testbed: Path, reference: Path, tmp_path: Path) -> None:
     store = tmp_path / "results.db"
-    cmd = [sys.executable, "-m", "mtpp.cli", "batch", str(testbed), "-k", *map(str, KS),
-           "--methods", *METHODS, "--jobs", "2", "--store", str(store), "--no-progress", *CLI_OPTIONS]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "mtpp.cli",
+        "batch",
+        str(testbed),
+        "-k",
+        *map(str, KS),
+        "--methods",
+        *METHODS,
+        "--jobs",
+        "2",
+        "--store",
+        str(store),
+        "--no-progress",
+        *CLI_OPTIONS,
+    ]
     total = N_GRAPHS * len(KS) * len(METHODS)
     proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -68,15 +68,20 @@ def fake_store(path: Path) -> None:
     for solver in ("highs", "scip"):
         put += make_tasks(srcs, [2], ["simple", "bottleneck", "slicegraph:kahn"], solver, Settings())
     values = {  # (graph index, method, solver) -> (status, bound, ub)
-        (0, "simple", "-"): ("ok", 5.0, 10.0), (1, "simple", "-"): ("ok", 4.0, 10.0),
-        (0, "bottleneck", "highs"): ("time_limit", 6.0, 10.0), (1, "bottleneck", "highs"): ("ok", 8.0, 8.0),
-        (0, "bottleneck", "scip"): ("timeout", None, None), (1, "bottleneck", "scip"): ("error", None, None),
-        (0, "slicegraph:kahn", "-"): ("ok", 5.0, 12.5), (1, "slicegraph:kahn", "-"): ("ok", 4.0, 10.0),
-    }  # fmt: skip
+        (0, "simple", "-"): ("ok", 5.0, 10.0),
+        (1, "simple", "-"): ("ok", 4.0, 10.0),
+        (0, "bottleneck", "highs"): ("time_limit", 6.0, 10.0),
+        (1, "bottleneck", "highs"): ("ok", 8.0, 8.0),
+        (0, "bottleneck", "scip"): ("timeout", None, None),
+        (1, "bottleneck", "scip"): ("error", None, None),
+        (0, "slicegraph:kahn", "-"): ("ok", 5.0, 12.5),
+        (1, "slicegraph:kahn", "-"): ("ok", 4.0, 10.0),
+    }
     with ResultStore(path) as store:
         for t in put:
-            status, bound, ub = values[(srcs.index(next(s for s in srcs if s.graph_hash == t.graph_hash)),
-                                        t.method, t.solver)]  # fmt: skip
+            status, bound, ub = values[
+                (srcs.index(next(s for s in srcs if s.graph_hash == t.graph_hash)), t.method, t.solver)
+            ]
             store.put(t, {"status": status, "bound": bound, "ub": ub, "method_time": 1.0 if bound else None})
 
 

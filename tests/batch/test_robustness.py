@@ -27,15 +27,32 @@ GRAPH = regal_graph(10, seed=1)
 MTPP = str(Path(sys.executable).with_name("mtpp"))  # the console script, as a user runs it
 
 
-def test_failed_tasks_exit_1_and_are_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_failed_tasks_exit_1_and_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import mtpp.batch.runner as runner
 
     GRAPH.to_json(str(tmp_path / "g.json"))
     store = str(tmp_path / "r.db")
     monkeypatch.setattr(runner, "run", functools.partial(runner.run, task_fn="tests.batch.faults:crash_on_guess"))
-    argv = ["batch", str(tmp_path / "g.json"), "-k", "2", "--methods", "simple", "guess", "--store", store,
-            "--jobs", "1", "--orderer", "kahn", "--solver", "highs", "--no-progress"]  # fmt: skip
+    argv = [
+        "batch",
+        str(tmp_path / "g.json"),
+        "-k",
+        "2",
+        "--methods",
+        "simple",
+        "guess",
+        "--store",
+        store,
+        "--jobs",
+        "1",
+        "--orderer",
+        "kahn",
+        "--solver",
+        "highs",
+        "--no-progress",
+    ]
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "crashed: " in err and "k=2 guess" in err and "exit code 13" in err and "1 task(s) failed" in err
@@ -52,9 +69,27 @@ def test_batch_from_a_directory_holding_an_mtpp_folder(tmp_path: Path) -> None:
     (tmp_path / "mtpp").mkdir()
     (tmp_path / "mtpp" / "README.md").write_text("a clone")
     GRAPH.to_json(str(tmp_path / "g.json"))
-    res = subprocess.run([MTPP, "batch", "g.json", "-k", "2", "--methods", "simple", "slicegraph:kahn", "--store",
-                          "r.db", "--jobs", "1", "--no-progress"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
+    res = subprocess.run(
+        [
+            MTPP,
+            "batch",
+            "g.json",
+            "-k",
+            "2",
+            "--methods",
+            "simple",
+            "slicegraph:kahn",
+            "--store",
+            "r.db",
+            "--jobs",
+            "1",
+            "--no-progress",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     with ResultStore(tmp_path / "r.db") as store:
         records = store.records()
@@ -71,8 +106,9 @@ def test_a_live_claim_of_another_batch_is_left_alone(tmp_path: Path) -> None:
         assert store.claim(tasks[0].key, ["ok"], 600.0, owner=other)
         assert not store.claim(tasks[0].key, ["ok"], 600.0)  # held
         assert store.claim(tasks[1].key, ["ok"], -1.0, owner=other)  # already expired
-    summary = run(GRAPH, [2, 3], ["simple", "slicegraph:kahn"], time_limit=5.0, orderer="kahn", store=path,
-                  progress=False)  # fmt: skip
+    summary = run(
+        GRAPH, [2, 3], ["simple", "slicegraph:kahn"], time_limit=5.0, orderer="kahn", store=path, progress=False
+    )
     assert summary.claimed_elsewhere == 1 and summary.ran == len(tasks) - 1
     with ResultStore(path) as store:
         assert tasks[0].key not in store.keys() and len(store) == len(tasks) - 1
@@ -87,11 +123,30 @@ def test_a_live_claim_of_another_batch_is_left_alone(tmp_path: Path) -> None:
 def test_two_batches_on_one_store_split_the_work(tmp_path: Path) -> None:
     for i, seed in enumerate((1, 2, 3)):
         regal_graph(12, seed=seed).to_json(str(tmp_path / f"g{i}.json"))
-    cmd = [sys.executable, "-m", "mtpp", "batch", str(tmp_path), "-k", "2", "3", "4", "--methods", "simple",
-           "slicegraph:random-50", "--store", str(tmp_path / "r.db"), "--jobs", "1", "--orderer", "kahn",
-           "--no-progress"]  # fmt: skip
-    procs = [subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "mtpp",
+        "batch",
+        str(tmp_path),
+        "-k",
+        "2",
+        "3",
+        "4",
+        "--methods",
+        "simple",
+        "slicegraph:random-50",
+        "--store",
+        str(tmp_path / "r.db"),
+        "--jobs",
+        "1",
+        "--orderer",
+        "kahn",
+        "--no-progress",
+    ]
+    procs = [
+        subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     errs = [p.communicate(timeout=300)[1] for p in procs]
     assert all(p.returncode == 0 for p in procs), errs
     ran = [int(e.split(", ran ")[1].split()[0]) for e in errs]
@@ -139,9 +194,26 @@ def test_killed_batch_leaves_no_workers(tmp_path: Path, moment: bytes) -> None:
     run a task in their sandboxes: every process it started ends within seconds."""
     for i, seed in enumerate((1, 2)):
         regal_graph(60, seed=seed).to_json(str(tmp_path / f"g{i}.json"))
-    cmd = [sys.executable, "-m", "mtpp", "batch", str(tmp_path), "-k", "2", "4", "8", "--methods",
-           "slicegraph:random-100000", "--time-limit", "60", "--store", str(tmp_path / "r.db"), "--jobs", "2",
-           "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "mtpp",
+        "batch",
+        str(tmp_path),
+        "-k",
+        "2",
+        "4",
+        "8",
+        "--methods",
+        "slicegraph:random-100000",
+        "--time-limit",
+        "60",
+        "--store",
+        str(tmp_path / "r.db"),
+        "--jobs",
+        "2",
+        "--no-progress",
+    ]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120

@@ -24,8 +24,18 @@ def statuses(path: Path) -> dict[tuple[int, str], tuple[str, str]]:
 def test_failures_are_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
     # guess at k=2 kills its task process, at k=3 raises, at k=4 hangs past the hard limit
     path = tmp_path / "r.db"
-    summary = run(GRAPH, [2, 3, 4], ["simple", "guess"], solver="highs", time_limit=1.0, grace=1.0, store=path,
-                  orderer="kahn", progress=False, task_fn="tests.batch.faults:faulty_guess")  # fmt: skip
+    summary = run(
+        GRAPH,
+        [2, 3, 4],
+        ["simple", "guess"],
+        solver="highs",
+        time_limit=1.0,
+        grace=1.0,
+        store=path,
+        orderer="kahn",
+        progress=False,
+        task_fn="tests.batch.faults:faulty_guess",
+    )
     assert summary.counts == {"ok": 3, "crashed": 1, "error": 1, "timeout": 1}
     got = statuses(path)
     assert all(got[(k, "simple")][0] == "ok" for k in (2, 3, 4))
@@ -34,12 +44,31 @@ def test_failures_are_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
     assert got[(4, "guess")][0] == "timeout" and "hard limit of 2 s" in got[(4, "guess")][1]
 
     # a rerun skips every stored task, failed or not
-    again = run(GRAPH, [2, 3, 4], ["simple", "guess"], solver="highs", time_limit=1.0, grace=1.0, store=path,
-                orderer="kahn", progress=False)  # fmt: skip
+    again = run(
+        GRAPH,
+        [2, 3, 4],
+        ["simple", "guess"],
+        solver="highs",
+        time_limit=1.0,
+        grace=1.0,
+        store=path,
+        orderer="kahn",
+        progress=False,
+    )
     assert again.ran == 0 and again.skipped == 6
     # --retry-failed reruns the failures in place: still one row per task
-    retry = run(GRAPH, [2, 3, 4], ["simple", "guess"], solver="highs", time_limit=1.0, grace=5.0, store=path,
-                orderer="kahn", progress=False, retry_failed=True)  # fmt: skip
+    retry = run(
+        GRAPH,
+        [2, 3, 4],
+        ["simple", "guess"],
+        solver="highs",
+        time_limit=1.0,
+        grace=5.0,
+        store=path,
+        orderer="kahn",
+        progress=False,
+        retry_failed=True,
+    )
     assert retry.ran == 3 and retry.skipped == 3
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT method, status, attempts FROM results").fetchall()
@@ -51,8 +80,18 @@ def test_failures_are_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
 def test_a_dead_worker_is_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
     path = tmp_path / "r.db"
     hook = "tests.batch.faults:kill_worker_on_guess"
-    summary = run(GRAPH, [2], ["simple", "guess", "slicegraph:kahn"], solver="highs", time_limit=5.0, store=path,
-                  n_jobs=2, orderer="kahn", progress=False, task_fn=hook)  # fmt: skip
+    summary = run(
+        GRAPH,
+        [2],
+        ["simple", "guess", "slicegraph:kahn"],
+        solver="highs",
+        time_limit=5.0,
+        store=path,
+        n_jobs=2,
+        orderer="kahn",
+        progress=False,
+        task_fn=hook,
+    )
     assert summary.counts == {"ok": 2, "crashed": 1}
     got = statuses(path)
     assert got[(2, "simple")][0] == got[(2, "slicegraph:kahn")][0] == "ok"
@@ -63,8 +102,17 @@ def test_dask_backend_stores_the_same_rows_as_loky(testbed: Path, reference: Pat
     distributed = pytest.importorskip("distributed")
     path = tmp_path / "dask.db"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        summary = run(testbed, KS, METHODS, n_jobs=2, store=path, backend="dask",
-                      scheduler=cluster.scheduler_address, progress=False, **OPTIONS)  # fmt: skip
+        summary = run(
+            testbed,
+            KS,
+            METHODS,
+            n_jobs=2,
+            store=path,
+            backend="dask",
+            scheduler=cluster.scheduler_address,
+            progress=False,
+            **OPTIONS,
+        )
     assert summary.counts["ok"] == summary.tasks
     assert same_results(stored(path), stored(reference))
 

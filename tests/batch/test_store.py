@@ -20,10 +20,21 @@ def tasks():
 
 
 def result(bound: float, status: str = "ok") -> dict:
-    return {"status": status, "method_status": "optimal", "bound": bound, "ub": 2.0 * bound, "method_time": 0.5,
-            "wall_time": 0.6, "solver_used": "highs", "solver_version": "1.12.0", "message": "",
-            "result": json.dumps({"lower_bound": bound}), "host": "h:1", "started_at": "t0",
-            "finished_at": "t1"}  # fmt: skip
+    return {
+        "status": status,
+        "method_status": "optimal",
+        "bound": bound,
+        "ub": 2.0 * bound,
+        "method_time": 0.5,
+        "wall_time": 0.6,
+        "solver_used": "highs",
+        "solver_version": "1.12.0",
+        "message": "",
+        "result": json.dumps({"lower_bound": bound}),
+        "host": "h:1",
+        "started_at": "t0",
+        "finished_at": "t1",
+    }
 
 
 def test_one_row_per_task_committed_at_once(tmp_path: Path) -> None:

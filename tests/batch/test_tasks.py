@@ -22,8 +22,10 @@ def test_graph_hash_is_the_content_whatever_the_file(tmp_path: Path) -> None:
     assert graph_hash(load_graph(tmp_path / "a.json")) == graph_hash(load_graph(tmp_path / "b.json")) == graph_hash(g)
     assert graph_hash(regal_graph(12, seed=6)) != graph_hash(g)
     # the same in a fresh interpreter (no per-process hash seeds)
-    code = "from mtpp.generators import regal_graph; from mtpp.batch.tasks import graph_hash; " \
-           "print(graph_hash(regal_graph(12, seed=5)))"  # fmt: skip
+    code = (
+        "from mtpp.generators import regal_graph; from mtpp.batch.tasks import graph_hash; "
+        "print(graph_hash(regal_graph(12, seed=5)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == graph_hash(g)
     # identical graphs in two files are one source

@@ -37,8 +37,13 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
 
     for module in ("mtpp.partitioner", "mtpp.certificate", "mtpp.scheduling", "mtpp.placement.api"):
         importlib.import_module(module)  # imported first: a module loaded under the patch would keep `forbidden`
-    for target in ("mtpp.partitioner.partition", "mtpp.certificate.certify", "mtpp.scheduling.schedule",
-                   "mtpp.placement.api.place", "mtpp.certificate.export_models"):  # fmt: skip
+    for target in (
+        "mtpp.partitioner.partition",
+        "mtpp.certificate.certify",
+        "mtpp.scheduling.schedule",
+        "mtpp.placement.api.place",
+        "mtpp.certificate.export_models",
+    ):
         monkeypatch.setattr(target, forbidden)
 
 
@@ -51,8 +56,9 @@ def one_error_line(capsys: pytest.CaptureFixture[str], *needles: str) -> str:
     return err
 
 
-def test_path_errors_exit_2_before_any_work(tmp_path: Path, graph_file: str, no_work: None,
-                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_path_errors_exit_2_before_any_work(
+    tmp_path: Path, graph_file: str, no_work: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     missing = str(tmp_path / "nope.json")
     binary = tmp_path / "bin.json"
     binary.write_bytes(bytes(range(256)) * 4)
@@ -112,8 +118,9 @@ def test_block_minus_one_is_out_of_range(tmp_path: Path, graph_file: str, capsys
     one_error_line(capsys, "block -1", "blocks are 0..1")
 
 
-def test_internal_error_is_one_line_and_exit_1(graph_file: str, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_internal_error_is_one_line_and_exit_1(
+    graph_file: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def broken(args: object, out: object) -> int:
         raise ZeroDivisionError("a bug")
 
@@ -130,15 +137,29 @@ def test_internal_error_is_one_line_and_exit_1(graph_file: str, monkeypatch: pyt
 
 def run_cli(*argv: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "MTPP_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "mtpp", *argv], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "mtpp", *argv], capture_output=True, text=True, timeout=300, cwd=cwd, env=env
+    )
 
 
 def test_version_and_quiet_in_a_real_process(graph_file: str) -> None:
     res = run_cli("--version")
     assert res.returncode == 0 and res.stdout.strip() == f"mtpp {mtpp.__version__}"
-    res = run_cli("--quiet", "certify", graph_file, "-k", "3", "--bounds", "simple,bottleneck", "--solver",
-                  "highs", "--orderer", "kahn", "--time-limit", "20")  # fmt: skip
+    res = run_cli(
+        "--quiet",
+        "certify",
+        graph_file,
+        "-k",
+        "3",
+        "--bounds",
+        "simple,bottleneck",
+        "--solver",
+        "highs",
+        "--orderer",
+        "kahn",
+        "--time-limit",
+        "20",
+    )
     assert res.returncode == 0 and res.stderr == "" and "LB / UB" in res.stdout
     res = run_cli("solve", graph_file, "-k", "2", "--orderer", "kahn", "-q")
     assert res.returncode == 0 and res.stderr == ""

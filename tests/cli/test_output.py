@@ -19,8 +19,22 @@ from mtpp.memory import peak_memory
 from mtpp.results_schema import DOCUMENTS
 from tests.oracle import random_dag
 
-COMMON = ("format", "version", "mtpp_version", "graph", "n", "m", "units", "objective", "upper_bound", "lower_bound",
-          "lower_bound_method", "gap", "optimal", "wall_time")  # fmt: skip
+COMMON = (
+    "format",
+    "version",
+    "mtpp_version",
+    "graph",
+    "n",
+    "m",
+    "units",
+    "objective",
+    "upper_bound",
+    "lower_bound",
+    "lower_bound_method",
+    "gap",
+    "optimal",
+    "wall_time",
+)
 
 
 def check_document(doc: dict, fmt: str) -> None:
@@ -64,8 +78,29 @@ def test_solve_certify_evaluate_share_one_vocabulary(tmp_path: Path, capsys: pyt
     check_document(solved, "mtpp-solution")
     check_blocks(solved, problem)
     cert_file = tmp_path / "cert.json"
-    assert main(["certify", path, "-k", "3", "--bounds", "simple,bottleneck", "--solver", "highs", "--orderer", "kahn",
-                 "--time-limit", "20", *machine, "--json", "-o", str(cert_file)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "certify",
+                path,
+                "-k",
+                "3",
+                "--bounds",
+                "simple,bottleneck",
+                "--solver",
+                "highs",
+                "--orderer",
+                "kahn",
+                "--time-limit",
+                "20",
+                *machine,
+                "--json",
+                "-o",
+                str(cert_file),
+            ]
+        )
+        == 0
+    )
     cert = json.loads(capsys.readouterr().out)
     check_document(cert, "mtpp-certificate")
     check_blocks(cert, problem)
@@ -114,9 +149,27 @@ def test_json_parses_when_highs_chatters(tmp_path: Path) -> None:
     (seen on stderr now; the solver layer may silence it); stdout stays one document."""
     path = tmp_path / "regal.json"
     regal_graph(40, seed=1).to_json(str(path))
-    res = subprocess.run([sys.executable, "-m", "mtpp", "certify", str(path), "-k", "4", "--solver", "highs",
-                          "--bounds", "simple,guess", "--time-limit", "3", "--json"],
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mtpp",
+            "certify",
+            str(path),
+            "-k",
+            "4",
+            "--solver",
+            "highs",
+            "--bounds",
+            "simple,guess",
+            "--time-limit",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     check_document(doc, "mtpp-certificate")

@@ -18,8 +18,9 @@ from tests.oracle import random_dag
 
 def test_units_round_trip_and_show_in_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     g = random_dag(np.random.default_rng(1), 8, p=0.4)
-    with_units = mtpp.Graph.from_arrays(g.work, g.size_param, g.size_out, np.stack([g.edge_src, g.edge_dst], 1),
-                                        units={"time": "ms", "size": "MiB"})  # fmt: skip
+    with_units = mtpp.Graph.from_arrays(
+        g.work, g.size_param, g.size_out, np.stack([g.edge_src, g.edge_dst], 1), units={"time": "ms", "size": "MiB"}
+    )
     path = tmp_path / "g.json"
     with_units.to_json(str(path))
     assert json.loads(path.read_text())["units"] == {"time": "ms", "size": "MiB"}
@@ -53,9 +54,11 @@ def test_example_and_importers_use_the_presets_units(tmp_path: Path, capsys: pyt
 def test_readme_api_promises() -> None:
     """A fresh interpreter: ``mtpp.devices`` after ``import mtpp``; ``peak_memory`` of
     ``Schedule.order`` (string ids)."""
-    code = ("import mtpp; print(mtpp.devices.get_device('h100').name); g = mtpp.load_example(); "
-            "s = mtpp.schedule(g, method='dfs'); print(mtpp.peak_memory(g, s.order) == s.peak == "
-            "mtpp.peak_memory(g, s.index_order))")  # fmt: skip
+    code = (
+        "import mtpp; print(mtpp.devices.get_device('h100').name); g = mtpp.load_example(); "
+        "s = mtpp.schedule(g, method='dfs'); print(mtpp.peak_memory(g, s.order) == s.peak == "
+        "mtpp.peak_memory(g, s.index_order))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["h100", "True"]

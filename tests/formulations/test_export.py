@@ -61,7 +61,9 @@ def test_build_models_names_and_matches_solve_bound() -> None:
     opt = solve_bound(p, "exact").bound
     [(_, fixed)] = build_models(p, "exact", upper_bound=opt)
     [(_, plain)] = build_models(p, "exact")
-    assert fixed.num_vars == plain.num_vars and fixed.upper.sum() + fixed.lower.sum() != plain.upper.sum() + \
-        plain.lower.sum()  # some y fixed by the upper bound; the bottleneck itself is never capped at it
+    assert (
+        fixed.num_vars == plain.num_vars
+        and fixed.upper.sum() + fixed.lower.sum() != plain.upper.sum() + plain.lower.sum()
+    )  # some y fixed by the upper bound; the bottleneck itself is never capped at it
     many = Problem(random_dag(np.random.default_rng(1), 120, 0.02), 100)
     assert build_models(many, "guess")[0][0] == "guess_j001"

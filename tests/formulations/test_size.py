@@ -16,8 +16,10 @@ from tests.oracle import random_dag
 @pytest.mark.parametrize("seed", range(12))
 def test_estimate_bounds_the_built_model(seed: int) -> None:
     base = random_problem(seed, max_n=14, max_k=5)
-    for problem in (base, mtpp.Problem(base.graph, base.k + 3, bandwidth=base.bandwidth, memory=base.memory,
-                                       reserve=base.reserve)):  # fmt: skip
+    for problem in (
+        base,
+        mtpp.Problem(base.graph, base.k + 3, bandwidth=base.bandwidth, memory=base.memory, reserve=base.reserve),
+    ):
         for method in ("exact", "bottleneck", "guess"):
             models = build_models(problem, method)
             est = estimate_model_size(problem, method)

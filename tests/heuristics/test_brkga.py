@@ -51,9 +51,14 @@ def test_time_limit_stops_early():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"population": 1}, {"generations": 0}, {"elite_fraction": 0}, {"elite_fraction": 0.9, "mutant_fraction": 0.5},
-     {"elite_bias": 0.3}],
-)  # fmt: skip
+    [
+        {"population": 1},
+        {"generations": 0},
+        {"elite_fraction": 0},
+        {"elite_fraction": 0.9, "mutant_fraction": 0.5},
+        {"elite_bias": 0.3},
+    ],
+)
 def test_bad_parameters(kwargs):
     with pytest.raises(InvalidParameterError):
         BrkgaParams(**kwargs)

@@ -20,8 +20,17 @@ from mtpp.partitioner import partition  # noqa: E402
 from mtpp.presets import DEVICES as PRESETS  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet", "squeezenet",
-          "vgg19", "zfnet512"]  # fmt: skip
+MODELS = [
+    "bvlc_alexnet",
+    "densenet121",
+    "inception_v1",
+    "inception_v2",
+    "resnet50",
+    "shufflenet",
+    "squeezenet",
+    "vgg19",
+    "zfnet512",
+]
 # dtype widths of the model itself (fp32); 1 FLOP/us and no memory-bandwidth limit, so work = FLOPs
 NATIVE = DeviceSpec(name="native", peak_flops=1e6, mem_bandwidth=1e30, link_bandwidth=1e6, memory=1e9)
 
@@ -116,17 +125,27 @@ def test_multi_output_op_gets_output_nodes() -> None:
     # x -> Split into a (2x3) and b (2x5); a -> Relu, b -> Relu
     split = numpy_helper.from_array(np.array([3, 5], dtype=np.int64), "split")
     model = _model(
-        [helper.make_node("Split", ["x", "split"], ["a", "b"], name="sp", axis=1),
-         helper.make_node("Relu", ["a"], ["ra"], name="r1"), helper.make_node("Relu", ["b"], ["rb"], name="r2")],
-        [_vi("x", ["N", 8])], [_vi("ra", ["N", 3]), _vi("rb", ["N", 5])], [split],
-    )  # fmt: skip
+        [
+            helper.make_node("Split", ["x", "split"], ["a", "b"], name="sp", axis=1),
+            helper.make_node("Relu", ["a"], ["ra"], name="r1"),
+            helper.make_node("Relu", ["b"], ["rb"], name="r2"),
+        ],
+        [_vi("x", ["N", 8])],
+        [_vi("ra", ["N", 3]), _vi("rb", ["N", 5])],
+        [split],
+    )
     g = from_onnx(model, batch_size=2, device_spec=NATIVE)
     assert set(g.ids) == {"input:x", "sp", "sp:out0", "sp:out1", "r1", "r2"}
     assert g.size_out[g.index("sp")] == (6 + 10) * 4
     assert g.size_out[g.index("sp:out0")] == 6 * 4 and g.size_out[g.index("sp:out1")] == 10 * 4
     assert g.size_param[g.index("sp")] == 16  # the int64 split sizes
-    assert set(g.edges()) == {("input:x", "sp"), ("sp", "sp:out0"), ("sp", "sp:out1"), ("sp:out0", "r1"),
-                              ("sp:out1", "r2")}  # fmt: skip
+    assert set(g.edges()) == {
+        ("input:x", "sp"),
+        ("sp", "sp:out0"),
+        ("sp", "sp:out1"),
+        ("sp:out0", "r1"),
+        ("sp:out1", "r2"),
+    }
     # the split and its outputs in block 0, r1 and r2 in block 1: each output counted once
     problem = mtpp.Problem(g, 2, bandwidth=1.0)
     a: dict[NodeId, int] = {"input:x": 0, "sp": 0, "sp:out0": 0, "sp:out1": 0, "r1": 1, "r2": 1}
@@ -138,11 +157,16 @@ def test_multi_output_op_gets_output_nodes() -> None:
 def test_constant_subgraph_folds_into_params() -> None:
     shape = numpy_helper.from_array(np.array([4, 3], dtype=np.int64), "wshape")
     model = _model(
-        [helper.make_node("ConstantOfShape", ["wshape"], ["w"], value=helper.make_tensor("v", TensorProto.FLOAT,
-                                                                                      [1], [0.5])),
-         helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
-        [_vi("x", ["N", 4])], [_vi("y", ["N", 3])], [shape],
-    )  # fmt: skip
+        [
+            helper.make_node(
+                "ConstantOfShape", ["wshape"], ["w"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.5])
+            ),
+            helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+        ],
+        [_vi("x", ["N", 4])],
+        [_vi("y", ["N", 3])],
+        [shape],
+    )
     g = from_onnx(model, batch_size=5, device_spec=NATIVE)
     assert g.ids == ("input:x", "mm")
     assert g.size_param[1] == 4 * 3 * 4
@@ -151,8 +175,11 @@ def test_constant_subgraph_folds_into_params() -> None:
 
 
 def test_unsupported_op_and_fallback() -> None:
-    model = _model([helper.make_node("Einsum", ["x", "x"], ["y"], name="ein", equation="ij,ij->ij")],
-                   [_vi("x", [2, 2])], [_vi("y", [2, 2])])  # fmt: skip
+    model = _model(
+        [helper.make_node("Einsum", ["x", "x"], ["y"], name="ein", equation="ij,ij->ij")],
+        [_vi("x", [2, 2])],
+        [_vi("y", [2, 2])],
+    )
     with pytest.raises(UnsupportedOpError, match="'Einsum' \\(node 'ein'\\)"):
         from_onnx(model, device_spec=NATIVE)
     g = from_onnx(model, device_spec=NATIVE, fallback_cost=7.0)
@@ -163,9 +190,11 @@ def test_unsupported_op_and_fallback() -> None:
 
 def test_shapeless_op_is_named() -> None:
     # NonZero's output length depends on the data: no static shape downstream
-    model = _model([helper.make_node("NonZero", ["x"], ["nz"], name="nz"),
-                    helper.make_node("Relu", ["nz"], ["y"], name="act")],
-                   [_vi("x", [3])], [helper.make_tensor_value_info("y", TensorProto.INT64, None)])  # fmt: skip
+    model = _model(
+        [helper.make_node("NonZero", ["x"], ["nz"], name="nz"), helper.make_node("Relu", ["nz"], ["y"], name="act")],
+        [_vi("x", [3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+    )
     with pytest.raises(MissingShapeError, match="node 'nz'"):
         from_onnx(model, device_spec=NATIVE)
     g = from_onnx(model, device_spec=NATIVE, fallback_cost=1.0)
@@ -182,8 +211,9 @@ def test_cli_import_handler(tmp_path: Path) -> None:
     parser = argparse.ArgumentParser(prog="mtpp")
     add_import_command(parser.add_subparsers(dest="command"))
     out_path = tmp_path / "g.json"
-    args = parser.parse_args(["import", str(light("squeezenet")), "-o", str(out_path), "--batch", "2",
-                              "--device", "h100"])  # fmt: skip
+    args = parser.parse_args(
+        ["import", str(light("squeezenet")), "-o", str(out_path), "--batch", "2", "--device", "h100"]
+    )
     console = Console(record=True, width=200)
     assert cmd_import(args, console) == 0
     g = mtpp.load_graph(str(out_path))

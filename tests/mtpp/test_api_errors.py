@@ -24,29 +24,53 @@ def _file(tmp: Path, name: str, content: str | bytes) -> Path:
 
 
 BAD: dict[str, tuple[type[mtpp.MtppError], str, Callable[[Path], object]]] = {
-    "node record with an unknown field": (GraphError, "foo",
-                                          lambda t: mtpp.Graph.from_nodes([{"id": 1, "foo": 2}], [])),
+    "node record with an unknown field": (
+        GraphError,
+        "foo",
+        lambda t: mtpp.Graph.from_nodes([{"id": 1, "foo": 2}], []),
+    ),
     "node record that is not a mapping": (GraphError, "node 0", lambda t: mtpp.Graph.from_nodes([5], [])),
     "edge that is not a pair": (GraphError, "pair", lambda t: mtpp.Graph.from_nodes([{"id": 1}], [(1,)])),
     "edges of three ends": (GraphError, "pairs", lambda t: mtpp.Graph.from_arrays([1, 2], [0, 0], [0, 0], [(0, 1, 2)])),
-    "edges that are not indices": (GraphError, "pairs", lambda t: mtpp.Graph.from_arrays([1, 2], [0, 0], [0, 0],
-                                                                                      [("a", "b")])),
+    "edges that are not indices": (
+        GraphError,
+        "pairs",
+        lambda t: mtpp.Graph.from_arrays([1, 2], [0, 0], [0, 0], [("a", "b")]),
+    ),
     "a weight given as a string": (InvalidWeightError, "'5'", lambda t: mtpp.Graph.from_arrays(["5"], [0], [0], [])),
     "a weight given as a boolean": (InvalidWeightError, "True", lambda t: mtpp.Graph.from_arrays([True], [0], [0], [])),
     "weights of the wrong length": (GraphError, "2 nodes", lambda t: mtpp.Graph.from_arrays([1, 2], [0], [0], [])),
-    "a JSON weight as a string": (GraphFormatError, "work", lambda t: mtpp.load_graph(_file(
-        t, "g.json", json.dumps({"nodes": [{"id": "a", "work": "5"}], "edges": []})))),
-    "a JSON weight as a boolean": (GraphFormatError, "work", lambda t: mtpp.load_graph(_file(
-        t, "g.json", json.dumps({"nodes": [{"id": "a", "work": True}], "edges": []})))),
-    "node-link JSON without weights": (GraphFormatError, "duration", lambda t: mtpp.load_graph(_file(
-        t, "g.json", json.dumps({"nodes": [{"id": "a"}], "links": []})))),
+    "a JSON weight as a string": (
+        GraphFormatError,
+        "work",
+        lambda t: mtpp.load_graph(_file(t, "g.json", json.dumps({"nodes": [{"id": "a", "work": "5"}], "edges": []}))),
+    ),
+    "a JSON weight as a boolean": (
+        GraphFormatError,
+        "work",
+        lambda t: mtpp.load_graph(_file(t, "g.json", json.dumps({"nodes": [{"id": "a", "work": True}], "edges": []}))),
+    ),
+    "node-link JSON without weights": (
+        GraphFormatError,
+        "duration",
+        lambda t: mtpp.load_graph(_file(t, "g.json", json.dumps({"nodes": [{"id": "a"}], "links": []}))),
+    ),
     "a path that is not a path": (GraphFormatError, "None", lambda t: mtpp.load_graph(None)),
-    "a garbage ONNX file": (mtpp.MtppError, "not an ONNX model", lambda t: mtpp.from_onnx(_file(
-        t, "m.onnx", b"\x00garbage\xff" * 10))),
-    "a JSON file renamed .onnx": (mtpp.MtppError, "not an ONNX model", lambda t: mtpp.from_onnx(_file(
-        t, "m.onnx", '{"a": 1}'))),
-    "a seed that is not an integer": (InvalidParameterError, "seed", lambda t: mtpp.partition(P, orderer="kahn",
-                                                                                              seed="x")),
+    "a garbage ONNX file": (
+        mtpp.MtppError,
+        "not an ONNX model",
+        lambda t: mtpp.from_onnx(_file(t, "m.onnx", b"\x00garbage\xff" * 10)),
+    ),
+    "a JSON file renamed .onnx": (
+        mtpp.MtppError,
+        "not an ONNX model",
+        lambda t: mtpp.from_onnx(_file(t, "m.onnx", '{"a": 1}')),
+    ),
+    "a seed that is not an integer": (
+        InvalidParameterError,
+        "seed",
+        lambda t: mtpp.partition(P, orderer="kahn", seed="x"),
+    ),
     "a time limit that is a string": (InvalidParameterError, "time_limit", lambda t: mtpp.certify(P, time_limit="5")),
     "bounds that are not names": (InvalidParameterError, "bounds", lambda t: mtpp.certify(P, bounds=5)),
     "k given as a string": (InvalidParameterError, "k", lambda t: mtpp.partition(G, k="2")),

@@ -15,8 +15,14 @@ def random_problem(rng, n_max, peak_aware=False):
     memory = math.inf if rng.random() < 0.4 else float(rng.integers(1, 20))
     reserve = 0.0 if math.isinf(memory) or peak_aware else float(rng.integers(0, int(memory) + 1))
     k = int(rng.integers(1, 4))
-    return Problem(g, k, bandwidth=float(rng.choice([0.5, 1.0, 3.0])), memory=memory, reserve=reserve,
-                   peak_aware=peak_aware and not math.isinf(memory))  # fmt: skip
+    return Problem(
+        g,
+        k,
+        bandwidth=float(rng.choice([0.5, 1.0, 3.0])),
+        memory=memory,
+        reserve=reserve,
+        peak_aware=peak_aware and not math.isinf(memory),
+    )
 
 
 def reference_bound(problem):
@@ -197,4 +203,3 @@ def test_every_op_cut_stays_tight_beside_a_huge_arc():
             flow, _ = min_cut_below(ptr, head, rev, cap, v, sink, upper, level)
             exact = exact_op_minimum(problem, v)
             assert Fraction(flow) <= exact and Fraction(flow) >= exact * (1 - Fraction(1, 10**12))
-

@@ -74,11 +74,19 @@ def test_bad_assignments():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"k": 0}, {"k": -3}, {"k": 2.5}, {"k": True}, {"k": 2, "bandwidth": 0}, {"k": 2, "bandwidth": math.nan},
-        {"k": 2, "bandwidth": math.inf}, {"k": 2, "memory": -1}, {"k": 2, "memory": math.nan},
-        {"k": 2, "reserve": -1}, {"k": 2, "memory": 5, "reserve": 6},
+        {"k": 0},
+        {"k": -3},
+        {"k": 2.5},
+        {"k": True},
+        {"k": 2, "bandwidth": 0},
+        {"k": 2, "bandwidth": math.nan},
+        {"k": 2, "bandwidth": math.inf},
+        {"k": 2, "memory": -1},
+        {"k": 2, "memory": math.nan},
+        {"k": 2, "reserve": -1},
+        {"k": 2, "memory": 5, "reserve": 6},
     ],
-)  # fmt: skip
+)
 def test_bad_problem_parameters(kwargs):
     g = Graph.from_arrays([1], [0], [0], [])
     with pytest.raises(InvalidParameterError) as info:

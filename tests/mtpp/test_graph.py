@@ -149,11 +149,14 @@ def test_graph_errors_inside_valid_files(tmp_path):
 
 def test_node_link_format(tmp_path):
     data = {
-        "directed": True, "graph": {"name": "nl"},
-        "nodes": [{"name": 0, "out_cost": 5, "param_cost": 1, "duration": 2},
-                  {"name": 1, "out_cost": 3, "param_cost": 0, "duration": 7}],
+        "directed": True,
+        "graph": {"name": "nl"},
+        "nodes": [
+            {"name": 0, "out_cost": 5, "param_cost": 1, "duration": 2},
+            {"name": 1, "out_cost": 3, "param_cost": 0, "duration": 7},
+        ],
         "links": [{"0": 0, "1": 1}],
-    }  # fmt: skip
+    }
     path = tmp_path / "nl.json"
     path.write_text(json.dumps(data))
     g = load_graph(path)

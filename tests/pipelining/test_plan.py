@@ -84,7 +84,7 @@ def check_plan(plan: Any, model: Any, x: Any, expected: Any) -> None:
     assert evaluate(Problem(units, plan.problem.k, bandwidth=plan.problem.bandwidth), stage).bottleneck == (
         pytest.approx(ub)
     )
-    assert units.to_dot(stage).count("fillcolor=\"#") == units.n
+    assert units.to_dot(stage).count('fillcolor="#') == units.n
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +109,7 @@ def test_skipnet_plan_runs_and_is_certified(skipnet: tuple, skipnet_traced: Any,
         check_plan(plan, model, x, expected)
     # optimal among split-point plans: every way of cutting at unit starts is no better
     starts = plan.units.starts
+
     def blocks(cuts: tuple[int, ...]) -> np.ndarray:
         unit_block = np.repeat(np.arange(len(cuts) + 1), np.diff([0, *cuts, plan.units.count]))
         return np.repeat(unit_block, np.diff(starts))
@@ -178,8 +179,9 @@ def test_tiny_gpt2_from_config() -> None:
     transformers = pytest.importorskip("transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.manual_seed(0)
-    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=97, n_positions=16,
-                                     attn_implementation="eager")  # fmt: skip
+    config = transformers.GPT2Config(
+        n_layer=2, n_embd=32, n_head=2, vocab_size=97, n_positions=16, attn_implementation="eager"
+    )
     model = transformers.GPT2Model(config).eval()
     model.config.use_cache = False
     ids = torch.randint(0, 97, (1, 12))

@@ -38,8 +38,9 @@ def test_split_point_dp_is_optimal_among_split_point_plans(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 10))
     memory = math.inf if seed % 2 else float(rng.integers(1, 30))
-    problem = Problem(ordered_dag(rng, n), int(rng.integers(1, 5)), bandwidth=float(rng.choice([0.5, 2.0])),
-                      memory=memory)  # fmt: skip
+    problem = Problem(
+        ordered_dag(rng, n), int(rng.integers(1, 5)), bandwidth=float(rng.choice([0.5, 2.0])), memory=memory
+    )
     starts = [0, *sorted(rng.choice(np.arange(1, n), size=int(rng.integers(0, n)), replace=False).tolist()), n]
     cost = unit_costs(problem, starts)
     for a, b in itertools.combinations_with_replacement(range(len(starts) - 1), 2):

@@ -22,8 +22,12 @@ def test_bulk_rows_build_fast() -> None:
 def test_absent_terms_duplicates_and_feasibility() -> None:
     m = Model()
     x = m.add_variables(3, "integer", lower=0, upper=5)
-    m.add_rows(np.array([[0, 1, -1], [2, 2, 0]]), np.array([[1.0, 1.0, 9.0], [1.0, 1.0, -1.0]]), lower=[1, -np.inf],
-               upper=[np.inf, 4])
+    m.add_rows(
+        np.array([[0, 1, -1], [2, 2, 0]]),
+        np.array([[1.0, 1.0, 9.0], [1.0, 1.0, -1.0]]),
+        lower=[1, -np.inf],
+        upper=[np.inf, 4],
+    )
     m.set_objective(x, [1, 2, 3], ObjSense.MAXIMIZE, offset=1.5)
     a = m.matrix().toarray()
     np.testing.assert_array_equal(a, [[1, 1, 0], [-1, 0, 2]])

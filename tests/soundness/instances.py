@@ -63,8 +63,10 @@ class Case:
 
     def describe(self) -> str:
         p = self.problem
-        return (f"[{self.family or '?'}] n={p.graph.n} m={p.graph.m} k={p.k} B={p.bandwidth} M={p.memory!r} "
-                f"R={p.reserve!r} OPT={float(self.opt)!r} graph={p.graph.to_json()}")  # fmt: skip
+        return (
+            f"[{self.family or '?'}] n={p.graph.n} m={p.graph.m} k={p.k} B={p.bandwidth} M={p.memory!r} "
+            f"R={p.reserve!r} OPT={float(self.opt)!r} graph={p.graph.to_json()}"
+        )
 
 
 def make_case(problem: Problem, family: str = "") -> Case:
@@ -267,8 +269,10 @@ def _check_partition(case: Case, who: str, assignment, claimed: float | None = N
     if below(ev.bottleneck, opt, err=err):
         bad.append(f"{who}: partition at {ev.bottleneck!r} (rounding {err:.3g}) beats OPT")
     if abs(Fraction(ev.bottleneck) - exact) > Fraction(err) + exact * REL:
-        bad.append(f"evaluate: {ev.bottleneck!r} for {who}'s partition, exact {float(exact)!r}: "
-                   f"off by more than its rounding bound {err:.3g}")  # fmt: skip
+        bad.append(
+            f"evaluate: {ev.bottleneck!r} for {who}'s partition, exact {float(exact)!r}: "
+            f"off by more than its rounding bound {err:.3g}"
+        )
     if claimed is not None and not math.isclose(ev.bottleneck, claimed, rel_tol=1e-12, abs_tol=0.0):
         bad.append(f"{who}: its partition does not re-evaluate to its UB {claimed!r} ({ev.bottleneck!r})")
     return bad
@@ -290,8 +294,10 @@ def _check_certificate(case: Case, cert) -> list[str]:
     bad += _check_partition(case, "certify", a, claimed=cert.upper_bound)
     exact = case.exact_bottleneck(a)
     if cert.optimal and (exceeds(cert.upper_bound, opt, OPTIMAL) or exact > opt * (1 + OPTIMAL)):
-        bad.append(f"certify: claims optimal at UB {cert.upper_bound!r}, its partition costs {float(exact)!r} "
-                   f"(LB {cert.lower_bound!r}, {cert.lower_bound_method})")  # fmt: skip
+        bad.append(
+            f"certify: claims optimal at UB {cert.upper_bound!r}, its partition costs {float(exact)!r} "
+            f"(LB {cert.lower_bound!r}, {cert.lower_bound_method})"
+        )
     return bad
 
 
@@ -323,8 +329,14 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
         sol = partition(p, orderer="kahn")
         for method in METHODS:
             try:
-                res = solve_bound(p, method, solver=solver, time_limit=time_limit, upper_bound=sol.bottleneck,
-                                  warm_start=sol.evaluation.assignment if method == "exact" else None)  # fmt: skip
+                res = solve_bound(
+                    p,
+                    method,
+                    solver=solver,
+                    time_limit=time_limit,
+                    upper_bound=sol.bottleneck,
+                    warm_start=sol.evaluation.assignment if method == "exact" else None,
+                )
             except InfeasibleFormulationError as exc:  # a declared solver failure, no bound: the safe side
                 bad.append(f"{method}: no bound, the solver failed ({NOT_TIGHT}): {exc}")
                 continue

@@ -120,7 +120,13 @@ def test_the_harness_flags_a_claim_above_the_optimum() -> None:
     assert any("> OPT" in f for f in _check_ideal_dp(case, dp, above))  # "nothing beats the UB" with UB > OPT
     dp = SimpleNamespace(status="optimal", value=value * 0.9, lower_bound=value * 0.9, assignment=None, rounding=0.0)
     assert [NOT_TIGHT in f for f in _check_ideal_dp(case, dp, value)] == [True]
-    cert = SimpleNamespace(lower_bound=value, lower_bound_method="ideal-dp", bounds=[], optimal=True,
-                           upper_bound=5e8, assignment={"h": 0, "c": 1})  # fmt: skip
+    cert = SimpleNamespace(
+        lower_bound=value,
+        lower_bound_method="ideal-dp",
+        bounds=[],
+        optimal=True,
+        upper_bound=5e8,
+        assignment={"h": 0, "c": 1},
+    )
     found = _check_certificate(case, cert)
     assert any("claims optimal" in f for f in found) and any("re-evaluate" in f for f in found)

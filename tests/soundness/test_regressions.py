@@ -22,19 +22,31 @@ from tests.oracle import ExactCosts, down_set_optimum, exact_optimum
 DATA = Path(__file__).parent.parent / "data" / "soundness"
 
 CASES = [  # file, k, problem options, certify options
-    ("cpsat_exact_infeasible.json", 3, {"bandwidth": 3, "memory": 5}, {"solver": "cpsat", "bounds": "exact",
-                                                                         "orderer": "dfs"}),
+    (
+        "cpsat_exact_infeasible.json",
+        3,
+        {"bandwidth": 3, "memory": 5},
+        {"solver": "cpsat", "bounds": "exact", "orderer": "dfs"},
+    ),
     ("cert_lb_gt_opt_1001_3.graph.json", 2, {}, {"solver": "cpsat", "bounds": "guess", "orderer": "kahn", "seed": 76}),
-    ("cert_lb_gt_opt_1001_28.graph.json", 2, {}, {"solver": "cpsat", "bounds": "bottleneck", "orderer": "dfs",
-                                                   "seed": 97}),
+    (
+        "cert_lb_gt_opt_1001_28.graph.json",
+        2,
+        {},
+        {"solver": "cpsat", "bounds": "bottleneck", "orderer": "dfs", "seed": 97},
+    ),
     ("cert_crash_1001_16.graph.json", 2, {"bandwidth": 0.5}, {"solver": "cpsat", "orderer": "kahn", "seed": 90}),
     ("cert_lb_gt_opt_1001_13.graph.json", 3, {}, {"solver": "highs", "bounds": "exact", "orderer": "dfs", "seed": 40}),
     ("scale_highs_98.graph.json", 4, {}, {"solver": "highs", "orderer": "kahn"}),
     ("scale_gurobi_95.graph.json", 3, {}, {"solver": "gurobi", "orderer": "kahn"}),
     ("scale_scip_63.graph.json", 2, {"bandwidth": 0.5}, {"solver": "scip", "orderer": "kahn"}),
     ("small_units.json", 2, {}, {"solver": "highs"}),
-    ("highs_stdout.json", 3, {"bandwidth": 0.5, "memory": 5.234550628964558}, {"solver": "highs", "bounds": "exact",
-                                                                               "orderer": "kahn"}),
+    (
+        "highs_stdout.json",
+        3,
+        {"bandwidth": 0.5, "memory": 5.234550628964558},
+        {"solver": "highs", "bounds": "exact", "orderer": "kahn"},
+    ),
     ("gurobi_interrupted.json", 2, {"bandwidth": 3}, {"solver": "gurobi", "orderer": "kahn"}),
 ]
 
@@ -93,39 +105,78 @@ def test_ids_that_read_the_same_are_rejected() -> None:
 
 
 SWEEP_FINDS = [  # found by benchmarks/soundness.py after the fixes above: (graph, k, machine, solver)
-    ({"nodes": [{"id": "v72", "work": 6.0, "size_param": 9.0, "size_out": 3.623174},
+    (
+        {
+            "nodes": [
+                {"id": "v72", "work": 6.0, "size_param": 9.0, "size_out": 3.623174},
                 {"id": "v63", "work": 5.6, "size_param": 4.019, "size_out": 0.501},
                 {"id": "v26", "work": 8.016, "size_param": 0.0, "size_out": 2.598297},
-                {"id": "v30", "work": 8.8, "size_param": 5.132, "size_out": 5.9}],
-      "edges": [["v72", "v30"], ["v26", "v72"]]},
-     2, {"bandwidth": 0.7, "memory": 10.8906}, "scip"),  # SCIP at feastol = epsilon: "optimal" 23.14, OPT 19.58
-    ({"nodes": [{"id": "v86", "work": 0.0, "size_param": 2019000000.0000002, "size_out": 8199999999.999999},
+                {"id": "v30", "work": 8.8, "size_param": 5.132, "size_out": 5.9},
+            ],
+            "edges": [["v72", "v30"], ["v26", "v72"]],
+        },
+        2,
+        {"bandwidth": 0.7, "memory": 10.8906},
+        "scip",
+    ),  # SCIP at feastol = epsilon: "optimal" 23.14, OPT 19.58
+    (
+        {
+            "nodes": [
+                {"id": "v86", "work": 0.0, "size_param": 2019000000.0000002, "size_out": 8199999999.999999},
                 {"id": "v63", "work": 0.0, "size_param": 5768000000.0, "size_out": 4000000000.0},
-                {"id": "v20", "work": 0.0, "size_param": 3900000000.0, "size_out": 7200000000.0}],
-      "edges": [["v86", "v20"], ["v20", "v63"]]},
-     4, {}, "highs"),  # SliceGraph's incremental sums left 9.5e-7 where the evaluator found 0: an internal error
-    (json.loads((DATA / "sweep_scip_cap.json").read_text()), 3, {"bandwidth": 0.7, "memory": 9190.2096},
-     "scip"),  # SCIP with the bottleneck capped at the UB: "optimal" 43914.03 at the cap, OPT 42642.86
-    ({"nodes": [{"id": "v99", "work": 3.5e9, "size_param": 5.5e9, "size_out": 8199999999.999999},
+                {"id": "v20", "work": 0.0, "size_param": 3900000000.0, "size_out": 7200000000.0},
+            ],
+            "edges": [["v86", "v20"], ["v20", "v63"]],
+        },
+        4,
+        {},
+        "highs",
+    ),  # SliceGraph's incremental sums left 9.5e-7 where the evaluator found 0: an internal error
+    (
+        json.loads((DATA / "sweep_scip_cap.json").read_text()),
+        3,
+        {"bandwidth": 0.7, "memory": 9190.2096},
+        "scip",
+    ),  # SCIP with the bottleneck capped at the UB: "optimal" 43914.03 at the cap, OPT 42642.86
+    (
+        {
+            "nodes": [
+                {"id": "v99", "work": 3.5e9, "size_param": 5.5e9, "size_out": 8199999999.999999},
                 {"id": "v54", "work": 5105341000.0, "size_param": 4800425000.0, "size_out": 8125999999.999999},
                 {"id": "v14", "work": 2924000000.0, "size_param": 5e9, "size_out": 372762000.0},
                 {"id": "v40", "work": 4967000000.0, "size_param": 1.1e9, "size_out": 0.0},
-                {"id": "v48", "work": 6.08e9, "size_param": 814589000.0, "size_out": 3127000000.0}],
-      "edges": [["v40", "v54"]]},
-     2, {"bandwidth": 0.7, "memory": 5164504200.0}, "highs"),  # HiGHS 1.16 with a MIP start: 16.80e9 > OPT 16.47e9
-    ({"nodes": [{"id": "v57", "work": 7.1e12, "size_param": 311097000000.0, "size_out": 0.0},
+                {"id": "v48", "work": 6.08e9, "size_param": 814589000.0, "size_out": 3127000000.0},
+            ],
+            "edges": [["v40", "v54"]],
+        },
+        2,
+        {"bandwidth": 0.7, "memory": 5164504200.0},
+        "highs",
+    ),  # HiGHS 1.16 with a MIP start: 16.80e9 > OPT 16.47e9
+    (
+        {
+            "nodes": [
+                {"id": "v57", "work": 7.1e12, "size_param": 311097000000.0, "size_out": 0.0},
                 {"id": "v32", "work": 3921732000000.0, "size_param": 2e12, "size_out": 1140612000000.0},
                 {"id": "v99", "work": 1074649000000.0, "size_param": 8214539000000.0, "size_out": 5645863000000.0},
                 {"id": "v25", "work": 328000000000.0, "size_param": 6259000000000.0, "size_out": 5e12},
                 {"id": "v52", "work": 6786377000000.0, "size_param": 8e12, "size_out": 8329000000000.001},
-                {"id": "v28", "work": 4e12, "size_param": 6400512000000.0, "size_out": 0.0}],
-      "edges": [["v57", "v32"], ["v25", "v32"], ["v28", "v99"], ["v28", "v25"]]},
-     2, {"bandwidth": 0.5}, "gurobi"),  # Gurobi at FeasibilityTol 1e-9 with a MIP start: 1.2111e13 > OPT 1.1861e13
-]  # fmt: skip
+                {"id": "v28", "work": 4e12, "size_param": 6400512000000.0, "size_out": 0.0},
+            ],
+            "edges": [["v57", "v32"], ["v25", "v32"], ["v28", "v99"], ["v28", "v25"]],
+        },
+        2,
+        {"bandwidth": 0.5},
+        "gurobi",
+    ),  # Gurobi at FeasibilityTol 1e-9 with a MIP start: 1.2111e13 > OPT 1.1861e13
+]
 
 
-@pytest.mark.parametrize(("doc", "k", "machine", "solver"), SWEEP_FINDS,
-                         ids=["scip-feastol", "slicegraph-zero", "scip-cap", "highs-mip-start", "gurobi-feastol"])
+@pytest.mark.parametrize(
+    ("doc", "k", "machine", "solver"),
+    SWEEP_FINDS,
+    ids=["scip-feastol", "slicegraph-zero", "scip-cap", "highs-mip-start", "gurobi-feastol"],
+)
 def test_sweep_finds(doc: dict, k: int, machine: dict, solver: str) -> None:
     if not backend_class(solver).available():
         pytest.skip("solver not installed")
@@ -149,18 +200,37 @@ def test_optimal_with_a_gap_is_not_called_optimal() -> None:
     from formulations.bounds import solve_bound
     from mtpp.io.graph_file import graph_from_dict
 
-    nodes = [("v45", 1971000.0, 9331000.0, 0.0), ("v52", 0.0, 4000000.0, 4192000.0),
-             ("v25", 918500.0, 1620844.0, 8000000.0), ("v41", 4550000.0, 4175000.0, 2856158.0),
-             ("v47", 2800000.0, 2580000.0, 1028000.0), ("v65", 4281000.0, 6700000.0, 6101728.0)]  # fmt: skip
-    edges = [["v45", "v52"], ["v45", "v25"], ["v45", "v41"], ["v45", "v65"], ["v52", "v47"], ["v52", "v65"],
-             ["v41", "v65"], ["v47", "v25"], ["v47", "v41"]]  # fmt: skip
-    doc = {"format": "mtpp-graph", "version": 1, "edges": edges,
-           "nodes": [{"id": i, "work": w, "size_param": p, "size_out": o} for i, w, p, o in nodes]}  # fmt: skip
+    nodes = [
+        ("v45", 1971000.0, 9331000.0, 0.0),
+        ("v52", 0.0, 4000000.0, 4192000.0),
+        ("v25", 918500.0, 1620844.0, 8000000.0),
+        ("v41", 4550000.0, 4175000.0, 2856158.0),
+        ("v47", 2800000.0, 2580000.0, 1028000.0),
+        ("v65", 4281000.0, 6700000.0, 6101728.0),
+    ]
+    edges = [
+        ["v45", "v52"],
+        ["v45", "v25"],
+        ["v45", "v41"],
+        ["v45", "v65"],
+        ["v52", "v47"],
+        ["v52", "v65"],
+        ["v41", "v65"],
+        ["v47", "v25"],
+        ["v47", "v41"],
+    ]
+    doc = {
+        "format": "mtpp-graph",
+        "version": 1,
+        "edges": edges,
+        "nodes": [{"id": i, "work": w, "size_param": p, "size_out": o} for i, w, p, o in nodes],
+    }
     problem = mtpp.Problem(graph_from_dict(doc), 4)
     opt = down_set_optimum(problem)
     sol = mtpp.partition(problem, orderer="kahn")
-    res = solve_bound(problem, "exact", solver="highs", upper_bound=sol.bottleneck,
-                      warm_start=sol.evaluation.assignment)  # fmt: skip
+    res = solve_bound(
+        problem, "exact", solver="highs", upper_bound=sol.bottleneck, warm_start=sol.evaluation.assignment
+    )
     assert res.bound <= opt * (1 + 1e-9)
     if res.status.value == "optimal":  # if this HiGHS closes the gap, the bound must be the optimum
         assert res.bound >= opt * (1 - 1e-5)
@@ -227,11 +297,13 @@ def test_needle_multi_k_certificates_are_sound(how: str) -> None:
 
 
 HUGE_TENSOR = {  # from the CI fuzz ([needle] family): a 9.3e14 tensor that never has to cross, 1e-3 ops
-    "nodes": [{"id": 99, "work": 0.0, "size_param": 0.00886, "size_out": 929848000000000.0},
-              {"id": 8, "work": 0.0066876, "size_param": 0.005113400000000001, "size_out": 0.002013},
-              {"id": 47, "work": 0.0035, "size_param": 300000000000.0, "size_out": 0.0}],
+    "nodes": [
+        {"id": 99, "work": 0.0, "size_param": 0.00886, "size_out": 929848000000000.0},
+        {"id": 8, "work": 0.0066876, "size_param": 0.005113400000000001, "size_out": 0.002013},
+        {"id": 47, "work": 0.0035, "size_param": 300000000000.0, "size_out": 0.0},
+    ],
     "edges": [[99, 8], [99, 47], [8, 47]],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("solver", ["highs", "gurobi", "scip", "cpsat"])

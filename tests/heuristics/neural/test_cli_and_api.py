@@ -61,8 +61,22 @@ def test_schedule_with_learned_methods(weights: dict[str, Path], method: str) ->
 def test_cli_solve_and_schedule_take_weights(weights: dict[str, Path], tmp_path: Path, capsys) -> None:
     path = tmp_path / "g.json"
     regal_graph(30, seed=5).to_json(str(path))
-    assert main(["solve", str(path), "-k", "3", "--orderer", "topoformer", "--weights",
-                 str(weights["topoformer-mtpp"]), "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "solve",
+                str(path),
+                "-k",
+                "3",
+                "--orderer",
+                "topoformer",
+                "--weights",
+                str(weights["topoformer-mtpp"]),
+                "--json",
+            ]
+        )
+        == 0
+    )
     sol = json.loads(capsys.readouterr().out)
     assert sol["orderer"] == "topoformer"
     assert main(["schedule", str(path), "--method", "topoformer", "--weights", str(weights["topoformer-peak"])]) == 0

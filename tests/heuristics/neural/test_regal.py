@@ -83,8 +83,16 @@ def test_config_round_trip_and_validation():
 def test_train_config_round_trip_and_validation():
     cfg = RegalTrainConfig(objective="peak", nodes=(20, 30), epochs=2, choices=(1, 2))
     assert RegalTrainConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
-    for kwargs in ({"objective": "time"}, {"nodes": (30, 20)}, {"epochs": 0}, {"lr": -1.0},
-                   {"baseline_decay": 1.0}, {"choices": (2.0,)}, {"evaluations": 0}, {"batch": 0}):  # fmt: skip
+    for kwargs in (
+        {"objective": "time"},
+        {"nodes": (30, 20)},
+        {"epochs": 0},
+        {"lr": -1.0},
+        {"baseline_decay": 1.0},
+        {"choices": (2.0,)},
+        {"evaluations": 0},
+        {"batch": 0},
+    ):
         with pytest.raises(InvalidParameterError):
             RegalTrainConfig(**kwargs)
 
@@ -201,8 +209,19 @@ def test_all_ones_betas_are_uniform_mutants_but_not_the_same_draws():
 
 
 # ------------------------------------------------------------------ training and weights
-TINY = RegalTrainConfig(objective="mtpp", k=4, nodes=(20, 30), epochs=2, graphs_per_epoch=3, batch=2,
-                        evaluations=60, validation=2, hidden=16, rounds=2, seed=3)  # fmt: skip
+TINY = RegalTrainConfig(
+    objective="mtpp",
+    k=4,
+    nodes=(20, 30),
+    epochs=2,
+    graphs_per_epoch=3,
+    batch=2,
+    evaluations=60,
+    validation=2,
+    hidden=16,
+    rounds=2,
+    seed=3,
+)
 
 
 def _drop_time(history):

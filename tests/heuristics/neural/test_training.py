@@ -19,8 +19,18 @@ from mtpp.generators.regal import regal_graph
 from mtpp.memory import peak_memory
 from tests.oracle import is_topological
 
-TINY = {"nodes": (12, 20), "graphs_per_epoch": 4, "batch": 2, "samples": 3, "validation": 3, "dim": 16,
-        "layers": 1, "head_dim": 4, "imitation_epochs": 1, "teacher_effort": 8}  # fmt: skip
+TINY = {
+    "nodes": (12, 20),
+    "graphs_per_epoch": 4,
+    "batch": 2,
+    "samples": 3,
+    "validation": 3,
+    "dim": 16,
+    "layers": 1,
+    "head_dim": 4,
+    "imitation_epochs": 1,
+    "teacher_effort": 8,
+}
 
 
 @pytest.fixture(scope="module")

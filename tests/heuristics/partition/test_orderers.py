@@ -26,8 +26,10 @@ def test_search_orderers_beat_or_match_their_seeds():
     from heuristics.partition.slicegraph import slice_order
 
     problem = Problem(random_dag(rng, 40, p=0.1), 4)
-    value = {n: slice_order(problem, get_orderer(n)(problem, seed=0, time_limit=None, progress=None).order).bottleneck
-             for n in ["kahn", "dfs", "bfs", "brkga-400"]}  # fmt: skip
+    value = {
+        n: slice_order(problem, get_orderer(n)(problem, seed=0, time_limit=None, progress=None).order).bottleneck
+        for n in ["kahn", "dfs", "bfs", "brkga-400"]
+    }
     assert value["brkga-400"] <= min(value["kahn"], value["dfs"], value["bfs"]) + 1e-9
 
 

@@ -44,8 +44,10 @@ def leafy_problem(rng: random.Random) -> Problem:
     perm = list(range(n))
     rng.shuffle(perm)
     graph = Graph.from_arrays(  # node i of the graph is op perm.index(i): leaves are not in index order
-        [work[perm.index(i)] for i in range(n)], [param[perm.index(i)] for i in range(n)],
-        [out[perm.index(i)] for i in range(n)], [(perm[u], perm[v]) for u, v in edges],
+        [work[perm.index(i)] for i in range(n)],
+        [param[perm.index(i)] for i in range(n)],
+        [out[perm.index(i)] for i in range(n)],
+        [(perm[u], perm[v]) for u, v in edges],
     )
     k = rng.randint(1, 4)
     bandwidth = rng.choice([0.5, 1.0, 3.0])
@@ -99,10 +101,15 @@ def test_optimum_is_kept_and_partitions_lift_exactly(seed: int) -> None:
 def test_chains_of_zero_cost_sources_and_sinks_collapse_onto_their_anchor() -> None:
     # c0 -> c1 -> x -> s0 -> ... : only x costs anything
     g = Graph.from_nodes(
-        [{"id": "c0", "size_out": 5}, {"id": "c1", "size_out": 7}, {"id": "x", "work": 3, "size_out": 2},
-         {"id": "s0"}, {"id": "y", "work": 1}],
+        [
+            {"id": "c0", "size_out": 5},
+            {"id": "c1", "size_out": 7},
+            {"id": "x", "work": 3, "size_out": 2},
+            {"id": "s0"},
+            {"id": "y", "work": 1},
+        ],
         [("c0", "c1"), ("c1", "x"), ("x", "s0"), ("x", "y")],
-    )  # fmt: skip
+    )
     pre = presolve(Problem(g, 2))
     assert list(pre.problem.graph.ids) == ["x", "y"]
     assert [g.ids[i] for i in pre.anchor] == ["x", "x", "x", "x", "y"]

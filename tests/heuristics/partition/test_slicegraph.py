@@ -91,8 +91,9 @@ def test_huge_k_costs_no_memory():
 def peak_problem(rng, n_max=7, k_max=3):
     n, k = int(rng.integers(1, n_max + 1)), int(rng.integers(1, k_max + 1))
     g = random_dag(rng, n, p=float(rng.random()), integral=bool(rng.integers(2)))
-    return Problem(g, k, bandwidth=float(rng.choice([0.5, 1.0, 2.0])), memory=float(rng.integers(1, 30)),
-                   peak_aware=True)  # fmt: skip
+    return Problem(
+        g, k, bandwidth=float(rng.choice([0.5, 1.0, 2.0])), memory=float(rng.integers(1, 30)), peak_aware=True
+    )
 
 
 def test_peak_aware_dp_equals_brute_force_segmentation():

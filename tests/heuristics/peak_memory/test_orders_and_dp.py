@@ -127,8 +127,7 @@ def test_bad_widths_are_rejected():
 def test_peak_segment_table_equals_naive_per_segment_computation():
     for rng, g in random_cases(3, 50, 9):
         order = kahn_order(g, rng.random(g.n))
-        problem = Problem(g, 2, bandwidth=float(rng.uniform(0.5, 3)), memory=float(rng.uniform(1, 40)),
-                          peak_aware=True)  # fmt: skip
+        problem = Problem(g, 2, bandwidth=float(rng.uniform(0.5, 3)), memory=float(rng.uniform(1, 40)), peak_aware=True)
         table = peak_segment_table(problem, order)
         costs = segment_cost_table(problem, order)
         plain = Problem(g, 2, bandwidth=problem.bandwidth)  # no overflow: IO + work only
