@@ -169,13 +169,45 @@ SWEEP_FINDS = [  # found by benchmarks/soundness.py after the fixes above: (grap
         {"bandwidth": 0.5},
         "gurobi",
     ),  # Gurobi at FeasibilityTol 1e-9 with a MIP start: 1.2111e13 > OPT 1.1861e13
+    (
+        {
+            "nodes": [
+                {"id": 58, "work": 4000000000.0, "size_param": 4000000000.0, "size_out": 2600000000.0},
+                {"id": 65, "work": 6800000000.0, "size_param": 3081271000.0, "size_out": 3512000000.0},
+                {"id": 22, "work": 9000000000.0, "size_param": 4000000000.0, "size_out": 8710000000.0},
+                {"id": 91, "work": 0.0, "size_param": 3000000000.0, "size_out": 5082883000.0},
+                {"id": 77, "work": 0.0, "size_param": 3800000000.0, "size_out": 2405000000.0},
+                {"id": 79, "work": 0.0, "size_param": 0.0, "size_out": 1886391000.0},
+                {"id": 69, "work": 0.0, "size_param": 5000000000.0, "size_out": 5600000000.0},
+                {"id": 87, "work": 0.0, "size_param": 0.0, "size_out": 9900000000.0},
+                {"id": 64, "work": 4800000000.0, "size_param": 5974491000.0, "size_out": 2000000000.0},
+                {"id": 27, "work": 8897476000.0, "size_param": 6000000000.0, "size_out": 2703000000.0},
+            ],
+            "edges": [
+                [65, 58],
+                [65, 69],
+                [91, 58],
+                [91, 77],
+                [77, 69],
+                [79, 91],
+                [87, 58],
+                [64, 77],
+                [64, 87],
+                [27, 58],
+                [27, 77],
+            ],
+        },
+        3,
+        {"bandwidth": 0.5},
+        "highs",
+    ),  # HiGHS 1.16 at mip_feasibility_tolerance 1e-9: "optimal" 2.1006e10 > OPT 2.0206e10 (the 20,000 sweep)
 ]
 
 
 @pytest.mark.parametrize(
     ("doc", "k", "machine", "solver"),
     SWEEP_FINDS,
-    ids=["scip-feastol", "slicegraph-zero", "scip-cap", "highs-mip-start", "gurobi-feastol"],
+    ids=["scip-feastol", "slicegraph-zero", "scip-cap", "highs-mip-start", "gurobi-feastol", "highs-mipfeas"],
 )
 def test_sweep_finds(doc: dict, k: int, machine: dict, solver: str) -> None:
     if not backend_class(solver).available():
