@@ -17,7 +17,13 @@ order):
   ``size_param`` is that large with the memory just above it (the overflow is then a
   small difference of huge sums), or both;
 * ``zero``: ordinary ops with zero-cost leaves (sources with one consumer, sinks with one
-  producer: no work, no parameters) and a chain of zero-work ops.
+  producer: no work, no parameters) and a chain of zero-work ops;
+* ``views``: ordinary ops with the patterns of every presolve rule
+  (:mod:`heuristics.partition.presolve`), each drawn on both sides of its size test: a
+  zero-work op between two ops whose tensor is larger or smaller than its input(s), one
+  that is the only consumer of its producer, empty-tensor ops whose producers and
+  consumers are some op's or not quite, dangling outputs with several producers;
+  parameters on zero-work ops, sometimes with a memory that no block can overflow.
 
 ``n <= 12`` (mostly ``n <= 8``), with at most :data:`MAX_IDEALS` down-sets, so that the
 exact oracle :func:`tests.oracle.exact_optimum` (rational arithmetic) stays fast.
@@ -31,6 +37,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
 from hypothesis import strategies as st
 
 from mtpp import Graph, Problem, evaluate
@@ -39,7 +46,7 @@ from tests.oracle import ExactCosts, down_sets, exact_optimum
 SCALES = (1e-3, 1.0, 1e3, 1e6, 1e9, 1e12)
 MIXED_SCALES = (1e-3, 1e-2, 1.0, 1e3, 1e6, 1e9, 1e12, 1e15)
 BANDWIDTHS = (0.5, 0.7, 1.0, 3.0)
-FAMILIES = ("classic", "mixed", "needle", "zero")
+FAMILIES = ("classic", "mixed", "needle", "zero", "views")
 METHODS = ("bottleneck", "guess", "exact")
 MAX_N = 12
 MAX_IDEALS = 512  # the oracle's pairs of down-sets stay below ~10^5: well under 0.1 s at n = 12
@@ -79,7 +86,7 @@ def make_instance(rng: random.Random, family: str | None = None, max_n: int = MA
     """One random instance of ``family`` (module docstring; default: one drawn from
     :data:`FAMILIES`) from a seeded ``random.Random``, with at most ``max_n`` ops."""
     family = rng.choice(FAMILIES) if family is None else family
-    build = {"classic": _classic, "mixed": _mixed, "needle": _needle, "zero": _zero}[family]
+    build = {"classic": _classic, "mixed": _mixed, "needle": _needle, "zero": _zero, "views": _views}[family]
     return build(rng, max(3, max_n))
 
 
@@ -183,6 +190,87 @@ def _zero(rng: random.Random, max_n: int) -> Problem:
         edges.add((rng.randrange(sources, sources + core), t))
     leaf = set(range(sources)) | set(range(sources + core, n))
     return _finish(rng, work, param, out, sorted(edges), keep=leaf)
+
+
+def _views(rng: random.Random, max_n: int) -> Problem:
+    core = rng.randint(2, 5)
+    scale = rng.choice(SCALES)
+
+    def weight() -> float:
+        return 0.0 if rng.random() < 0.1 else _decimal(rng, scale)
+
+    work, param, out = ([weight() for _ in range(core)] for _ in range(3))
+    edges = set(_edges(rng, core, rng.choice([0.2, 0.4, 0.7])))
+    before = {j: {i for i, jj in edges if jj == j} for j in range(core)}  # core preds, core succs
+    after = {i: {j for ii, j in edges if ii == i} for i in range(core)}
+    added: set[int] = set()
+
+    def node(w: float, p: float, o: float) -> int:
+        work.append(w)
+        param.append(p)
+        out.append(o)
+        added.add(len(work) - 1)
+        return len(work) - 1
+
+    def zero_param() -> float:
+        return 0.0 if rng.random() < 0.7 else _decimal(rng, scale)
+
+    while len(work) < max_n - 1 and (len(added) < 2 or rng.random() < 0.6):
+        kind = rng.choice(["forward", "backward", "twin", "dangling"])
+        u, v = sorted(rng.sample(range(core), 2))
+        if kind == "forward":  # u (and maybe more) -> s -> v, s's tensor larger or smaller than its inputs
+            s = node(0.0, zero_param(), out[u] * rng.choice([0.5, 1.0, 1.0, 2.0]))
+            edges |= {(u, s), (s, v)}
+            if rng.random() < 0.3 and u > 0:
+                edges.add((rng.randrange(u), s))
+        elif kind == "backward":  # a fresh op whose only consumer is s, s feeding later core ops
+            t = node(weight(), weight(), weight())
+            s = node(0.0, zero_param(), out[t] * rng.choice([0.5, 1.0, 2.0]))
+            edges |= {(i, t) for i in range(u) if rng.random() < 0.5} | {(t, s)}
+            edges |= {(s, j) for j in range(u, core) if rng.random() < 0.5}
+        elif kind == "twin":  # an op x's producers and consumers, or nearly
+            x = rng.randrange(core)
+            preds = {i for i in before[x] if rng.random() < 0.7} | ({x} if rng.random() < 0.5 else set())
+            succs = {j for j in after[x] if rng.random() < 0.7}
+            if rng.random() < 0.2:  # not quite a twin
+                succs |= {j for j in range(x + 1, core) if j not in after[x]}
+            s = node(0.0, zero_param(), 0.0 if rng.random() < 0.8 else weight())
+            edges |= {(i, s) for i in preds} | {(s, j) for j in succs}
+        else:  # a dangling output read from several producers
+            s = node(0.0, zero_param(), weight())
+            edges |= {(i, s) for i in rng.sample(range(core), rng.randint(1, min(3, core)))}
+    order = _topological(len(work), edges)
+    place = {v: t for t, v in enumerate(order)}
+    memory = None
+    if rng.random() < 0.25 and sum(param) > 0:  # finite, but no block can overflow
+        memory = sum(param) * rng.choice([1.0, 1.5])
+    return _finish(
+        rng,
+        [work[v] for v in order],
+        [param[v] for v in order],
+        [out[v] for v in order],
+        sorted((place[i], place[j]) for i, j in edges),
+        memory=memory,
+        keep={place[v] for v in added},
+    )
+
+
+def _topological(n: int, edges: set[tuple[int, int]]) -> list[int]:
+    indeg = [0] * n
+    for _, j in edges:
+        indeg[j] += 1
+    ready = [v for v in range(n) if indeg[v] == 0]
+    order = []
+    while ready:
+        v = ready.pop()
+        order.append(v)
+        for i, j in sorted(edges):
+            if i == v:
+                indeg[j] -= 1
+                if indeg[j] == 0:
+                    ready.append(j)
+    assert len(order) == n
+    return order
 
 
 def _finish(
@@ -384,10 +472,43 @@ def check_combinatorial(case: Case) -> list[str]:
         if exceeds(cut, opt):
             bad.append(f"cut: bound {cut!r} > OPT")
         bad += _check_ideal_dp(case, ideal_dp(p, upper_bound=sol.bottleneck), sol.bottleneck)
+        bad += check_presolve(case)
         bad += _check_certificate(case, certify(p, bounds=("simple", "cut", "ideal-dp"), orderer="kahn"))
     except Exception as exc:  # any exception is a defect to report
         bad.append(f"raised {type(exc).__name__}: {exc}")
     return [f"combinatorial: {b} | {case.describe()}" for b in bad]
+
+
+def check_presolve(case: Case) -> list[str]:
+    """Each presolve rule alone, and all of them: the reduced graph's exact optimum
+    is OPT, and the lifts of the Kahn partition and of the reduced graph's optimal
+    partition (brute force, where small) are valid partitions of the original of the same exact
+    cost.  The list of violations."""
+    from heuristics.partition.presolve import RULES, presolve
+    from mtpp.partitioner import partition
+    from tests.oracle import brute_force_optimum
+
+    bad = []
+    for rules in [*((rule,) for rule in RULES), RULES]:
+        pre = presolve(case.problem, rules)
+        if not pre.reduced:
+            continue
+        reduced = make_case(pre.problem)
+        if reduced.opt != case.opt:
+            bad.append(f"presolve {list(rules)}: reduced OPT {float(reduced.opt)!r} != OPT ({pre.removed})")
+        found = [partition(pre.problem, orderer="kahn", presolve=False).evaluation.assignment]
+        if pre.problem.k**pre.problem.graph.n <= 2000:
+            found.append(np.asarray(brute_force_optimum(pre.problem)[1]))
+        for a in found:
+            lifted = pre.lift(a)
+            try:
+                evaluate(case.problem, lifted)  # raises on an invalid partition
+            except Exception as exc:
+                bad.append(f"presolve {list(rules)}: lifted partition invalid: {exc}")
+                continue
+            if case.exact_bottleneck(lifted) != reduced.exact_bottleneck(a):
+                bad.append(f"presolve {list(rules)}: the lift changes the cost of {a.tolist()}")
+    return bad
 
 
 def _check_ideal_dp(case: Case, res, upper_bound: float) -> list[str]:

@@ -11,9 +11,11 @@ import random
 import numpy as np
 import pytest
 
-from heuristics.partition.presolve import presolve
+from heuristics.partition.presolve import RULES, presolve
 from mtpp import Graph, Problem, evaluate
+from mtpp.errors import InvalidParameterError
 from tests.oracle import exact_optimum
+from tests.soundness.instances import check_presolve, make_case, make_instance
 
 
 def leafy_problem(rng: random.Random) -> Problem:
@@ -132,3 +134,95 @@ def test_peak_aware_with_finite_memory_is_left_alone() -> None:
     plain = presolve(Problem(g, 2))
     assert exact_optimum(Problem(g, 2)) == exact_optimum(plain.problem)
     assert math.isclose(evaluate(pre.problem, [0]).bottleneck, evaluate(plain.problem, [0]).bottleneck)
+
+
+@pytest.mark.parametrize("rule", [*RULES, "all"])
+def test_each_rule_alone_keeps_the_optimum_on_its_patterns(rule: str) -> None:
+    """Fresh instances of the soundness fuzz's ``views`` and ``zero`` families (every
+    rule's pattern on both sides of its size test; weight scales 1e-3 .. 1e12, B != 1,
+    finite memory with reserve): the rule alone keeps OPT exactly and lifts exactly."""
+    rng = random.Random()
+    rules = RULES if rule == "all" else (rule,)
+    applied = 0
+    for i in range(150):
+        case = make_case(make_instance(rng, ("views", "zero")[i % 2]))
+        applied += presolve(case.problem, rules).reduced
+        assert check_presolve(case) == []
+    assert applied >= 30  # the families do hold the rule's pattern
+
+
+def _ops(*edges: tuple[str, str], **nodes: tuple[float, float, float]) -> Graph:
+    return Graph.from_nodes(
+        [{"id": v, "work": w, "size_param": p, "size_out": o} for v, (w, p, o) in nodes.items()], list(edges)
+    )
+
+
+def test_a_view_joins_its_consumer_only_when_its_tensor_is_no_smaller_than_its_input() -> None:
+    for view_size, contracted in ((8.0, True), (4.0, True), (3.0, False)):
+        g = _ops(("a", "s"), ("s", "b"), ("a", "c"), a=(1, 0, 4), s=(0, 0, view_size), b=(2, 0, 1), c=(3, 0, 1))
+        pre = presolve(Problem(g, 2), ["zero-cost source"])
+        assert pre.reduced is contracted
+        if contracted:
+            assert g.ids[pre.anchor[g.index("s")]] == "b"
+            reduced = pre.problem.graph
+            edges = {(int(pre.kept[u]), int(pre.kept[v])) for u, v in zip(reduced.edge_src, reduced.edge_dst)}
+            assert (g.index("a"), g.index("b")) in edges
+
+
+def test_a_view_that_is_its_producers_only_consumer_joins_it_when_no_larger() -> None:
+    for view_size, contracted in ((2.0, True), (4.0, True), (5.0, False)):
+        g = _ops(("a", "s"), ("s", "b"), ("s", "c"), a=(1, 0, 4), s=(0, 0, view_size), b=(2, 0, 1), c=(3, 0, 1))
+        pre = presolve(Problem(g, 2), ["zero-cost chain"])
+        assert pre.reduced is contracted
+        if contracted:  # the merged op sends the view's tensor to b and c
+            a = int(np.flatnonzero(pre.kept == g.index("a"))[0])
+            assert pre.problem.graph.size_out[a] == view_size
+            assert sorted(g.ids[pre.kept[c]] for c in pre.problem.graph.successors(a)) == ["b", "c"]
+
+
+def test_an_empty_tensor_op_joins_an_op_that_covers_its_neighbours() -> None:
+    # s reads p and sends nothing to q: x reads p and sends to q, so s joins x; t also reads r: it stays
+    g = _ops(
+        ("p", "x"),
+        ("x", "q"),
+        ("p", "s"),
+        ("s", "q"),
+        ("r", "t"),
+        ("p", "t"),
+        ("t", "q"),
+        p=(1, 0, 2),
+        x=(1, 0, 2),
+        q=(1, 0, 1),
+        r=(1, 0, 3),
+        s=(0, 0, 0),
+        t=(0, 0, 0),
+    )
+    pre = presolve(Problem(g, 3), ["dominated zero-cost op"])
+    assert g.ids[pre.anchor[g.index("s")]] == "x"
+    assert g.ids[pre.anchor[g.index("t")]] == "t"
+    assert exact_optimum(pre.problem) == exact_optimum(Problem(g, 3))
+
+
+def test_lift_order_expands_groups_whose_members_ran_on_both_sides() -> None:
+    # s joins u backward (u's only consumer, no larger), then the merged zero-cost u joins v forward:
+    # s must still run after u and before v
+    g = _ops(("u", "s"), ("s", "v"), ("v", "w"), u=(0, 0, 5), s=(0, 0, 5), v=(1, 0, 5), w=(1, 0, 0))
+    pre = presolve(Problem(g, 2))
+    order = pre.lift_order(pre.problem.graph.topological_order)
+    assert [g.ids[i] for i in order] == ["u", "s", "v", "w"]
+    assert evaluate(Problem(g, 2), pre.lift(np.zeros(pre.problem.graph.n, dtype=np.int64)), order).bottleneck == 2.0
+
+
+def test_parameters_of_removed_ops_never_overflow_the_reduced_graph_by_rounding() -> None:
+    # no block can overflow: the reduced problem drops the memory rather than sum the parameters
+    g = _ops(("a", "s"), ("s", "b"), a=(1, 0.1, 1), s=(0, 0.2, 1), b=(1, 0.3, 1))
+    problem = Problem(g, 1, memory=0.7)
+    pre = presolve(problem)
+    assert pre.reduced and math.isinf(pre.problem.memory)
+    assert exact_optimum(pre.problem) == exact_optimum(problem)
+    assert not presolve(Problem(g, 1, memory=0.5)).reduced  # s's 0.2 may overflow now
+
+
+def test_unknown_rule_is_a_typed_error() -> None:
+    with pytest.raises(InvalidParameterError, match="unknown presolve rule"):
+        presolve(Problem(_ops(a=(1, 0, 1)), 1), ["twins"])
