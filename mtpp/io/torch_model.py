@@ -33,6 +33,30 @@ is used and the traced module is run once on the example inputs.
   on the fx path; ``None`` at the top level); ``op`` is the ATen op.  The whole
   stack of module calls is :attr:`mtpp.devices.CostedOp.scope`
   (:mod:`mtpp.pipelining` cuts there).
+
+**Operator granularity** (``keep_zero_cost_ops=True``): the graph a profiler
+records, where most ops cost nothing.  On the ``torch.export`` path:
+
+* every view-like op of an activation (:data:`ZERO_COST_OPS`: view, reshape,
+  expand, permute, transpose, t, unsqueeze, squeeze, slice, select, clone, detach,
+  alias, ...) and every ``getitem`` is its own op with ``work`` 0 (no FLOPs, no
+  bytes moved, so no roofline time: a view copies nothing, and ``clone`` is the
+  eval-mode dropout or contiguity copy a fused kernel absorbs) and ``size_out`` its
+  real output tensor;
+* every non-parameter constant is its own op with ``work`` 0 and no parameters:
+  lifted tensor constants, ops with no tensor input (``arange``, ``full``,
+  ``scalar_tensor``, ...) and ops computed from constants only (shape arithmetic,
+  masks of fixed positions);
+* every user input tensor is an ``Input`` op and every model output tensor an
+  ``Output`` op (one per output position, consuming its producer), both zero-work;
+* parameters and buffers stay folded: their bytes are the ``size_param`` of the op
+  that reads them, as are ops computed from parameters and buffers only (``t(weight)``,
+  a slice of a position-id buffer): weights are never zero-cost.
+
+Every other op is priced as in the default mode, so the FLOPs total is the default
+mode's, and the work total is the default's less the roofline time it gives the
+view-like ops.  On the fx fallback the same op names (``call_method`` views) are
+zero-work; there is no constant folding to undo there.
 """
 
 from __future__ import annotations
@@ -49,6 +73,41 @@ from mtpp.presets import get_device
 #: Ops that read only the parameter rows they output (their roofline bytes count
 #: those rows, while ``size_param`` still holds the whole table).
 GATHER_OPS = frozenset({"embedding.default"})
+
+#: Ops kept at zero work by ``keep_zero_cost_ops=True``: views and copies that move
+#: no data in a profiled run (matched on the op name without its overload, so
+#: ``view.default``, ``slice.Tensor`` and the fx ``call_method`` ``view`` all match).
+ZERO_COST_OPS = frozenset(
+    {
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "expand",
+        "expand_as",
+        "permute",
+        "transpose",
+        "t",
+        "unsqueeze",
+        "squeeze",
+        "slice",
+        "select",
+        "getitem",
+        "clone",
+        "contiguous",
+        "detach",
+        "alias",
+        "lift_fresh_copy",
+        "flatten",
+        "unflatten",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "as_strided",
+        "view_as",
+        "size",
+    }
+)
 
 
 class TorchImportError(MtppError, ValueError):
@@ -84,20 +143,34 @@ def _nbytes(value: Any, spec: DeviceSpec, param: bool = False) -> float:
 
 
 def from_torch(
-    module: Any, example_inputs: Sequence[Any] | Any, device_spec: str | DeviceSpec = "a100", name: str | None = None
+    module: Any,
+    example_inputs: Sequence[Any] | Any,
+    device_spec: str | DeviceSpec = "a100",
+    name: str | None = None,
+    *,
+    keep_zero_cost_ops: bool = False,
 ) -> Graph:
     """Import ``module`` called on ``example_inputs`` (a tuple of positional
-    arguments, or one tensor) as an :class:`mtpp.Graph` priced on ``device_spec``."""
-    ops, edges = torch_costed_ops(module, example_inputs, device_spec)
+    arguments, or one tensor) as an :class:`mtpp.Graph` priced on ``device_spec``.
+    ``keep_zero_cost_ops=True``: operator granularity, every view, constant, input
+    and output its own zero-work op (module docstring)."""
+    ops, edges = torch_costed_ops(module, example_inputs, device_spec, keep_zero_cost_ops=keep_zero_cost_ops)
     return costed_graph(ops, edges, device_spec, name=name or type(module).__name__)
 
 
 def torch_costed_ops(
-    module: Any, example_inputs: Sequence[Any] | Any, device_spec: str | DeviceSpec = "a100", fx_fallback: bool = True
+    module: Any,
+    example_inputs: Sequence[Any] | Any,
+    device_spec: str | DeviceSpec = "a100",
+    fx_fallback: bool = True,
+    *,
+    keep_zero_cost_ops: bool = False,
 ) -> tuple[list[CostedOp], list[tuple[int, int]]]:
     """The ops (FLOPs and bytes, before pricing) and edges of :func:`from_torch`, in
     traced order.  ``fx_fallback=False``: only ``torch.export``, whose failure raises
     :class:`TorchImportError` with the exporter's reason."""
+    if not isinstance(keep_zero_cost_ops, bool):
+        raise InvalidParameterError(f"keep_zero_cost_ops must be True or False, got {keep_zero_cost_ops!r}")
     torch = _torch()
     spec = get_device(device_spec)
     if not isinstance(module, torch.nn.Module):
@@ -110,14 +183,16 @@ def torch_costed_ops(
             name = type(module).__name__
             raise TorchImportError(f"torch.export cannot trace {name}: {export_error}") from export_error
         try:
-            return _from_fx(module, args, spec)
+            return _from_fx(module, args, spec, keep_zero_cost_ops)
         except Exception as fx_error:
             raise TorchImportError(
                 f"torch.export failed ({export_error}) and so did torch.fx ({fx_error})"
             ) from fx_error
     sig = ep.graph_signature
-    const_inputs = {**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants}
-    return _build(ep.graph, set(const_inputs), spec, _registry_flops)
+    weights = {*sig.inputs_to_parameters, *sig.inputs_to_buffers}
+    if keep_zero_cost_ops:
+        return _build(ep.graph, weights, spec, _registry_flops, constants=set(sig.inputs_to_lifted_tensor_constants))
+    return _build(ep.graph, weights | set(sig.inputs_to_lifted_tensor_constants), spec, _registry_flops)
 
 
 def _registry_flops(node: Any) -> float:
@@ -136,13 +211,25 @@ def _registry_flops(node: Any) -> float:
     return float(flop_registry[packet](*args, **kwargs, out_val=node.meta.get("val")))
 
 
+def _base_name(node: Any) -> str:
+    """The op name without its overload (``view.default`` -> ``view``)."""
+    if node.target is operator.getitem:
+        return "getitem"
+    return str(getattr(node.target, "__name__", node.target)).split(".")[0]
+
+
 def _build(
-    graph: Any, const_names: set[str], spec: DeviceSpec, flops_of: Any
+    graph: Any, const_names: set[str], spec: DeviceSpec, flops_of: Any, constants: set[str] | None = None
 ) -> tuple[list[CostedOp], list[tuple[int, int]]]:
     """Costed ops of a traced fx graph whose nodes carry ``meta["val"]`` (and, for
     the fx path, ``meta["flops"]``).  ``const_names``: placeholders that are
-    parameters, buffers or constants."""
-    const: set[str] = set()
+    parameters, buffers or constants, folded into their readers.  ``constants``:
+    ``None`` for the default granularity; a set of non-parameter constant
+    placeholders for ``keep_zero_cost_ops`` (module docstring), which keeps them,
+    views, constant ops, inputs and outputs as zero-work ops."""
+    keep = constants is not None
+    const: set[str] = set()  # folded into their readers' parameters
+    constant_ids: set[str] = set()  # kept non-parameter constants (keep_zero_cost_ops)
     ops: list[CostedOp] = []
     index: dict[str, int] = {}
     pending: list[tuple[str, int]] = []
@@ -151,29 +238,48 @@ def _build(
         for a in node.all_input_nodes:
             used_by.setdefault(a.name, []).append(node)
 
+    def add(node: Any, op: CostedOp, reads: list[Any]) -> None:
+        index[node.name] = len(ops)
+        ops.append(op)
+        pending.extend((a.name, index[node.name]) for a in reads)
+
     for node in graph.nodes:
         val = node.meta.get("val")
         if node.op == "output":
+            if keep:
+                _add_outputs(node, index, ops, pending, spec)
             continue
         if node.op in ("placeholder", "get_attr"):
-            if node.op == "get_attr" or node.name in const_names:
+            if keep and node.name in (constants or ()) and _tensors(val):
+                constant_ids.add(node.name)
+                add(node, CostedOp(node.name, "Constant", None, 0.0, 0.0, _nbytes(val, spec), 0.0, work=0.0), [])
+            elif node.op == "get_attr" or node.name in const_names:
                 const.add(node.name)
-            elif _tensors(val) and node.name in used_by:
-                index[node.name] = len(ops)
-                ops.append(CostedOp(node.name, "Input", node.target, 0.0, 0.0, _nbytes(val, spec), 0.0))
+            elif _tensors(val) and (keep or node.name in used_by):
+                add(node, CostedOp(node.name, "Input", node.target, 0.0, 0.0, _nbytes(val, spec), 0.0), [])
             else:
                 const.add(node.name)  # non-tensor inputs (ints) carry nothing
             continue
         inputs = node.all_input_nodes
         acts = [a for a in inputs if a.name not in const]
-        if not acts and node.op == "call_function":
+        param = sum(_nbytes(a.meta.get("val"), spec, param=True) for a in inputs if a.name in const)
+        if not acts and node.op == "call_function" and (not keep or inputs):
             const.add(node.name)  # constant-only: folded into the params of its readers
             continue
-        param = sum(_nbytes(a.meta.get("val"), spec, param=True) for a in inputs if a.name in const)
+        scope = _scope(node)
+        path = scope[-1].split("@")[0] if scope else None
+        target = str(getattr(node.target, "__name__", node.target))
+        if keep and node.op == "call_function" and param == 0.0 and all(a.name in constant_ids for a in acts):
+            # a non-parameter constant: no tensor input, or computed from constants only
+            # (one that also reads a weight, a lookup of fixed positions, is a real op)
+            constant_ids.add(node.name)
+            size = _nbytes(val, spec)
+            add(node, CostedOp(node.name, target, path, 0.0, 0.0, size, 0.0, work=0.0, scope=scope), acts)
+            continue
         param += float(node.meta.get("module_param_bytes", 0.0))
         out_bytes = _nbytes(val, spec)
         # a lookup reads only the rows it returns, not its whole table
-        read = out_bytes if getattr(node.target, "__name__", "") in GATHER_OPS else param
+        read = out_bytes if target in GATHER_OPS else param
         moved = sum(_nbytes(a.meta.get("val"), spec) for a in acts) + out_bytes + read
         consumers = used_by.get(node.name, [])
         if consumers and all(c.op == "call_function" and c.target is operator.getitem for c in consumers):
@@ -181,17 +287,39 @@ def _build(
         else:
             size_out = _nbytes(val, spec)
         getitem = node.op == "call_function" and node.target is operator.getitem
+        if keep and _base_name(node) in ZERO_COST_OPS:
+            kind = "getitem" if getitem else target
+            add(node, CostedOp(node.name, kind, path, 0.0, 0.0, size_out, param, work=0.0, scope=scope), acts)
+            continue
         flops = 0.0 if getitem else flops_of(node)
-        op = "Output" if getitem else str(getattr(node.target, "__name__", node.target))
+        kind = "Output" if getitem else target
         if getitem:
             moved = 0.0
-        scope = _scope(node)
-        index[node.name] = len(ops)
-        path = scope[-1].split("@")[0] if scope else None
-        ops.append(CostedOp(node.name, op, path, flops, moved, size_out, param, scope=scope))
-        pending.extend((a.name, index[node.name]) for a in acts)
+        add(node, CostedOp(node.name, kind, path, flops, moved, size_out, param, scope=scope), acts)
     edges = [(index[src], dst) for src, dst in pending]
     return ops, edges
+
+
+def _add_outputs(
+    node: Any, index: dict[str, int], ops: list[CostedOp], pending: list[tuple[str, int]], spec: DeviceSpec
+) -> None:
+    """One zero-work ``Output`` op per model output tensor, reading its producer."""
+    from torch.fx.node import map_aggregate
+
+    produced: list[Any] = []
+    map_aggregate(node.args, lambda a: produced.append(a) if hasattr(a, "name") else None)
+    taken = set(index)
+    for i, producer in enumerate(produced):
+        if producer.name not in index:
+            continue  # a parameter returned as is: nothing to read
+        oid = f"{node.name}_{i}"
+        while oid in taken:
+            oid += "_"
+        taken.add(oid)
+        size = _nbytes(producer.meta.get("val"), spec)
+        index[oid] = len(ops)
+        ops.append(CostedOp(oid, "Output", None, 0.0, 0.0, size, 0.0, work=0.0))
+        pending.append((producer.name, index[oid]))
 
 
 def _scope(node: Any) -> tuple[str, ...]:
@@ -208,7 +336,9 @@ def _scope(node: Any) -> tuple[str, ...]:
     return tuple(scope)
 
 
-def _from_fx(module: Any, args: tuple[Any, ...], spec: DeviceSpec) -> tuple[list[CostedOp], list[tuple[int, int]]]:
+def _from_fx(
+    module: Any, args: tuple[Any, ...], spec: DeviceSpec, keep_zero_cost_ops: bool = False
+) -> tuple[list[CostedOp], list[tuple[int, int]]]:
     """The fx path: symbolic_trace, then run the graph once, timing FLOPs per node
     with FlopCounterMode and recording each node's output as ``meta["val"]``."""
     torch = _torch()
@@ -232,4 +362,4 @@ def _from_fx(module: Any, args: tuple[Any, ...], spec: DeviceSpec) -> tuple[list
 
     with torch.no_grad():
         Recorder(gm).run(*args)
-    return _build(gm.graph, set(), spec, lambda n: n.meta.get("flops", 0.0))
+    return _build(gm.graph, set(), spec, lambda n: n.meta.get("flops", 0.0), set() if keep_zero_cost_ops else None)
