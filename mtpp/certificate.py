@@ -67,7 +67,7 @@ from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
 from mtpp.problem import Problem, check_k, check_seed, check_time_limit
 from mtpp.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
-from mtpp.records import BoundRecord, checked, closes, skipped
+from mtpp.records import BoundRecord, PresolveRecord, checked, closes, skipped
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
 METHODS = ("simple", "cut", "ideal-dp", *MIP_METHODS)
@@ -117,6 +117,8 @@ class Certificate(BaseModel):
     optimal: bool
     wall_time: float
     notes: list[str]
+    presolve: PresolveRecord | None = None
+    """What presolve removed (``None``: presolve was off)."""
 
     def bound(self, method: str) -> BoundRecord | None:
         """The record of ``method``, if it was computed."""
@@ -618,6 +620,7 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
         optimal=closes(lb, ub_hi),
         wall_time=time.perf_counter() - start,
         notes=notes,
+        presolve=None if pre is None else PresolveRecord(**pre.record()),
     )
 
 

@@ -6,7 +6,8 @@ them).
 (``LB >= (1 - OPTIMALITY_TOLERANCE) UB``, the upper bound with the evaluator's rounding
 error added by the caller); :func:`checked` drops a bound above the cost of a
 re-checked partition (then the method failed); :func:`skipped` and :func:`failed`
-record a method that did not run or broke.
+record a method that did not run or broke.  :class:`PresolveRecord` says what presolve
+removed.
 """
 
 from __future__ import annotations
@@ -33,6 +34,20 @@ class BoundRecord(BaseModel):
     message: str = ""
     from_k: int | None = None
     """The k whose run proved this bound, when it was shared from a larger k (``None``: this k)."""
+
+
+class PresolveRecord(BaseModel):
+    """What presolve (:mod:`heuristics.partition.presolve`) removed before the search:
+    ops and edges before and after, and the ops removed per rule.  The optimum of the
+    reduced graph is the original's; its partitions are lifted back and re-checked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ops_before: int
+    ops_after: int
+    edges_before: int
+    edges_after: int
+    removed: dict[str, int]
 
 
 def closes(lb: float, ub: float) -> bool:

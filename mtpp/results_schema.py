@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
 from mtpp.graph import Graph
+from mtpp.records import PresolveRecord
 from mtpp.schema import Units
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class CertificateDocument(_PartitionDocument):
     partition_source: str
     bounds: list[BoundDocument]
     notes: list[str]
+    presolve: PresolveRecord | None = None
 
 
 class StageDocument(BaseModel):
@@ -297,6 +299,7 @@ def certificate_document(cert: Certificate, problem: Problem) -> CertificateDocu
         partition_source=cert.partition_source,
         bounds=bounds,
         notes=list(cert.notes),
+        presolve=cert.presolve,
     )
 
 

@@ -405,6 +405,7 @@ def run(
     grace: float = DEFAULT_GRACE,
     retry_failed: bool = False,
     task_fn: str | None = None,
+    presolve: bool = True,
 ) -> BatchSummary:
     """Run every ``(graph, k, method)`` task not yet in ``store`` and record each result.
 
@@ -418,6 +419,8 @@ def run(
     one per core, or every Dask worker thread).  ``backend="dask"`` runs on the Dask
     scheduler ``scheduler`` (an address or a ``distributed.Client``; ``None``: the
     current client).  ``progress``: a progress bar on stderr (``None``: if a terminal).
+    ``presolve`` (default on) runs every task on the graph reduced by
+    :mod:`heuristics.partition.presolve` (same optimum; partitions lifted back).
     ``task_fn`` (``"module:function"``) replaces :func:`mtpp.batch.tasks.execute` inside
     the sandbox: a hook for tests and custom methods.
 
@@ -441,6 +444,7 @@ def run(
         bandwidth=bandwidth,
         memory=memory,
         reserve=reserve,
+        presolve=presolve,
     )
     if any(m in BOUND_METHODS for m in names):
         from heuristics.partition.orderers import get_orderer

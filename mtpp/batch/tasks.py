@@ -121,7 +121,9 @@ class Settings(BaseModel):
     ``time_limit`` (seconds) caps each MIP method and each orderer search;
     ``orderer`` and ``seed`` make the partition (upper bound) of the bound tasks;
     ``threads`` goes to the solver; ``bandwidth``, ``memory`` (``None`` = unlimited)
-    and ``reserve`` are the machine of :class:`mtpp.Problem`."""
+    and ``reserve`` are the machine of :class:`mtpp.Problem`; ``presolve`` runs the
+    exact graph reductions of :mod:`heuristics.partition.presolve` first (on by default;
+    only ``False`` enters the task key, so stores made before it keep their keys)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -132,10 +134,13 @@ class Settings(BaseModel):
     bandwidth: float = 1.0
     memory: float | None = None
     reserve: float = 0.0
+    presolve: bool = True
 
     def for_method(self, method: str) -> dict[str, Any]:
         """The settings that can change the result of ``method``: the task key's part."""
-        machine = {"bandwidth": self.bandwidth, "memory": self.memory, "reserve": self.reserve}
+        machine: dict[str, Any] = {"bandwidth": self.bandwidth, "memory": self.memory, "reserve": self.reserve}
+        if not self.presolve:
+            machine["presolve"] = False
         if orderer_of(method) is not None:
             return {"seed": self.seed, "time_limit": self.time_limit, **machine}
         if method == "simple":
@@ -325,7 +330,15 @@ def _run_slicegraph(graph: Graph, task: Task, orderer: str, machine: dict[str, A
     from mtpp.partitioner import partition
 
     s = task.settings
-    sol = partition(graph, task.k, orderer=orderer, seed=s["seed"], time_limit=s["time_limit"], **machine)
+    sol = partition(
+        graph,
+        task.k,
+        orderer=orderer,
+        seed=s["seed"],
+        time_limit=s["time_limit"],
+        presolve=s.get("presolve", True),
+        **machine,
+    )
     return {
         "status": TIME_LIMIT if sol.stopped_by_time else OK,
         "method_status": "time_limit" if sol.stopped_by_time else "done",
@@ -351,6 +364,7 @@ def _run_bound(graph: Graph, task: Task, machine: dict[str, Any]) -> dict[str, A
         threads=s.get("threads", 1),
         orderer=s["orderer"],
         seed=s["seed"],
+        presolve=s.get("presolve", True),
         **machine,
     )
     rec = cert.bound(task.method)

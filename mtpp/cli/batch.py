@@ -79,6 +79,12 @@ def add_commands(sub: Any) -> None:
     b.add_argument("--reserve", type=float, default=0.0, help="activation reserve R inside M (default 0)")
     b.add_argument("--backend", choices=BACKENDS, default="loky", help="loky (this machine) or dask (a cluster)")
     b.add_argument("--scheduler", help="Dask scheduler address for --backend dask, e.g. tcp://HOST:8786")
+    b.add_argument(
+        "--presolve",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="remove ops that provably cost nothing before each task (default: on)",
+    )
     b.add_argument("--retry-failed", action="store_true", help="rerun stored tasks that ended error/crashed/timeout")
     b.add_argument(
         "--progress",
@@ -130,6 +136,7 @@ def cmd_batch(args: argparse.Namespace, out: Console) -> int:
         reserve=args.reserve,
         grace=args.grace,
         retry_failed=args.retry_failed,
+        presolve=args.presolve,
     )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if not getattr(args, "quiet", False):

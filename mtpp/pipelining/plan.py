@@ -255,13 +255,14 @@ def plan_stages(
     time_limit: float = 10.0,
     bounds: str | Sequence[str] = ("simple", "bottleneck"),
     certificate: Certificate | None = None,
+    presolve: bool = True,
 ) -> PipelinePlan:
     """Cut ``traced`` into at most ``k`` stages by ``rule`` (``"mtpp"``: the optimal
     split-point plan; or a baseline of :data:`RULES`), cutting only at module calls
     of call depth ``<= granularity`` (``None``: any depth), and certify it:
     ``bounds`` and ``time_limit`` (seconds per MIP) go to :func:`mtpp.certify`,
     unless ``certificate`` (an earlier plan's ``unrestricted`` for the same model
-    and ``k``) is reused."""
+    and ``k``) is reused; ``presolve`` goes to :func:`mtpp.certify` too."""
     from mtpp.certificate import certify
 
     if rule not in RULES:
@@ -294,7 +295,7 @@ def plan_stages(
     assignment = np.repeat(unit_block, np.diff(starts))
     evaluation = evaluate(problem, assignment)
     split_spec = _split_spec(units, parts)
-    unrestricted = certificate or certify(problem, bounds=bounds, time_limit=time_limit)
+    unrestricted = certificate or certify(problem, bounds=bounds, time_limit=time_limit, presolve=presolve)
     return PipelinePlan(
         rule=rule,
         graph=graph,
@@ -324,12 +325,15 @@ def plan_pipeline(
     rule: str = "mtpp",
     bounds: str | Sequence[str] = ("simple", "bottleneck"),
     repeats: int = 5,
+    presolve: bool = True,
 ) -> PipelinePlan:
     """Plan ``k`` pipeline stages for ``module`` called on ``example_args``:
     :func:`trace_model` (``cost``, ``device_spec``, ``mode``, ``repeats``) then
-    :func:`plan_stages` (``rule``, ``granularity``, ``time_limit``, ``bounds``)."""
+    :func:`plan_stages` (``rule``, ``granularity``, ``time_limit``, ``bounds``, ``presolve``)."""
     traced = trace_model(module, example_args, cost=cost, device_spec=device_spec, mode=mode, repeats=repeats)
-    return plan_stages(traced, k, rule=rule, granularity=granularity, time_limit=time_limit, bounds=bounds)
+    return plan_stages(
+        traced, k, rule=rule, granularity=granularity, time_limit=time_limit, bounds=bounds, presolve=presolve
+    )
 
 
 def _training(op: CostedOp) -> CostedOp:

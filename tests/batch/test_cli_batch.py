@@ -56,6 +56,7 @@ def test_handlers_raise_mtpp_errors(tmp_path: Path) -> None:
         reserve=0.0,
         grace=1.0,
         retry_failed=False,
+        presolve=True,
     )
     with pytest.raises(GraphFormatError):
         COMMANDS["batch"](ns, console)

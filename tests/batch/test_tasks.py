@@ -66,3 +66,11 @@ def test_discover_graphs(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(GraphFormatError, match=r"no \*\.json"):
         discover_graphs(tmp_path / "empty")
+
+
+def test_presolve_off_is_its_own_task_and_on_keeps_the_old_keys() -> None:
+    from mtpp.batch.tasks import Settings
+
+    for method in ("simple", "bottleneck", "slicegraph:kahn"):
+        on, off = Settings().for_method(method), Settings(presolve=False).for_method(method)
+        assert "presolve" not in on and off == {**on, "presolve": False}

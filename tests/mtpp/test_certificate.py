@@ -140,4 +140,9 @@ def test_presolve_changes_nothing_but_the_work() -> None:
         removed = [note for note in with_pre.notes if note.startswith("presolve:")]
         reduced += bool(removed)
         assert not any(note.startswith("presolve:") for note in without.notes)
+        record = with_pre.presolve
+        assert record is not None and without.presolve is None
+        assert record.ops_before == problem.graph.n and record.edges_before == problem.graph.m
+        assert record.ops_before - record.ops_after == sum(record.removed.values())
+        assert bool(removed) == (record.ops_after < record.ops_before)
     assert reduced >= 10
