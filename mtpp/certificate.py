@@ -57,6 +57,7 @@ from pydantic import BaseModel, ConfigDict
 from formulations.bounds import bound_record
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp
 from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
+from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.cross_check import CROSS_CHECK_TIME, cross_check
@@ -65,9 +66,10 @@ from mtpp.errors import InvalidParameterError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
-from mtpp.problem import Problem, check_k, check_seed, check_time_limit
+from mtpp.problem import Problem
 from mtpp.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
 from mtpp.records import BoundRecord, PresolveRecord, checked, closes, skipped
+from mtpp.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
 METHODS = ("simple", "cut", "ideal-dp", *MIP_METHODS)
@@ -270,17 +272,27 @@ def certify(
         raise InvalidParameterError("k must name at least one number of blocks")
     first = None if many and isinstance(graph_or_problem, Problem) else ks[0]  # a Problem's own k is replaced
     original = as_problem(graph_or_problem, first, bandwidth, memory, reserve, peak_aware)
-    if not isinstance(presolve, bool):
-        raise InvalidParameterError(f"presolve must be True or False, got {presolve!r}")
-    pre = presolve_problem(original) if presolve else None
-    base = original if pre is None else pre.problem
-    problems = [base if kk is None else replace(base, k=kk) for kk in ks]
+    if many:  # k > n is the same problem as k = n (see Problem): one certificate for them
+        ks = sorted({min(kk, original.graph.n) for kk in ks if kk is not None})
+    check_bool("presolve", presolve)
     methods = parse_bounds(bounds)
     time_limit = check_time_limit(time_limit)
     deadline = None if budget is None else start + check_time_limit(budget)
     seed = check_seed(seed)
+    threads = check_count("threads", threads)
+    n_jobs = check_count("n_jobs", n_jobs)
+    max_ideals = check_count("max_ideals", max_ideals)
+    check_instance("solver", solver, str, "a solver name")
+    check_instance("orderer", orderer, str, "an orderer name")
+    if report is not None and not callable(report):
+        raise InvalidParameterError(f"report must be a callable or None, got {report!r}")
     if any(m in MIP_METHODS for m in methods):
         _check_solver(solver)
+    if orderer != QUICK_ORDERER:
+        get_orderer(orderer)  # an unknown name fails before any work
+    pre = presolve_problem(original) if presolve else None
+    base = original if pre is None else pre.problem
+    problems = [base if kk is None else replace(base, k=kk) for kk in ks]
     say = report or (lambda line: None)
     if pre is not None and pre.reduced:
         say(pre.summary())
@@ -586,7 +598,7 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
     problem, best_eval, best_order, notes = run.problem, run.best_eval, run.best_order, list(run.notes)
     if pre is not None and pre.reduced:
         best_order = pre.lift_order(best_order)
-        problem = replace(pre.original, k=problem.k)
+        problem = replace(pre.original, k=problem.requested_k)  # the k asked for (the reduced graph may be smaller)
         best_eval = evaluate(problem, pre.lift(best_eval.assignment), best_order if problem.peak_aware else None)
         notes.append(pre.summary())
     ub_hi = best_eval.bottleneck + best_eval.rounding

@@ -31,6 +31,7 @@ from mtpp.graph import NodeId
 from mtpp.memory import check_order
 from mtpp.problem import Problem
 from mtpp.rounding import UNIT, gamma
+from mtpp.validation import check_instance
 
 Assignment = Sequence[int] | np.ndarray | Mapping[NodeId, int]
 
@@ -55,7 +56,7 @@ class Evaluation:
 def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
     """Normalise an assignment (array by node index, or mapping node id -> block) to
     an int64 array, checking that it covers every node with a block in ``0..k-1``."""
-    g, k = problem.graph, problem.k
+    g, k = problem.graph, problem.requested_k
     if isinstance(assignment, Mapping):
         a = np.full(g.n, -1, dtype=np.int64)
         for node_id, block in assignment.items():
@@ -77,6 +78,8 @@ def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
     if bad.size:
         i = bad[0]
         raise InvalidPartitionError(f"node {g.ids[i]!r} is in block {a[i]}; blocks are 0..{k - 1}")
+    if k > problem.k and a.max() >= problem.k:  # k was clamped to n: number the non-empty blocks 0, 1, ...
+        a = np.unique(a, return_inverse=True)[1].astype(np.int64).reshape(-1)
     return a
 
 
@@ -144,7 +147,13 @@ def evaluate(problem: Problem, assignment: Assignment, order: Sequence[int] | np
     ``order`` (node indices, a topological order of the whole graph) says in which
     order each block runs its ops; only peak-aware costs depend on it, and without
     it each block runs in the graph's own topological order.
+
+    ``problem`` must be a :class:`Problem` (a bare graph has no ``k`` or machine:
+    :class:`InvalidParameterError`).  Where ``k`` was clamped to ``n``
+    (:class:`Problem`), blocks up to the ``k`` asked for are accepted and the
+    non-empty ones renumbered ``0, 1, ...`` in their order (the same partition).
     """
+    check_instance("problem", problem, Problem, "an mtpp.Problem (a graph with k: mtpp.Problem(graph, k))")
     try:
         a = as_assignment(problem, assignment)
     except UnknownNodeError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 
 from heuristics.brkga import Progress
@@ -13,8 +14,9 @@ from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import evaluate
 from mtpp.graph import Graph
-from mtpp.problem import Problem, check_seed, check_time_limit
+from mtpp.problem import Problem
 from mtpp.solution import Solution
+from mtpp.validation import check_bool, check_instance, check_k, check_optional_time_limit, check_seed
 
 # The DP and the evaluator add the same terms in different orders.
 CONSISTENCY_TOLERANCE = 1e-9
@@ -28,17 +30,17 @@ def as_problem(
     reserve: float | None,
     peak_aware: bool | None = None,
 ) -> Problem:
-    """A :class:`Problem` from either a problem or a graph plus parameters."""
+    """A :class:`Problem` from either a problem or a graph plus parameters (``k``
+    larger than the graph is the same problem as ``k = n``: see :class:`Problem`)."""
+    check_instance("graph_or_problem", graph_or_problem, (Graph, Problem), "an mtpp.Graph or mtpp.Problem")
     if isinstance(graph_or_problem, Problem):
         given = {"bandwidth": bandwidth, "memory": memory, "reserve": reserve, "peak_aware": peak_aware}
         clash = [name for name, value in given.items() if value is not None]
-        if clash or (k is not None and k != graph_or_problem.k):
+        if clash or (k is not None and min(check_k(k), graph_or_problem.graph.n) != graph_or_problem.k):
             raise InvalidParameterError(
                 f"a Problem already fixes k and the machine; do not pass {', '.join(clash) or 'another k'}"
             )
         return graph_or_problem
-    if not isinstance(graph_or_problem, Graph):
-        raise InvalidParameterError(f"expected an mtpp.Graph or mtpp.Problem, got {type(graph_or_problem).__name__}")
     if k is None:
         raise InvalidParameterError("k is required when a Graph is given")
     return Problem(
@@ -85,13 +87,18 @@ def partition(
     and lifts the partition back; the evaluator re-checks it on the original graph.
     """
     original = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
-    if not isinstance(presolve, bool):
-        raise InvalidParameterError(f"presolve must be True or False, got {presolve!r}")
+    check_bool("presolve", presolve)
+    seed = check_seed(seed)
+    time_limit = check_optional_time_limit(time_limit)
+    if not isinstance(orderer, str) and not callable(orderer):
+        raise InvalidParameterError(f"orderer must be an orderer name or a callable, got {orderer!r}")
+    if weights is not None:
+        check_instance("weights", weights, (str, os.PathLike), "a path or a shipped weights name")
+    if progress is not None and not callable(progress):
+        raise InvalidParameterError(f"progress must be a callable or None, got {progress!r}")
+    search = get_orderer(orderer, weights) if isinstance(orderer, str) else orderer
     pre = presolve_problem(original) if presolve else None
     problem = original if pre is None else pre.problem
-    seed = check_seed(seed)
-    time_limit = None if time_limit is None else check_time_limit(time_limit)
-    search = get_orderer(orderer, weights) if isinstance(orderer, str) else orderer
     name = orderer if isinstance(orderer, str) else getattr(orderer, "__name__", "custom")
     start = time.perf_counter()
     found = search(problem, seed=seed, time_limit=time_limit, progress=progress)

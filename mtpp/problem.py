@@ -3,47 +3,16 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from numbers import Integral, Real
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from mtpp.errors import WEIGHT_LIMIT, InvalidParameterError, WeightOverflowError
 from mtpp.graph import Graph
-
-
-def check_k(k: object) -> int:
-    """``k`` as an int; :class:`InvalidParameterError` unless it is an integer >= 1."""
-    if isinstance(k, bool) or not isinstance(k, Integral):
-        raise InvalidParameterError(f"k must be an integer >= 1, got {k!r}")
-    if k < 1:
-        raise InvalidParameterError(f"k must be >= 1, got {k}")
-    return int(k)
-
-
-def check_seed(seed: object) -> int:
-    """``seed`` as an int; :class:`InvalidParameterError` unless it is an integer >= 0."""
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise InvalidParameterError(f"seed must be an integer >= 0, got {seed!r}")
-    return int(seed)
-
-
-def check_time_limit(time_limit: object) -> float:
-    """``time_limit`` in seconds; :class:`InvalidParameterError` unless it is a number > 0."""
-    if isinstance(time_limit, bool) or not isinstance(time_limit, Real) or not float(time_limit) > 0:
-        raise InvalidParameterError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
-    return float(time_limit)
-
-
-def _check_real(name: str, value: object, *, positive: bool, allow_inf: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
-        raise InvalidParameterError(f"{name} must be a number, got {value!r}")
-    x = float(value)
-    if math.isinf(x) and not (allow_inf and x > 0):
-        raise InvalidParameterError(f"{name} must be finite, got {value!r}")
-    if x < 0 or (positive and x == 0):
-        raise InvalidParameterError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
-    return x
+from mtpp.validation import _check_real as _check_real  # their old home: kept for old imports
+from mtpp.validation import check_bool, check_instance, check_k, check_real
+from mtpp.validation import check_seed as check_seed
+from mtpp.validation import check_time_limit as check_time_limit
 
 
 @dataclass(frozen=True)
@@ -62,6 +31,11 @@ class Problem:
     (:func:`mtpp.memory.block_peak`); the reserve must then be 0, since the peak
     replaces it.  The MIP lower bounds ignore ``peak(S) >= 0``, which only lowers
     them, so they stay valid.
+
+    ``k`` larger than the number of ops is stored as ``n``: at most ``n`` blocks can
+    be non-empty, so it is the same problem (and ``k = 10^9`` takes no memory);
+    ``requested_k`` keeps the number asked for.
+    Arguments are checked by :mod:`mtpp.validation`.
     """
 
     graph: Graph
@@ -70,16 +44,18 @@ class Problem:
     memory: float = math.inf
     reserve: float = 0.0
     peak_aware: bool = False
+    requested_k: int = field(init=False, repr=False, compare=False)
+    """The ``k`` asked for (``k`` itself unless it was clamped to ``n``): an assignment
+    may use blocks up to ``requested_k - 1`` (:func:`mtpp.evaluate` renumbers them)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.graph, Graph):
-            raise InvalidParameterError(f"graph must be an mtpp.Graph, got {type(self.graph).__name__}")
-        object.__setattr__(self, "k", check_k(self.k))
-        object.__setattr__(self, "bandwidth", _check_real("bandwidth", self.bandwidth, positive=True, allow_inf=False))
-        object.__setattr__(self, "memory", _check_real("memory", self.memory, positive=True, allow_inf=True))
-        object.__setattr__(self, "reserve", _check_real("reserve", self.reserve, positive=False, allow_inf=False))
-        if not isinstance(self.peak_aware, bool):
-            raise InvalidParameterError(f"peak_aware must be True or False, got {self.peak_aware!r}")
+        check_instance("graph", self.graph, Graph, "an mtpp.Graph")
+        object.__setattr__(self, "requested_k", check_k(self.k))
+        object.__setattr__(self, "k", min(self.requested_k, self.graph.n))  # k > n: the same problem as k = n
+        object.__setattr__(self, "bandwidth", check_real("bandwidth", self.bandwidth, positive=True, allow_inf=False))
+        object.__setattr__(self, "memory", check_real("memory", self.memory, positive=True, allow_inf=True))
+        object.__setattr__(self, "reserve", check_real("reserve", self.reserve, positive=False, allow_inf=False))
+        check_bool("peak_aware", self.peak_aware)
         if self.peak_aware and self.reserve != 0:
             raise InvalidParameterError("reserve must be 0 with peak_aware=True: the computed peak replaces it")
         g = self.graph

@@ -136,11 +136,13 @@ def test_schedule_and_place_documents(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_huge_k_solution_serialises_in_linear_time() -> None:
-    """k = 50,000 blocks on 4 ops (the old to_dict was O(k^2): hours at k = 10^6)."""
+    """k = 10^9 blocks on 4 ops is the problem k = 4 (k is clamped to n; the old to_dict
+    was O(k^2): hours at k = 10^6)."""
     g = mtpp.Graph.from_arrays(np.ones(4), np.zeros(4), np.ones(4), np.array([[0, 1], [1, 2], [2, 3]]))
-    sol = mtpp.partition(g, 50_000, orderer="kahn")
+    sol = mtpp.partition(g, 10**9, orderer="kahn")
     doc = json.loads(sol.to_json(indent=None))
-    assert len(doc["blocks"]) == 50_000 and sum(len(b["nodes"]) for b in doc["blocks"]) == 4
+    assert doc["k"] == 4 and sol.problem.requested_k == 10**9
+    assert len(doc["blocks"]) == 4 and sum(len(b["nodes"]) for b in doc["blocks"]) == 4
     assert doc["upper_bound"] == pytest.approx(max(b["cost"] for b in doc["blocks"]))
 
 
