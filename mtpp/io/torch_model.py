@@ -46,7 +46,7 @@ records, where most ops cost nothing.  On the ``torch.export`` path:
 * every non-parameter constant is its own op with ``work`` 0 and no parameters:
   lifted tensor constants, ops with no tensor input (``arange``, ``full``,
   ``scalar_tensor``, ...) and ops computed from constants only (shape arithmetic,
-  masks of fixed positions);
+  masks of fixed positions; one that also reads a weight is a real op);
 * every user input tensor is an ``Input`` op and every model output tensor an
   ``Output`` op (one per output position, consuming its producer), both zero-work;
 * parameters and buffers stay folded: their bytes are the ``size_param`` of the op
@@ -55,7 +55,8 @@ records, where most ops cost nothing.  On the ``torch.export`` path:
 
 Every other op is priced as in the default mode, so the FLOPs total is the default
 mode's, and the work total is the default's less the roofline time it gives the
-view-like ops.  On the fx fallback the same op names (``call_method`` views) are
+view-like ops (plus that of any op reading both a constant and a weight, which the
+default mode folds).  On the fx fallback the same op names (``call_method`` views) are
 zero-work; there is no constant folding to undo there.
 """
 
@@ -106,6 +107,9 @@ ZERO_COST_OPS = frozenset(
         "as_strided",
         "view_as",
         "size",
+        "sym_size",
+        "sym_numel",
+        "sym_stride",
     }
 )
 
