@@ -11,6 +11,7 @@ import math
 from mtpp.cost import overflow_cost
 from mtpp.problem import Problem
 from mtpp.rounding import UNIT, gamma, lower_by
+from mtpp.validation import check_instance
 
 
 def simple_lower_bound(problem: Problem) -> float:
@@ -28,6 +29,7 @@ def simple_lower_bound(problem: Problem) -> float:
     rounded) from ``size_param(v)`` or ``P``, an error bounded against what they
     touched, ``(gamma(n) P + 2u k |M - R|) / B``, plus a few ``u`` of the result.  Each term is lowered by its bound.
     """
+    check_instance("problem", problem, Problem, "an mtpp.Problem (a graph with k: mtpp.Problem(graph, k))")
     g, k = problem.graph, problem.k
     inv_b = 1.0 / problem.bandwidth
     rel = gamma(g.n + 8)

@@ -29,12 +29,14 @@ from mtpp.errors import (
     EmptyGraphError,
     GraphError,
     InvalidNodeIdError,
+    InvalidParameterError,
     InvalidPartitionError,
     InvalidWeightError,
     SelfLoopError,
     UnknownNodeError,
     WeightOverflowError,
 )
+from mtpp.validation import check_instance, check_iterable
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -144,7 +146,10 @@ class Graph:
         name: str | None = None,
         units: Mapping[str, str] | None = None,
     ) -> None:
-        n = len(ids)
+        try:
+            n = len(ids)
+        except TypeError:
+            raise InvalidParameterError(f"ids must be a sequence of node ids, got {type(ids).__name__}") from None
         if n == 0:
             raise EmptyGraphError()
         self.ids: tuple[NodeId, ...] = tuple(ids)
@@ -209,13 +214,41 @@ class Graph:
         name: str | None = None,
         units: Mapping[str, str] | None = None,
     ) -> Graph:
-        """Build a graph from weight arrays and edges given as index pairs ``(u, v)``."""
+        """Build a graph from weight arrays and edges given as index pairs ``(u, v)``
+        (integers: ``1.0`` is index 1, ``1.5`` is rejected, not truncated)."""
+        for field, values in (("work", work), ("size_param", size_param), ("size_out", size_out)):
+            try:
+                ndim = np.ndim(values)
+            except ValueError:  # ragged nesting
+                ndim = -1
+            if isinstance(values, (str, bytes)) or ndim != 1:
+                raise InvalidParameterError(f"{field} must be a one-dimensional array of weights, got {values!r:.80}")
         n = len(np.asarray(work))
+        check_iterable("edges", edges, "pairs of node indices")
         try:
-            e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges, dtype=np.int64)
-            e = e.reshape(-1, 2)
-        except (TypeError, ValueError) as exc:
+            raw = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges)
+            flat = raw.reshape(-1)
+            if raw.dtype.kind == "f":  # 1.0 is index 1; 1.5 is not an index (it was truncated once)
+                bad = flat[~np.isfinite(flat) | (flat != np.round(flat))]
+            elif raw.dtype.kind in "iuO":  # object: Python and numpy ints mixed; anything else fails below
+                bad = flat[
+                    [
+                        isinstance(x, (bool, np.bool_)) or (isinstance(x, (float, np.floating)) and x != int(x))
+                        for x in flat
+                    ]
+                ]
+            else:  # booleans, strings
+                bad = flat
+            if bad.size:
+                shown = bad[0].item() if isinstance(bad[0], np.generic) else bad[0]
+                raise GraphError(f"edges must be pairs of integer node indices 0..{n - 1}, got {shown!r}")
+            e = raw.astype(np.int64).reshape(-1, 2)
+        except (TypeError, ValueError, OverflowError) as exc:
+            if isinstance(exc, GraphError):
+                raise
             raise GraphError(f"edges must be pairs of node indices 0..{n - 1} ({exc})") from None
+        if ids is not None:
+            check_iterable("ids", ids, "a sequence of node ids")
         ids = list(range(n)) if ids is None else list(ids)
         bad = np.flatnonzero((e < 0) | (e >= n))
         if bad.size:
@@ -231,6 +264,8 @@ class Graph:
         units: Mapping[str, str] | None = None,
     ) -> Graph:
         """Build a graph from :class:`Node` records (or dicts of their fields) and id pairs."""
+        check_iterable("nodes", nodes, "an iterable of Node records or dicts")
+        check_iterable("edges", edges, "an iterable of (producer id, consumer id) pairs")
         recs = []
         for pos, rec in enumerate(nodes):
             try:
@@ -266,7 +301,17 @@ class Graph:
     @classmethod
     def from_networkx(cls, g: nx.DiGraph, name: str | None = None) -> Graph:
         """Build from a ``networkx.DiGraph`` whose nodes carry ``work``, ``size_param``,
-        ``size_out`` (missing weights default to 0) and optional ``name`` / ``op``."""
+        ``size_out`` (missing weights default to 0) and optional ``name`` / ``op``.
+        An undirected graph is refused (:class:`GraphError`): an edge must say which
+        op produces the tensor."""
+        import networkx as nx
+
+        check_instance("g", g, nx.Graph, "a networkx.DiGraph")
+        if not g.is_directed():
+            raise GraphError(
+                f"g is an undirected networkx.{type(g).__name__}: mtpp needs a networkx.DiGraph whose edges "
+                "go from producer to consumer"
+            )
         nodes = [
             Node(
                 id=v,

@@ -21,6 +21,14 @@ from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph, NodeId
 from mtpp.memory import REL_TOL, local_lower_bound, peak_memory, profile_error
 from mtpp.rounding import UNIT, lower_by
+from mtpp.validation import (
+    check_bool,
+    check_choice,
+    check_instance,
+    check_optional_count,
+    check_optional_time_limit,
+    check_seed,
+)
 
 if TYPE_CHECKING:
     from formulations.schedule import ScheduleModel
@@ -138,20 +146,11 @@ class Schedule:
 
 # ---------------------------------------------------------------------- search
 def _check_args(objective: object, method: object, time_limit: object, beam_width: object, threads: object) -> None:
-    if objective not in OBJECTIVES:
-        raise InvalidParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    if method not in METHODS:
-        raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
-    if time_limit is not None and (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, (int, float))
-        or math.isnan(time_limit)
-        or time_limit <= 0
-    ):
-        raise InvalidParameterError(f"time_limit must be a number > 0 or None, got {time_limit!r}")
-    for name, value in (("beam_width", beam_width), ("threads", threads)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
-            raise InvalidParameterError(f"{name} must be an integer >= 1 or None, got {value!r}")
+    check_choice("objective", objective, OBJECTIVES)
+    check_choice("method", method, METHODS)
+    check_optional_time_limit(time_limit)
+    check_optional_count("beam_width", beam_width)
+    check_optional_count("threads", threads)
 
 
 class _Search:
@@ -404,13 +403,12 @@ def schedule(
     min-cut live bound and every bound proven on the way.
     Raises :class:`InvalidParameterError` for a bad argument.
     """
-    if not isinstance(graph, Graph):
-        raise InvalidParameterError(f"graph must be an mtpp.Graph, got {type(graph).__name__}")
+    check_instance("graph", graph, Graph, "an mtpp.Graph")
     _check_args(objective, method, time_limit, beam_width, threads)
+    seed = check_seed(seed)
+    check_bool("verbose", verbose)
     if weights is not None and method not in LEARNED and method != "regal-brkga":
         raise InvalidParameterError(f"method {method!r} takes no weights; only the learned methods do")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InvalidParameterError(f"seed must be an integer, got {seed!r}")
     search = _Search(graph, None if time_limit is None else float(time_limit))
     width = DEFAULT_BEAM_WIDTH if beam_width is None else int(beam_width)
 

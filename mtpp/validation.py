@@ -36,7 +36,7 @@ def check_int(name: str, value: object, *, low: int | None = None, high: int | N
     if low is not None and x < low:
         raise InvalidParameterError(f"{name} must be >= {low}, got {x}")
     if high is not None and x > high:
-        raise InvalidParameterError(f"{name} must be <= {high}, got {x}")
+        raise InvalidParameterError(f"{name} must be <= {high:,}, got {x:,}")
     return x
 
 

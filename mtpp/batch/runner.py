@@ -59,6 +59,7 @@ from mtpp.batch.tasks import (
     parse_methods,
 )
 from mtpp.errors import InvalidParameterError
+from mtpp.validation import check_bool, check_count, check_instance, check_real, check_seed, check_time_limit
 
 BACKENDS = ("loky", "dask")
 DEFAULT_GRACE = 60.0
@@ -432,8 +433,18 @@ def run(
         raise InvalidParameterError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
         raise InvalidParameterError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
-    if not grace >= 0:
-        raise InvalidParameterError(f"grace must be >= 0 seconds, got {grace!r}")
+    grace = check_real("grace", grace, positive=False, allow_inf=False)
+    time_limit = check_time_limit(time_limit)
+    seed = check_seed(seed)
+    threads = check_count("threads", threads)
+    check_instance("solver", solver, str, "a solver name")
+    check_instance("orderer", orderer, str, "an orderer name")
+    bandwidth = check_real("bandwidth", bandwidth, positive=True, allow_inf=False)
+    memory = None if memory is None else check_real("memory", memory, positive=True, allow_inf=True)
+    reserve = check_real("reserve", reserve, positive=False, allow_inf=False)
+    check_bool("retry_failed", retry_failed)
+    if progress is not None:
+        check_bool("progress", progress)
     names = parse_methods(methods)
     _check_solver(solver, names)
     settings = Settings(

@@ -51,6 +51,7 @@ import numpy as np
 from mtpp.errors import InvalidParameterError
 from mtpp.generators.seeding import as_rng
 from mtpp.graph import Graph
+from mtpp.validation import MAX_NODES, check_int
 
 GMM_WEIGHTS = (0.3, 0.3, 0.3, 0.1)
 GMM_MEANS = (0.5, 1.0, 3.0, 5.0)
@@ -193,12 +194,11 @@ def layered_graph(
     The same ``seed`` (an int) gives the same graph on any machine; ``None`` draws fresh
     entropy; a ``numpy.random.Generator`` is used (and advanced) as is.  Random draws
     happen in a fixed order (width, layers, edges, skips, memory, durations, parameters),
-    so ``param_costs`` changes nothing else.  Raises :class:`InvalidParameterError`
+    so ``param_costs`` changes nothing else.  ``n`` is at most
+    :data:`mtpp.validation.MAX_NODES` (10^7).  Raises :class:`InvalidParameterError`
     naming a bad argument.
     """
-    if isinstance(n, bool) or not isinstance(n, Integral):
-        raise InvalidParameterError(f"n must be an integer, got {n!r}")
-    n = int(n)
+    n = check_int("n", n, high=MAX_NODES)  # at most 10^7 nodes: a larger graph is refused before any memory is taken
     if n < (3 if source_sink else 1):
         raise InvalidParameterError(f"n must be >= {3 if source_sink else 1} (source_sink={source_sink}), got {n}")
     sigma = _check_fraction("node_variability", node_variability, 0.0, 1.0, hi_open=True)

@@ -6,7 +6,9 @@
 * networkx node-link JSON as written by the Moccasin / Topoformer layered-graph
   data sets, where each node has ``out_cost``, ``param_cost`` and ``duration``
   (mapped to ``size_out``, ``size_param`` and ``work``) and each link names its
-  ends as ``source``/``target`` or ``"0"``/``"1"``.
+  ends as ``source``/``target`` or ``"0"``/``"1"``; the links may be under
+  ``"links"`` or, as networkx 3.6 writes them, ``"edges"``.  A graph marked
+  ``"directed": false`` is refused: mtpp needs to know which op produces a tensor.
 
 Anything else raises :class:`mtpp.errors.GraphFormatError` naming the file and
 the problem; a malformed graph inside a well-formed file raises the graph's own
@@ -15,6 +17,7 @@ typed error (cycle, weight, unknown node...).
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -42,7 +45,7 @@ def graph_from_dict(data: Any, source: str = "<document>") -> Graph:
     """Build a graph from a parsed JSON document in either supported format."""
     if not isinstance(data, dict):
         raise GraphFormatError(f"{source}: the top level must be a JSON object")
-    if "links" in data and "format" not in data:
+    if "format" not in data and ("links" in data or ("edges" in data and ("directed" in data or "multigraph" in data))):
         return _from_node_link(data, source)
     if data.get("format") not in (None, FORMAT):
         raise GraphFormatError(f"{source}: unknown format {data.get('format')!r}; expected {FORMAT!r}")
@@ -63,10 +66,16 @@ def _summarise(exc: ValidationError) -> str:
 
 
 def _from_node_link(data: dict[str, Any], source: str) -> Graph:
+    if data.get("directed", True) is not True:
+        raise GraphFormatError(
+            f"{source}: the node-link graph is undirected (directed: {json.dumps(data.get('directed'))}); "
+            "mtpp needs a directed graph whose links go from producer to consumer"
+        )
+    key = "links" if "links" in data else "edges"  # networkx 3.6 writes "edges"
     nodes_raw = data.get("nodes")
-    links = data.get("links")
+    links = data.get(key)
     if not isinstance(nodes_raw, list) or not isinstance(links, list):
-        raise GraphFormatError(f"{source}: node-link JSON needs 'nodes' and 'links' lists")
+        raise GraphFormatError(f"{source}: node-link JSON needs 'nodes' and '{key}' lists")
     nodes = []
     for pos, rec in enumerate(nodes_raw):
         if not isinstance(rec, dict):
@@ -100,12 +109,12 @@ def _from_node_link(data: dict[str, Any], source: str) -> Graph:
     edges = []
     for pos, link in enumerate(links):
         if not isinstance(link, dict):
-            raise GraphFormatError(f"{source}: links[{pos}] is not an object")
+            raise GraphFormatError(f"{source}: {key}[{pos}] is not an object")
         for a, b in (("source", "target"), ("0", "1")):
             if a in link and b in link:
                 edges.append((link[a], link[b]))
                 break
         else:
-            raise GraphFormatError(f"{source}: links[{pos}] has no source/target")
+            raise GraphFormatError(f"{source}: {key}[{pos}] has no source/target")
     name = data.get("graph", {}).get("name") if isinstance(data.get("graph"), dict) else None
     return Graph.from_nodes(nodes, edges, name=name)

@@ -40,6 +40,16 @@ from mtpp.graph import Graph, NodeId
 from mtpp.placement.devices import DeviceSet
 from mtpp.placement.simulator import PlacementContext, simulate
 from mtpp.presets import get_devices
+from mtpp.validation import (
+    check_bool,
+    check_choice,
+    check_count,
+    check_instance,
+    check_int,
+    check_optional_count,
+    check_optional_time_limit,
+    check_seed,
+)
 
 METHODS = ("auto", "single", "heft", "brkga", "cpsat", "coarse-brkga")
 #: ``"auto"`` adds coarse-BRKGA on graphs with more ops than this.
@@ -140,14 +150,17 @@ def place(
     from heuristics.placement.brkga import OBJECTIVES, placement_brkga
 
     t0 = time.perf_counter()
-    if objective not in OBJECTIVES:
-        raise InvalidParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    if method not in METHODS:
-        raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
+    check_instance("graph", graph, Graph, "an mtpp.Graph")
+    check_choice("objective", objective, OBJECTIVES)
+    check_choice("method", method, METHODS)
     if method == "cpsat" and objective != "runtime":
         raise InvalidParameterError("method 'cpsat' minimises the runtime; use objective='runtime'")
-    if time_limit is not None and not time_limit > 0:
-        raise InvalidParameterError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    time_limit = check_optional_time_limit(time_limit)
+    seed = check_seed(seed)
+    check_bool("cpsat_memory", cpsat_memory)
+    cpsat_max_ops = check_int("cpsat_max_ops", cpsat_max_ops, low=0)
+    threads = check_count("threads", threads)
+    coarse_target = check_optional_count("coarse_target", coarse_target)
     ds = get_devices(devices)
     ctx = PlacementContext(graph, ds, times)
 
