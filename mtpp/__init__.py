@@ -49,6 +49,9 @@ _LAZY = {
     "regal_graph": "mtpp.generators",
     "layered_graph": "mtpp.generators",
     "load_example": "mtpp.examples",
+    "Result": "mtpp.result",
+    "ResultStatus": "mtpp.result",
+    "Step": "mtpp.result",
 }
 
 
@@ -87,8 +90,11 @@ __all__ = [
     "Placement",
     "Problem",
     "QuotientCycleError",
+    "Result",
+    "ResultStatus",
     "SelfLoopError",
     "Solution",
+    "Step",
     "UnknownNodeError",
     "__version__",
     "certify",

@@ -49,10 +49,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from formulations.bounds import bound_record
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp
@@ -69,6 +69,7 @@ from mtpp.partitioner import as_problem, partition
 from mtpp.problem import Problem
 from mtpp.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
 from mtpp.records import BoundRecord, PresolveRecord, checked, closes, skipped
+from mtpp.result import FieldsEqual, Result, ResultStatus, Step
 from mtpp.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
@@ -86,16 +87,22 @@ MIN_RUN_SECONDS = 0.5
 Report = Callable[[str], None]
 
 
-class Certificate(BaseModel):
-    """A partition (upper bound) and the lower bounds proven for it.
+class Certificate(FieldsEqual, Result, BaseModel):
+    """A partition (upper bound) and the lower bounds proven for it: a
+    :class:`mtpp.result.Result`.
 
-    The optimum lies in ``[lower_bound, upper_bound]``; ``ratio`` is their quotient
-    and ``gap_percent`` is ``100 (UB - LB) / UB``.  ``optimal`` is true when the gap
-    is within ``OPTIMALITY_TOLERANCE`` (relative).  ``notes`` say how the bounds were
-    obtained, and record any disagreement between proofs.
+    The optimum lies in ``[lower_bound, upper_bound]``; ``ratio`` is their quotient,
+    ``gap`` is ``(UB - LB) / UB`` and ``gap_percent`` the same in percent.
+    ``optimal`` is true when the gap is within ``OPTIMALITY_TOLERANCE`` (relative).
+    ``order`` lists node ids (as strings).  ``steps`` are the partition search and the
+    bound records; ``notes`` say how the bounds were obtained, and record any
+    disagreement between proofs.  ``to_json()`` is the ``mtpp-certificate`` document
+    (its partition re-checked on the problem certify was given); ``model_dump_json()``
+    the raw fields.
     """
 
     model_config = ConfigDict(frozen=True)
+    _problem: Problem | None = PrivateAttr(default=None)
 
     mtpp_version: str
     graph: str | None
@@ -125,6 +132,34 @@ class Certificate(BaseModel):
     def bound(self, method: str) -> BoundRecord | None:
         """The record of ``method``, if it was computed."""
         return next((b for b in self.bounds if b.method == method), None)
+
+    @property
+    def status(self) -> ResultStatus:
+        """``optimal`` when proven, ``time_limit`` when a bound method was stopped by
+        its time limit or the budget, else ``feasible``."""
+        if self.optimal:
+            return ResultStatus.OPTIMAL
+        stopped = any(b.status in ("time_limit", "interrupted") for b in self.bounds)
+        return ResultStatus.TIME_LIMIT if stopped else ResultStatus.FEASIBLE
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The partition (upper bound) and every bound record, in the order run."""
+        found = Step(self.partition_source, ResultStatus.FEASIBLE, self.upper_bound, None, 0.0, "upper bound")
+        return (
+            found,
+            *(Step(b.method, ResultStatus(b.status), None, b.bound, b.wall_time, b.message) for b in self.bounds),
+        )
+
+    def _document(self) -> Any:
+        from mtpp.results_schema import certificate_document
+
+        if self._problem is None:
+            raise InvalidParameterError(
+                "this certificate was not made by certify() in this process: build its document with "
+                "mtpp.results_schema.certificate_document(cert, problem)"
+            )
+        return certificate_document(self, self._problem)
 
 
 def parse_bounds(bounds: str | Iterable[str]) -> tuple[str, ...]:
@@ -309,7 +344,7 @@ def certify(
         run = _Run(
             problem,
             sol.evaluation,
-            sol.order,
+            sol.index_order,
             f"slicegraph ({QUICK_ORDERER})",
             [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
             _notes(problem),
@@ -375,13 +410,13 @@ def _search_phase(
             break
         sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share, presolve=False)
         source = f"slicegraph ({sol.orderer}, seed {seed})"
-        if run.adopt(sol.evaluation, sol.order, source):
+        if run.adopt(sol.evaluation, sol.index_order, source):
             say(f"{tag(run.problem)}partition: {source}: upper bound {run.ub:.6g}")
         for other in runs:
             if other.problem.k > run.problem.k:
                 other.adopt(
-                    evaluate(other.problem, sol.evaluation.assignment, sol.order),
-                    sol.order,
+                    evaluate(other.problem, sol.evaluation.assignment, sol.index_order),
+                    sol.index_order,
                     f"{source}, found for k={run.problem.k}",
                 )
 
@@ -609,7 +644,7 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
     lb = float(top.bound or 0.0)
     g = problem.graph
     ratio = 1.0 if ub == 0 else lb / ub
-    return Certificate(
+    cert = Certificate(
         mtpp_version=mtpp.__version__,
         graph=g.name,
         n=g.n,
@@ -634,6 +669,8 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
         notes=notes,
         presolve=None if pre is None else PresolveRecord(**pre.record()),
     )
+    cert._problem = problem
+    return cert
 
 
 def _notes(problem: Problem) -> list[str]:

@@ -122,7 +122,7 @@ def partition(
         lower_bound=simple_lower_bound(original),
         orderer=name,
         seed=seed,
-        order=order,
+        index_order=order,
         evaluations=found.evaluations,
         wall_time=time.perf_counter() - start,
         stopped_by_time=found.stopped_by_time,

@@ -18,6 +18,11 @@ and :meth:`mtpp.Solution.to_dict` returns one.  Every document carries
   terms of Eq. (3) (``input_io``, ``work``, ``overflow``, ``output_io``, ``cost``);
   ``mtpp evaluate`` reads such a file back with its machine.
 
+Several ks (``mtpp certify -k 2 4 8 --json``) give one ``mtpp-certificates`` document
+whose ``certificates`` list holds one ``mtpp-certificate`` per k.  Every result object
+(:mod:`mtpp.result`) returns its document from ``to_json()`` / ``to_dict()``, and batch
+stores it.
+
 Infinite values are written as ``null``, so the output is strict JSON.  The models
 below are the schema: ``SolutionDocument.model_json_schema()`` and so on.  The
 builders read the result objects through their attributes only.
@@ -190,6 +195,24 @@ class PlacementDocument(_Document):
     cpsat_status: str | None
 
 
+class CertificatesDocument(BaseModel):
+    """``mtpp certify -k K1 K2 ...``: one certificate document per k, in increasing k."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["mtpp-certificates"] = "mtpp-certificates"
+    version: Literal[1] = VERSION
+    mtpp_version: str
+    certificates: list[CertificateDocument]
+
+
+def certificates_document(docs: list[CertificateDocument]) -> CertificatesDocument:
+    """The document of several certificates (one per k)."""
+    import mtpp
+
+    return CertificatesDocument(mtpp_version=mtpp.__version__, certificates=docs)
+
+
 DOCUMENTS: dict[str, type[_Document]] = {
     "mtpp-solution": SolutionDocument,
     "mtpp-evaluation": EvaluationDocument,
@@ -236,7 +259,7 @@ def solution_document(sol: Solution) -> SolutionDocument:
     gap = relative_gap(sol.bottleneck, sol.lower_bound)
     return SolutionDocument(
         **_graph_fields(sol.problem.graph),
-        **_partition_fields(sol.problem, sol.evaluation, sol.order),
+        **_partition_fields(sol.problem, sol.evaluation, sol.index_order),
         upper_bound=sol.bottleneck,
         lower_bound=sol.lower_bound,
         lower_bound_method="simple",
@@ -337,16 +360,16 @@ def placement_document(p: Placement, graph: Graph) -> PlacementDocument:
     return PlacementDocument(
         **_graph_fields(graph),
         objective=p.objective,
-        upper_bound=finite(p.objective_value),
+        upper_bound=finite(p.upper_bound),
         lower_bound=finite(p.lower_bound),
-        lower_bound_method=None if p.lower_bound is None else "cpsat",
-        gap=relative_gap(p.objective_value, finite(p.lower_bound)),
-        optimal=p.proven_optimal,
+        lower_bound_method=p.steps[-1].method,
+        gap=relative_gap(p.upper_bound, finite(p.lower_bound)),
+        optimal=p.optimal,
         wall_time=p.wall_time,
         method=p.method,
         devices=list(p.devices),
         assignment={str(ids[v]): p.devices[j] for v, j in enumerate(p.device)},
-        order=[ids[v] for v in p.order],
+        order=[ids[v] for v in p.index_order],
         start=list(p.start),
         end=list(p.end),
         makespan=p.makespan,

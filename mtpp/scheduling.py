@@ -8,7 +8,6 @@ the best proven bound.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -20,6 +19,7 @@ import numpy as np
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph, NodeId
 from mtpp.memory import REL_TOL, local_lower_bound, peak_memory, profile_error
+from mtpp.result import Result, ResultStatus, Step, finite_or_none
 from mtpp.rounding import UNIT, lower_by
 from mtpp.validation import (
     check_bool,
@@ -85,12 +85,12 @@ class Stage:
 
 
 @dataclass(frozen=True)
-class Schedule:
+class Schedule(Result):
     """A topological order with its peak memory and a proven lower bound on the
-    minimum peak.
+    minimum peak: a :class:`mtpp.result.Result`.
 
-    ``order`` lists node ids (``index_order`` the same as indices); ``peak`` is
-    re-evaluated by :func:`peak_memory`; ``lower_bound`` is the best bound proven by
+    ``order`` lists node ids (``index_order`` the same as indices); ``upper_bound``
+    (alias ``peak``) is re-evaluated by :func:`peak_memory`; ``lower_bound`` is the best bound proven by
     any stage (``bound_method``: ``"local"`` for :func:`local_lower_bound`,
     ``"forced-live"`` for :func:`heuristics.peak_memory.bounds.forced_live_bound`,
     ``"cut-live"`` for :mod:`heuristics.peak_memory.cut_bound`, ``"search"`` for the best-first
@@ -100,7 +100,8 @@ class Schedule:
     allowing for the evaluator's rounding, is at most ``1 + REL_TOL`` times the
     bound), else ``"feasible"``.  Every bound is lowered for its own rounding, so it
     never exceeds the true optimum (exact arithmetic on the float sizes).
-    ``stages`` records every method run.
+    ``stages`` records every method run (``steps``: the same as
+    :class:`mtpp.result.Step`).  ``to_json()`` is the ``mtpp-schedule`` document.
     """
 
     order: tuple[NodeId, ...]
@@ -108,40 +109,37 @@ class Schedule:
     peak: float
     lower_bound: float
     method: str
-    status: str
+    status: ResultStatus
     wall_time: float
     bound_method: str
     objective: str = "peak_memory"
     stages: tuple[Stage, ...] = ()
     graph_name: str | None = None
+    graph: Graph | None = field(default=None, repr=False, compare=False)
 
     @property
-    def gap(self) -> float:
-        """``(peak - lower_bound) / peak`` (0 when the peak is 0)."""
-        return 0.0 if self.peak <= 0 else max(0.0, (self.peak - self.lower_bound) / self.peak)
+    def upper_bound(self) -> float:
+        """The peak of ``order``, re-evaluated by :func:`peak_memory`."""
+        return self.peak
 
     @property
     def optimal(self) -> bool:
-        return self.status == "optimal"
+        return self.status == ResultStatus.OPTIMAL
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data."""
-        return {
-            "graph": self.graph_name,
-            "objective": self.objective,
-            "method": self.method,
-            "status": self.status,
-            "peak": self.peak,
-            "lower_bound": self.lower_bound,
-            "gap": self.gap,
-            "bound_method": self.bound_method,
-            "wall_time": self.wall_time,
-            "order": list(self.order),
-            "stages": [s.to_dict() for s in self.stages],
-        }
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every method run, as :class:`mtpp.result.Step` records."""
+        return tuple(
+            Step(s.method, ResultStatus(s.status), finite_or_none(s.peak), s.lower_bound, s.wall_time, s.detail)
+            for s in self.stages
+        )
 
-    def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+    def _document(self) -> Any:
+        from mtpp.results_schema import schedule_document
+
+        if self.graph is None:
+            raise InvalidParameterError("this schedule has no graph: build it with mtpp.schedule()")
+        return schedule_document(self, self.graph)
 
 
 # ---------------------------------------------------------------------- search
@@ -165,12 +163,11 @@ class _Search:
         self.order_method = ""
         from heuristics.peak_memory.bounds import forced_live_bound
 
-        self.lower = local_lower_bound(graph)
-        self.bound_method = "local"
-        forced = forced_live_bound(graph)
-        if forced > self.lower:
-            self.lower, self.bound_method = forced, "forced-live"
+        self.lower, self.bound_method = 0.0, "local"
         self.stages: list[Stage] = []
+        for name, bound in (("local", local_lower_bound), ("forced-live", forced_live_bound)):
+            t = time.perf_counter()
+            self.offer(name, None, bound(graph), time.perf_counter() - t, "bound")
 
     def add_cut_bound(self) -> None:
         """The min-cut live bound (:mod:`heuristics.peak_memory.cut_bound`), within the time left."""
@@ -453,9 +450,10 @@ def schedule(
         peak=search.peak,
         lower_bound=min(search.lower, search.peak),
         method=method,
-        status="optimal" if search.proven else "feasible",
+        status=ResultStatus.OPTIMAL if search.proven else ResultStatus.FEASIBLE,
         wall_time=time.perf_counter() - search.t0,
         bound_method=search.bound_method,
         stages=tuple(search.stages),
         graph_name=graph.name,
+        graph=graph,
     )

@@ -10,17 +10,21 @@ import numpy as np
 from mtpp.evaluate import Evaluation
 from mtpp.graph import NodeId
 from mtpp.problem import Problem
+from mtpp.records import closes
+from mtpp.result import Result, ResultStatus, Step
 
 
 @dataclass(frozen=True)
-class Solution:
-    """A partition (upper bound) with the simple lower bound (Lemma 3.3).
+class Solution(Result):
+    """A partition (upper bound) with the simple lower bound (Lemma 3.3): a
+    :class:`mtpp.result.Result`.
 
     ``assignment[i]`` is the block of node index ``i``; ``blocks`` lists node ids per
-    block in pipeline order.  ``bottleneck`` and the per-block costs come from
-    :func:`mtpp.evaluate`, never from the search itself.  ``ratio = lower_bound /
-    bottleneck`` is the proven quality: the optimum lies in ``[lower_bound,
-    bottleneck]``.
+    block in pipeline order; ``order`` is the run order as node ids
+    (``index_order``: as node indices).  ``upper_bound`` (alias ``bottleneck``) and
+    the per-block costs come from :func:`mtpp.evaluate`, never from the search
+    itself.  ``ratio = lower_bound / upper_bound`` is the proven quality: the
+    optimum lies in ``[lower_bound, upper_bound]``; ``gap`` is ``1 - ratio``.
     """
 
     problem: Problem
@@ -28,7 +32,7 @@ class Solution:
     lower_bound: float
     orderer: str
     seed: int
-    order: np.ndarray
+    index_order: np.ndarray
     evaluations: int
     wall_time: float
     stopped_by_time: bool = False
@@ -38,12 +42,24 @@ class Solution:
         return self.evaluation.assignment
 
     @property
+    def upper_bound(self) -> float:
+        """The bottleneck of the partition, re-checked by :func:`mtpp.evaluate`."""
+        return self.evaluation.bottleneck
+
+    @property
     def bottleneck(self) -> float:
+        """Alias of :attr:`upper_bound` (the MTPP paper's name)."""
         return self.evaluation.bottleneck
 
     @property
     def block_costs(self) -> np.ndarray:
         return self.evaluation.block_costs
+
+    @property
+    def order(self) -> tuple[NodeId, ...]:
+        """The run order as node ids."""
+        ids = self.problem.graph.ids
+        return tuple(ids[v] for v in self.index_order.tolist())
 
     @property
     def ratio(self) -> float:
@@ -53,21 +69,36 @@ class Solution:
         return self.lower_bound / self.bottleneck
 
     @property
+    def optimal(self) -> bool:
+        """The simple bound proves the partition optimal (to the tolerance of
+        :func:`mtpp.records.closes`, the evaluator's rounding allowed for)."""
+        return closes(self.lower_bound, self.upper_bound + self.evaluation.rounding)
+
+    @property
+    def status(self) -> ResultStatus:
+        if self.optimal:
+            return ResultStatus.OPTIMAL
+        return ResultStatus.TIME_LIMIT if self.stopped_by_time else ResultStatus.FEASIBLE
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The orderer's search (the upper bound) and the simple bound."""
+        search = ResultStatus.TIME_LIMIT if self.stopped_by_time else ResultStatus.FEASIBLE
+        return (
+            Step(self.orderer, search, self.upper_bound, None, self.wall_time, f"{self.evaluations} orders"),
+            Step("simple", ResultStatus.OPTIMAL, None, self.lower_bound, 0.0, "Lemma 3.3"),
+        )
+
+    @property
     def blocks(self) -> list[list[NodeId]]:
         ids = self.problem.graph.ids
         members: list[list[NodeId]] = [[] for _ in range(self.problem.k)]
-        for v in self.order.tolist():
+        for v in self.index_order.tolist():
             members[int(self.assignment[v])].append(ids[v])
         return members
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``mtpp-solution`` JSON document (:mod:`mtpp.results_schema`) as plain
-        data; ``O(n + k)``."""
+    def _document(self) -> Any:
+        """The ``mtpp-solution`` document (:mod:`mtpp.results_schema`); ``O(n + k)``."""
         from mtpp.results_schema import solution_document
 
-        return solution_document(self).model_dump(mode="json")
-
-    def to_json(self, indent: int | None = 2) -> str:
-        from mtpp.results_schema import solution_document
-
-        return solution_document(self).model_dump_json(indent=indent)
+        return solution_document(self)

@@ -76,6 +76,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -127,7 +128,7 @@ class Presolved:
             out.extend(groups[int(self.kept[i])])
         return np.asarray(out, dtype=np.int64)
 
-    def record(self) -> dict[str, object]:
+    def record(self) -> dict[str, Any]:
         """What presolve did, for a certificate: ops before and after, removed per rule."""
         return {
             "ops_before": self.original.graph.n,

@@ -102,7 +102,8 @@ class Record:
 
     @property
     def result_dict(self) -> dict[str, Any] | None:
-        """The certificate or solution as parsed JSON."""
+        """The task's result document (``mtpp-certificate`` or ``mtpp-solution``,
+        :mod:`mtpp.results_schema`) as parsed JSON."""
         return None if self.result is None else json.loads(self.result)
 
 

@@ -379,7 +379,7 @@ def _run_bound(graph: Graph, task: Task, machine: dict[str, Any]) -> dict[str, A
         "solver_used": rec.solver,
         "solver_version": rec.solver_version,
         "message": rec.message,
-        "result": cert.model_dump_json(),
+        "result": cert.to_json(indent=None),
     }
 
 

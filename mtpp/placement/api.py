@@ -30,16 +30,18 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph, NodeId
 from mtpp.placement.devices import DeviceSet
 from mtpp.placement.simulator import PlacementContext, simulate
 from mtpp.presets import get_devices
+from mtpp.result import FieldsEqual, Result, ResultStatus, Step, finite_or_none, relative_gap
 from mtpp.validation import (
     check_bool,
     check_choice,
@@ -56,40 +58,91 @@ METHODS = ("auto", "single", "heft", "brkga", "cpsat", "coarse-brkga")
 COARSE_AUTO_OPS = 300
 
 
-class Placement(BaseModel):
-    """A placement and schedule with its simulated cost and proven bound.
+class Placement(FieldsEqual, Result, BaseModel):
+    """A placement and schedule with its simulated cost and proven bound: a
+    :class:`mtpp.result.Result`.
 
-    ``device[v]`` is the device index of op ``v`` (node index order), ``order`` the
-    priority order (node indices), ``start``/``end`` the simulated times;
-    ``objective_value`` is the makespan or the largest per-device peak;
-    ``lower_bound`` a proven bound on that objective over every placement (``None``
-    if none); ``gap = (objective_value - lower_bound) / objective_value``.
-    ``proven_optimal``: the gap is zero.  ``candidates`` maps each method tried to its objective value (``inf`` if its
-    placement overflows memory)."""
+    ``device[v]`` is the device index of op ``v`` (node index order),
+    ``index_order`` the priority order (node indices; ``order``: node ids),
+    ``start``/``end`` the simulated times; ``upper_bound`` is the objective's value,
+    the makespan (also ``makespan``) or the largest per-device peak;
+    ``lower_bound`` a proven bound on that objective over every placement;
+    ``gap = (upper_bound - lower_bound) / upper_bound``; ``optimal``: the gap is
+    zero (to ``1e-9``) for a placement that fits in memory.  ``candidates`` maps each
+    method tried to its objective value (``inf`` if its placement overflows memory).
+    ``objective_value`` and ``proven_optimal`` are the old names of ``upper_bound``
+    and ``optimal`` (deprecated)."""
 
     model_config = ConfigDict(frozen=True, ser_json_inf_nan="constants")
+    _graph: Graph | None = PrivateAttr(default=None)
 
     objective: str
     method: str
     devices: tuple[str, ...]
     device: tuple[int, ...]
-    order: tuple[int, ...]
+    index_order: tuple[int, ...]
     start: tuple[float, ...]
     end: tuple[float, ...]
     makespan: float
     peak_memory: tuple[float, ...]
     memory_feasible: bool
-    objective_value: float
-    lower_bound: float | None
-    gap: float | None
-    proven_optimal: bool
+    upper_bound: float
+    lower_bound: float
+    optimal: bool
     candidates: dict[str, float]
     cpsat_status: str | None = None
     wall_time: float = 0.0
 
-    def assignment(self, graph: Graph) -> dict[NodeId, str]:
+    def assignment(self, graph: Graph | None = None) -> dict[NodeId, str]:
         """Op id -> device name."""
-        return {graph.ids[v]: self.devices[j] for v, j in enumerate(self.device)}
+        ids = self._ids() if graph is None else graph.ids
+        return {ids[v]: self.devices[j] for v, j in enumerate(self.device)}
+
+    def _ids(self) -> list[NodeId]:
+        if self._graph is None:
+            raise InvalidParameterError("this placement has no graph: build it with mtpp.place()")
+        return list(self._graph.ids)
+
+    @property
+    def order(self) -> tuple[NodeId, ...]:
+        """The priority order as node ids."""
+        ids = self._ids()
+        return tuple(ids[v] for v in self.index_order)
+
+    @property
+    def objective_value(self) -> float:
+        """Deprecated name of :attr:`upper_bound`."""
+        warnings.warn("Placement.objective_value is now Placement.upper_bound", DeprecationWarning, stacklevel=2)
+        return self.upper_bound
+
+    @property
+    def proven_optimal(self) -> bool:
+        """Deprecated name of :attr:`optimal`."""
+        warnings.warn("Placement.proven_optimal is now Placement.optimal", DeprecationWarning, stacklevel=2)
+        return self.optimal
+
+    @property
+    def status(self) -> ResultStatus:
+        """``optimal`` when proven, else ``feasible`` (also for a placement that
+        overflows memory: see ``memory_feasible``)."""
+        return ResultStatus.OPTIMAL if self.optimal else ResultStatus.FEASIBLE
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Each method tried (its objective value) and the bound."""
+        tried = tuple(
+            Step(name, ResultStatus.FEASIBLE, finite_or_none(v), None, 0.0, "") for name, v in self.candidates.items()
+        )
+        bound = "cpsat" if self.cpsat_status is not None else "simple"
+        status = ResultStatus(self.cpsat_status) if self.cpsat_status is not None else ResultStatus.BOUND
+        return (*tried, Step(bound, status, None, self.lower_bound, 0.0, ""))
+
+    def _document(self) -> Any:
+        from mtpp.results_schema import placement_document
+
+        if self._graph is None:
+            raise InvalidParameterError("this placement has no graph: build it with mtpp.place()")
+        return placement_document(self, self._graph)
 
 
 def _score(sim: Any, objective: str) -> tuple[int, float]:
@@ -210,27 +263,29 @@ def place(
     best = min(cands, key=lambda c: _score(c.sim, objective))
     sim = simulate(graph, ctx, best.place, best.order)  # re-checked through the public, validating entry
     value = sim.makespan if objective == "runtime" else float(sim.peak_memory.max())
-    gap = None
-    if bound is not None and sim.memory_feasible:
+    assert bound is not None  # both objectives have a closed-form bound
+    optimal = False
+    if sim.memory_feasible:
         bound = min(bound, value) if math.isclose(bound, value, rel_tol=1e-9) else bound
-        gap = (value - bound) / value if value > 0 else 0.0
+        optimal = relative_gap(value, bound) <= 1e-9
     table = {c.method: (_score(c.sim, objective)[1] if c.sim.memory_feasible else math.inf) for c in cands}
-    return Placement(
+    placement = Placement(
         objective=objective,
         method=best.method,
         devices=ds.names,
         device=tuple(int(j) for j in best.place),
-        order=tuple(int(v) for v in best.order),
+        index_order=tuple(int(v) for v in best.order),
         start=tuple(float(t) for t in sim.start),
         end=tuple(float(t) for t in sim.end),
         makespan=sim.makespan,
         peak_memory=tuple(float(p) for p in sim.peak_memory),
         memory_feasible=sim.memory_feasible,
-        objective_value=value,
+        upper_bound=value,
         lower_bound=bound,
-        gap=gap,
-        proven_optimal=gap is not None and gap <= 1e-9,
+        optimal=optimal,
         candidates=table,
         cpsat_status=status,
         wall_time=time.perf_counter() - t0,
     )
+    placement._graph = graph
+    return placement

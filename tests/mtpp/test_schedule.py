@@ -154,8 +154,9 @@ def test_schedule_serialises_and_records_stages():
     s = schedule(g, method="auto", time_limit=30, threads=1)
     assert isinstance(s, Schedule) and s.status == "optimal" and s.peak == 36790
     data = json.loads(s.to_json())
-    assert data["peak"] == 36790 and data["order"] == list(s.order) and data["status"] == "optimal"
-    assert [st["method"] for st in data["stages"]][:3] == ["dfs", "bfs", "random"]
+    assert data["format"] == "mtpp-schedule" and data["upper_bound"] == 36790 == s.upper_bound
+    assert data["order"] == list(s.order) and data["status"] == "optimal" and data["optimal"]
+    assert [st["method"] for st in data["stages"]][:5] == ["local", "forced-live", "dfs", "bfs", "random"]
     assert all(st.lower_bound <= s.peak for st in s.stages)
 
 

@@ -134,11 +134,11 @@ def test_place_coarse_brkga_is_rechecked_and_bounded(objective: str) -> None:
     ds = PRESETS["two-devices"] if objective == "peak_memory" else PRESETS["cpu-igpu-dgpu"]
     p = place(g, ds, objective=objective, method="coarse-brkga", time_limit=1.0, coarse_target=20)
     assert p.method == "coarse-brkga" and set(p.candidates) == {"coarse-brkga"}
-    r = simulate(g, ds, list(p.device), list(p.order))
+    r = simulate(g, ds, list(p.device), list(p.index_order))
     assert p.memory_feasible and r.memory_feasible
     assert r.makespan == p.makespan
-    assert p.objective_value == (r.makespan if objective == "runtime" else float(r.peak_memory.max()))
-    assert p.lower_bound is not None and p.lower_bound <= p.objective_value + 1e-9
+    assert p.upper_bound == (r.makespan if objective == "runtime" else float(r.peak_memory.max()))
+    assert p.lower_bound <= p.upper_bound + 1e-9
     if objective == "runtime":
         # the proven bound is the original graph's, the same as for any other method
         q = place(g, ds, method="cpsat", time_limit=1.0, threads=1)

@@ -1,0 +1,118 @@
+"""One result contract for :func:`mtpp.partition`, :func:`mtpp.certify`,
+:func:`mtpp.schedule` and :func:`mtpp.place` (issue 22).
+
+Every result (:class:`mtpp.Solution`, :class:`mtpp.Certificate`,
+:class:`mtpp.Schedule`, :class:`mtpp.Placement`) is a :class:`Result`:
+
+* ``upper_bound``: the value of the returned partition / order / placement,
+  re-checked by the independent evaluator (the domain names ``bottleneck``,
+  ``peak`` and ``makespan`` stay as aliases);
+* ``lower_bound``: the best proven bound on the optimum (``0.0`` when nothing beyond
+  the trivial bound was proven);
+* ``gap``: ``(upper_bound - lower_bound) / upper_bound`` as a **fraction** (0 when the
+  upper bound is 0);
+* ``optimal``: the upper bound is proven optimal to the call's tolerance;
+* ``status``: one :class:`ResultStatus`;
+* ``wall_time``: seconds the call took;
+* ``steps``: the methods that produced the bounds, as :class:`Step` records;
+* ``order``: node ids (``index_order``: the same as node indices);
+* ``to_dict()`` / ``to_json()``: the documented JSON document of
+  :mod:`mtpp.results_schema` (``format`` ``mtpp-solution``, ``mtpp-certificate``,
+  ``mtpp-schedule``, ``mtpp-placement``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class ResultStatus(str, Enum):
+    """How a call, or one step of it, ended: one vocabulary above the solvers.
+
+    Every status of :class:`solvers.result.Status` is one of these, with its meaning
+    there; the calls add ``feasible`` (a valid result, the gap still open),
+    ``bound`` (a step that proves a bound and finds no solution, finished),
+    ``skipped`` (a step that did not run, e.g. the result was already proven),
+    ``too_wide`` (the ideal DP's lattice is over its cap) and ``no_improvement``
+    (the ideal DP proved that no partition beats the known one).  A string compares
+    equal to its status (``status == "optimal"``)."""
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    TIME_LIMIT = "time_limit"
+    BOUND_REACHED = "bound_reached"
+    RELAXED_OPTIMAL = "relaxed_optimal"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    INTERRUPTED = "interrupted"
+    ERROR = "error"
+    BOUND = "bound"
+    SKIPPED = "skipped"
+    TOO_WIDE = "too_wide"
+    NO_IMPROVEMENT = "no_improvement"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Step:
+    """One method run inside a call: its name, how it ended, the value of what it
+    found (``upper_bound``, ``None`` if it found nothing) and the bound it proved
+    (``lower_bound``, ``None`` if none), its time and a detail line."""
+
+    method: str
+    status: ResultStatus
+    upper_bound: float | None
+    lower_bound: float | None
+    wall_time: float
+    detail: str = ""
+
+
+def relative_gap(upper: float, lower: float) -> float:
+    """``(upper - lower) / upper`` (0 when ``upper`` is 0 or below, never negative;
+    ``inf`` when ``upper`` is infinite)."""
+    if not math.isfinite(upper):
+        return math.inf
+    return 0.0 if upper <= 0 else max(0.0, (upper - lower) / upper)
+
+
+def finite_or_none(x: float | None) -> float | None:
+    """``x``, or ``None`` when it is ``None``, infinite or NaN."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+class Result:
+    """The shared base of the four results (module docstring).  A subclass provides
+    ``upper_bound``, ``lower_bound``, ``optimal``, ``status``, ``wall_time``,
+    ``steps`` and ``_document()`` (its :mod:`mtpp.results_schema` document)."""
+
+    @property
+    def gap(self) -> float:
+        """``(upper_bound - lower_bound) / upper_bound`` as a fraction (module docstring)."""
+        ub, lb = getattr(self, "upper_bound"), getattr(self, "lower_bound")  # noqa: B009
+        return relative_gap(ub, lb)
+
+    def _document(self) -> Any:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result's JSON document (:mod:`mtpp.results_schema`) as plain data."""
+        return self._document().model_dump(mode="json")  # type: ignore[no-any-return]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The result's JSON document (:mod:`mtpp.results_schema`), strict JSON."""
+        return self._document().model_dump_json(indent=indent)  # type: ignore[no-any-return]
+
+
+class FieldsEqual:
+    """Equality of a pydantic result by its fields only: the graph or problem it
+    keeps privately for :meth:`Result.to_json` does not count, so a result equals
+    itself read back from ``model_dump_json``."""
+
+    def __eq__(self, other: object) -> bool:
+        dump = getattr(self, "model_dump")  # noqa: B009
+        return type(other) is type(self) and dump() == getattr(other, "model_dump")()  # noqa: B009
