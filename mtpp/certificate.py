@@ -312,7 +312,7 @@ def certify(
     check_bool("presolve", presolve)
     methods = parse_bounds(bounds)
     time_limit = check_time_limit(time_limit)
-    deadline = None if budget is None else start + check_time_limit(budget)
+    deadline = None if budget is None else start + check_time_limit(budget, "budget")
     seed = check_seed(seed)
     threads = check_count("threads", threads)
     n_jobs = check_count("n_jobs", n_jobs)
