@@ -181,15 +181,15 @@ def main() -> None:
         )
         print(header)
         print("-" * len(header))
-        for cert in row.certs:
+        for k, cert in zip(args.k, row.certs, strict=True):  # cert.k is min(k, n)
             dp = cert.bound("ideal-dp")
             dp_time = f"{dp.wall_time:.3f}" if dp is not None and dp.status != "skipped" else "-"
             line = (
-                f"{cert.k:>4}{cert.upper_bound:>11.4f}{cert.ratio:>8.4f}{'yes' if cert.optimal else 'no':>8}"
+                f"{k:>4}{cert.upper_bound:>11.4f}{cert.ratio:>8.4f}{'yes' if cert.optimal else 'no':>8}"
                 f"{cert.lower_bound_method:>12}{dp_time:>7}"
             )
-            if cert.k in row.on:
-                (t_on, c_on), (t_off, c_off) = row.on[cert.k], row.off[cert.k]
+            if k in row.on:
+                (t_on, c_on), (t_off, c_off) = row.on[k], row.off[k]
                 faster = "yes" if c_on.optimal and (t_on < t_off or not c_off.optimal) else "no"
                 line += f"{t_on:>8.3f}{proven(c_on):>7}{t_off:>8.3f}{proven(c_off):>8}{faster:>7}"
             print(line, flush=True)
