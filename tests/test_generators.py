@@ -12,9 +12,16 @@ import pytest
 
 from mtpp import Graph, InvalidParameterError, load_graph
 from mtpp.examples import available_examples, example_path, load_example
-from mtpp.generators import layered_graph, regal_graph
+from mtpp.generators import layered_graph, regal_connected_graph, regal_graph
+from mtpp.generators.hardness import DEFAULT_MIN_GAIN, is_hard_for_peak_memory, peak_memory_room
 from mtpp.generators.layered import cone_targets, edge_budget, target_layer_count
-from mtpp.generators.regal import MODELS, regal_sample, regal_work
+from mtpp.generators.regal import (
+    MODELS,
+    regal_connected_sample,
+    regal_connected_work,
+    regal_sample,
+    regal_work,
+)
 
 SHARED_LAYERED = Path(__file__).resolve().parents[1].parent / "shared" / "graphs" / "layered"
 
@@ -51,11 +58,141 @@ def is_weakly_connected(g: Graph) -> bool:
     return len({find(x) for x in range(g.n)}) == 1
 
 
-# ----------------------------------------------------------------------------- REGAL
+# ----------------------------------------------------------------------------- REGAL (faithful)
+def in_sizes(g: Graph) -> np.ndarray:
+    return np.bincount(g.edge_dst, weights=g.size_out[g.edge_src], minlength=g.n)
+
+
+def test_regal_valid_dags_in_paper_range_and_deterministic():
+    seen_models = set()
+    for seed in range(4):
+        s = regal_sample(seed=seed)
+        g = s.to_graph()
+        assert g == regal_graph(seed=seed) == regal_sample(seed=seed).to_graph()
+        assert 50 <= g.n <= 200 and len(g.topological_order) == g.n
+        check_weights(g)
+        assert np.all(g.size_param == 0) and s.hard and s.gain >= DEFAULT_MIN_GAIN and s.tries >= 1
+        seen_models.add(s.model)
+    assert len(seen_models) >= 2
+    assert regal_graph(seed=3) != regal_graph(seed=4)
+    assert regal_graph(seed=np.random.default_rng(9)) == regal_graph(seed=np.random.default_rng(9))
+    for n in (2, 7, 60):
+        assert regal_graph(n=n, seed=0).n == n
+
+
+def test_regal_cost_rule_and_unclipped_r():
+    """work = (inputs + own output) (1 + r), r ~ N(0, 0.1) not clipped (App. C.2, read
+    per node): sources with r < 0 cost less than their output, as in REGAL's files."""
+    rs, below = [], 0
+    for seed in range(6):
+        s = regal_sample(seed=seed)
+        g = s.to_graph()
+        expected = np.maximum((in_sizes(g) + g.size_out) * (1 + s.r), 0)
+        np.testing.assert_allclose(g.work, expected, rtol=1e-12)
+        np.testing.assert_allclose(regal_work(s.size_out, s.edges, s.r), g.work)
+        rs.append(s.r)
+        below += int(np.sum(g.work < g.size_out))
+    r = np.concatenate(rs)
+    assert np.any(r < 0) and abs(r.mean()) < 0.02 and abs(r.std() - 0.1) < 0.02
+    assert below > 0
+    sizes = np.concatenate([regal_graph(seed=s).size_out for s in range(6)])
+    assert abs(sizes.mean() - 50) < 2 and abs(sizes.std() - 10) < 2 and np.all(sizes == np.rint(sizes))
+
+
+def test_regal_other_cost_readings():
+    s = regal_sample(n=60, model="erdos_renyi", seed=1, min_gain=0)
+    g = s.to_graph()
+    graph_rule = regal_work(s.size_out, s.edges, s.r, "graph")
+    np.testing.assert_allclose(graph_rule, np.maximum(in_sizes(g) + g.size_out + s.r * g.size_out.sum(), 0))
+    np.testing.assert_allclose(regal_work(s.size_out, s.edges, s.r, "output"), g.size_out * (1 + s.r))
+    other = regal_sample(n=60, model="erdos_renyi", seed=1, min_gain=0, cost="output")
+    assert np.array_equal(other.edges, s.edges) and np.array_equal(other.r, s.r)
+    with pytest.raises(InvalidParameterError, match="cost"):
+        regal_work(s.size_out, s.edges, s.r, "total")
+
+
+def test_regal_adds_no_edges():
+    """Unlike the connected generator, every edge is an oriented base-graph edge, so
+    some graphs have several components (isolated nodes of sparse models included)."""
+    disconnected = 0
+    for seed in range(8):
+        s = regal_sample(seed=seed, min_gain=0)
+        c = regal_connected_sample(seed=seed)
+        disconnected += not is_weakly_connected(s.to_graph())
+        assert len(s.edges) <= len(c.edges)
+    assert disconnected > 0
+
+
+def chain(n: int) -> Graph:
+    """A path: every topological order is the same, so there is no room at all."""
+    e = np.array([[i, i + 1] for i in range(n - 1)])
+    return Graph.from_arrays(np.ones(n), np.zeros(n), np.full(n, 10.0), e)
+
+
+def fan(width: int) -> Graph:
+    """``width`` branches of a big tensor reduced to a tiny one each, joined at a sink:
+    depth-first order keeps one big tensor live, breadth-first all of them; the filter
+    starts from the best of dfs, bfs and greedy, so it must find no room either."""
+    n = 2 * width + 2
+    e = [(0, 1 + i) for i in range(width)] + [(1 + i, 1 + width + i) for i in range(width)]
+    e += [(1 + width + i, n - 1) for i in range(width)]
+    size = np.array([1.0] + [100.0] * width + [1.0] * width + [1.0])
+    return Graph.from_arrays(np.ones(n), np.zeros(n), size, np.array(e))
+
+
+def test_filter_rejects_easy_graphs_and_keeps_hard_ones():
+    for easy in (chain(30), fan(8)):
+        room = peak_memory_room(easy)
+        assert room.gain == pytest.approx(0.0, abs=1e-12) and room.high <= room.low
+        assert not is_hard_for_peak_memory(easy)
+    # a hard one: a random graph where BRKGA beats its starting orders by >= 20%
+    hard = regal_sample(n=120, model="erdos_renyi", seed=5)
+    assert hard.hard and hard.gain >= 0.2
+    assert is_hard_for_peak_memory(hard.to_graph())
+    assert is_hard_for_peak_memory(hard.to_graph(), min_gain=0)
+    assert not is_hard_for_peak_memory(hard.to_graph(), min_gain=min(0.99, hard.gain + 0.01))
+    # the generator redraws easy graphs: with an impossible threshold every try fails
+    # and the hardest draw comes back, marked
+    s = regal_sample(n=20, seed=2, min_gain=0.99, max_tries=3)
+    assert not s.hard and s.tries == 3 and s.gain < 0.99
+    filtered = [regal_sample(n=60, seed=seed) for seed in range(10)]
+    assert any(x.tries > 1 for x in filtered)  # some first draws were rejected
+    assert all(x.hard for x in filtered)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "word"),
+    [
+        ({"n": 1}, "n"),
+        ({"n": 5.0}, "n"),
+        ({"n": True}, "n"),
+        ({"model": "gnp"}, "model"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 1.5}, "seed"),
+        ({"param_mean": -1.0}, "param_mean"),
+        ({"cost": "total"}, "cost"),
+        ({"min_gain": 1.0}, "min_gain"),
+        ({"min_gain": -0.1}, "min_gain"),
+        ({"max_tries": 0}, "max_tries"),
+    ],
+)
+def test_regal_rejects_bad_arguments(kwargs, word):
+    with pytest.raises(InvalidParameterError, match=word):
+        regal_graph(**kwargs)
+
+
+def test_filter_rejects_bad_arguments():
+    with pytest.raises(InvalidParameterError, match="graph"):
+        peak_memory_room("g")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="min_gain"):
+        is_hard_for_peak_memory(chain(3), min_gain=2)
+
+
+# ----------------------------------------------------------------------------- REGAL, connected (before issue 23)
 @pytest.mark.parametrize("model", MODELS)
-def test_regal_models_give_valid_connected_dags(model):
+def test_regal_connected_models_give_valid_connected_dags(model):
     for seed in range(3):
-        g = regal_graph(model=model, seed=seed)
+        g = regal_connected_graph(model=model, seed=seed)
         assert 50 <= g.n <= 200
         assert g.m >= g.n - 1  # weakly connected
         assert is_weakly_connected(g)
@@ -64,31 +201,33 @@ def test_regal_models_give_valid_connected_dags(model):
         assert np.all(g.size_param == 0)
 
 
-def test_regal_deterministic_and_seed_sensitive():
-    assert regal_graph(seed=3) == regal_graph(seed=3)
-    assert regal_graph(n=80, model="barabasi_albert", seed=1) == regal_graph(n=80, model="barabasi_albert", seed=1)
-    assert regal_graph(seed=3) != regal_graph(seed=4)
-    a = regal_graph(n=100, model="erdos_renyi", seed=0)
-    b = regal_graph(n=100, model="erdos_renyi", seed=1)
+def test_regal_connected_deterministic_and_seed_sensitive():
+    assert regal_connected_graph(seed=3) == regal_connected_graph(seed=3)
+    assert regal_connected_graph(n=80, model="barabasi_albert", seed=1) == regal_connected_graph(
+        n=80, model="barabasi_albert", seed=1
+    )
+    assert regal_connected_graph(seed=3) != regal_connected_graph(seed=4)
+    a = regal_connected_graph(n=100, model="erdos_renyi", seed=0)
+    b = regal_connected_graph(n=100, model="erdos_renyi", seed=1)
     assert a != b
     # a Generator is used as given: two equal generators give equal graphs
-    assert regal_graph(seed=np.random.default_rng(9)) == regal_graph(seed=np.random.default_rng(9))
+    assert regal_connected_graph(seed=np.random.default_rng(9)) == regal_connected_graph(seed=np.random.default_rng(9))
 
 
-def test_regal_respects_n_and_draws_n_in_paper_range():
+def test_regal_connected_respects_n_and_draws_n_in_paper_range():
     for n in (2, 7, 50, 123, 200):
-        assert regal_graph(n=n, seed=0).n == n
-    drawn = {regal_graph(seed=s).n for s in range(20)}
+        assert regal_connected_graph(n=n, seed=0).n == n
+    drawn = {regal_connected_graph(seed=s).n for s in range(20)}
     assert all(50 <= n <= 200 for n in drawn) and len(drawn) > 5
-    assert len({regal_sample(seed=s).model for s in range(30)}) == len(MODELS)
+    assert len({regal_connected_sample(seed=s).model for s in range(30)}) == len(MODELS)
 
 
-def test_regal_cost_rule_holds_exactly():
+def test_regal_connected_cost_rule_holds_exactly():
     """work(v) = sum of input tensor sizes + own size + r_v * total size (App. C.2)."""
     for seed in range(5):
-        s = regal_sample(seed=seed)
+        s = regal_connected_sample(seed=seed)
         g = s.to_graph()
-        assert g == regal_graph(seed=seed)
+        assert g == regal_connected_graph(seed=seed)
         total = g.size_out.sum()
         for v in range(g.n):
             inputs = sum(float(g.size_out[u]) for u in g.predecessors(v))
@@ -97,18 +236,18 @@ def test_regal_cost_rule_holds_exactly():
         assert np.all(s.r >= 0) and np.any(s.r > 0) and np.any(s.r == 0)  # N(0, 0.1) clipped at 0
         in_out = np.bincount(g.edge_dst, weights=g.size_out[g.edge_src], minlength=g.n) + g.size_out
         assert np.all(g.work >= in_out - 1e-9)
-        np.testing.assert_allclose(regal_work(s.size_out, s.edges, s.r), g.work)
+        np.testing.assert_allclose(regal_connected_work(s.size_out, s.edges, s.r), g.work)
 
 
-def test_regal_tensor_sizes_follow_n_50_10():
-    sizes = np.concatenate([regal_graph(seed=s).size_out for s in range(10)])
+def test_regal_connected_tensor_sizes_follow_n_50_10():
+    sizes = np.concatenate([regal_connected_graph(seed=s).size_out for s in range(10)])
     assert abs(sizes.mean() - 50) < 1.5 and abs(sizes.std() - 10) < 1.5
     assert np.all(sizes == np.rint(sizes))
 
 
-def test_regal_param_option_leaves_the_rest_unchanged():
-    plain = regal_graph(n=60, model="watts_strogatz", seed=2)
-    with_params = regal_graph(n=60, model="watts_strogatz", seed=2, param_mean=10.0)
+def test_regal_connected_param_option_leaves_the_rest_unchanged():
+    plain = regal_connected_graph(n=60, model="watts_strogatz", seed=2)
+    with_params = regal_connected_graph(n=60, model="watts_strogatz", seed=2, param_mean=10.0)
     assert np.array_equal(plain.work, with_params.work) and np.array_equal(plain.edge_src, with_params.edge_src)
     assert with_params.size_param.mean() == pytest.approx(10.0, rel=0.2)
 
@@ -125,9 +264,9 @@ def test_regal_param_option_leaves_the_rest_unchanged():
         ({"param_mean": -1.0}, "param_mean"),
     ],
 )
-def test_regal_rejects_bad_arguments(kwargs, word):
+def test_regal_connected_rejects_bad_arguments(kwargs, word):
     with pytest.raises(InvalidParameterError, match=word):
-        regal_graph(**kwargs)
+        regal_connected_graph(**kwargs)
 
 
 # ----------------------------------------------------------------------------- layered

@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true")
 
     gen = sub.add_parser("generate", help="write a seeded synthetic graph")
-    gen.add_argument("kind", choices=["regal", "layered"])
+    gen.add_argument("kind", choices=["regal", "regal-connected", "layered"])
     gen.add_argument("-n", type=int, default=None, help="number of nodes (regal: 50..200 drawn if omitted)")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("-o", "--output", help="file to write (default: stdout)")
@@ -472,10 +472,12 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, out: Console) -> int:
-    from mtpp.generators import layered_graph, regal_graph
+    from mtpp.generators import layered_graph, regal_connected_graph, regal_graph
 
     if args.kind == "regal":
         graph = regal_graph(args.n, seed=args.seed)
+    elif args.kind == "regal-connected":
+        graph = regal_connected_graph(args.n, seed=args.seed)
     else:
         if args.n is None:
             raise InvalidParameterError("layered graphs need -n")

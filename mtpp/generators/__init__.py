@@ -1,13 +1,15 @@
 """Seeded synthetic graph generators.
 
-* :func:`regal_graph` — REGAL-style random DAGs (MTPP paper, App. C.2);
+* :func:`regal_graph` — REGAL random DAGs with the hardness filter (MTPP paper, App. C.2);
+* :func:`regal_connected_graph` — mtpp's REGAL-style generator before issue 23 (kept
+  so that old seeds give the same graphs);
 * :func:`layered_graph` — NN-like layered graphs (Topoformer paper, App. A).
 
-Both are deterministic for an integer seed and use only numpy ``Generator`` objects
+All are deterministic for an integer seed and use only numpy ``Generator`` objects
 (and integer seeds handed to networkx), never global random state.
 """
 
 from mtpp.generators.layered import layered_graph
-from mtpp.generators.regal import regal_graph
+from mtpp.generators.regal import regal_connected_graph, regal_graph
 
-__all__ = ["layered_graph", "regal_graph"]
+__all__ = ["layered_graph", "regal_connected_graph", "regal_graph"]
