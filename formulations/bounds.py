@@ -49,13 +49,13 @@ from mtpp.bounds import simple_lower_bound
 from mtpp.errors import InvalidParameterError, MtppError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.problem import Problem
-from mtpp.records import BoundRecord, failed
+from mtpp.records import MIP_METHODS, BoundRecord, failed
 from solvers.base import SolveOptions
 from solvers.model import Model
 from solvers.registry import get_backend
 from solvers.result import SolveResult, Status
 
-METHODS = ("exact", "bottleneck", "guess")
+METHODS = MIP_METHODS
 DONE = (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED)
 """Statuses after which more time would not raise a bound."""
 

@@ -55,7 +55,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from formulations.bounds import bound_record
-from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp
+from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
 from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
@@ -67,13 +67,12 @@ from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
 from mtpp.problem import Problem
+from mtpp.records import BOUND_METHODS, MIP_METHODS, BoundRecord, PresolveRecord, checked, closes, skipped
 from mtpp.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
-from mtpp.records import BoundRecord, PresolveRecord, checked, closes, skipped
 from mtpp.result import FieldsEqual, Result, ResultStatus, Step
 from mtpp.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
 
-MIP_METHODS = ("bottleneck", "guess", "exact")
-METHODS = ("simple", "cut", "ideal-dp", *MIP_METHODS)
+METHODS = BOUND_METHODS
 QUICK_ORDERER = "kahn"
 """The first partition of every k: one SliceGraph pass, milliseconds."""
 PARTITION_SHARE = 0.2
@@ -424,12 +423,12 @@ def _search_phase(
 def _ideal_dp_phase(
     runs: list[_Run], max_ideals: int, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
-    """The exact DP for every k not yet proven optimal, smallest k first (small k are
-    the cheap ones, and the optimum at k is a tight upper bound at the next k, which
-    prunes its search).  Each k gets an even share of what is left, and the ks that
-    ran out of it a second round with what the others left; a better partition is
-    adopted at its k and at every larger k (re-checked there); a lower bound already
-    proven for a larger k serves as the DP's target."""
+    """The exact DP for every k not yet proven optimal, all in one call with what is
+    left of the budget (:func:`heuristics.partition.ideal_dp.ideal_dp_all`: smallest k
+    first, one lattice and every chain found shared across the ks, so the optimum at
+    k is a tight upper bound at the next k); a better partition is adopted at its k
+    and at every larger k (re-checked there); a lower bound already proven for a
+    larger k serves as the DP's target."""
     open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
     for run in runs:
         if run not in open_runs:
@@ -462,51 +461,48 @@ def _ideal_dp_phase(
         say(f"ideal-dp: {message} ({t_enum:.2f} s)")
         return
     say(f"ideal lattice: {lattice.count} ideals ({t_enum:.2f} s)")
-    pending = list(open_runs)
-    for final in (False, True):  # a k that runs out of its share gets another go with the time the others left
-        retry = []
-        for i, run in enumerate(pending):
-            problem = run.problem
-            larger = [r for r in runs if r.problem.k > problem.k]
-            lb = max([run.lb, *(r.lb for r in larger)])
-            if closes(lb, run.ub_hi):
-                run.records.append(skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
-                continue
-            share = left() / (len(pending) - i)
-            if share < MIN_RUN_SECONDS:
-                run.records.append(skipped("ideal-dp", "the budget is spent"))
-                continue
-            res = ideal_dp(
-                problem,
-                upper_bound=run.ub,
-                lower_bound=lb,
-                lattice=lattice,
-                time_limit=None if math.isinf(share) else share,
-            )
-            if res.status == "time_limit" and not final:
-                retry.append(run)
-                continue
-            record = _dp_record(res, problem.peak_aware, t_enum if run is open_runs[0] else 0.0)
-            if res.assignment is not None:
-                found = evaluate(problem, res.assignment)
-                order = problem.graph.topological_order
-                if run.adopt(found, order, "ideal DP"):
-                    say(f"{tag(problem)}ideal DP found a better partition: {found.bottleneck:.6g}")
-                for other in larger:
+    todo, targets = [], []
+    for run in open_runs:
+        lb = max([run.lb, *(r.lb for r in runs if r.problem.k > run.problem.k)])
+        if closes(lb, run.ub_hi):
+            run.records.append(skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
+        else:
+            todo.append(run)
+            targets.append(lb)
+    if not todo:
+        return
+    budget = left()
+    results = ideal_dp_all(
+        todo[0].problem,
+        [run.problem.k for run in todo],
+        upper_bounds=[run.ub for run in todo],
+        lower_bounds=targets,
+        lattice=lattice,
+        time_limit=None if math.isinf(budget) else budget,
+    )
+    for i, (run, res) in enumerate(zip(todo, results)):
+        problem = run.problem
+        record = _dp_record(res, problem.peak_aware, t_enum if i == 0 else 0.0)
+        if res.assignment is not None:
+            found = evaluate(problem, res.assignment)
+            order = problem.graph.topological_order
+            if run.adopt(found, order, "ideal DP"):
+                say(f"{tag(problem)}ideal DP found a better partition: {found.bottleneck:.6g}")
+            for other in runs:
+                if other.problem.k > problem.k:
                     other.adopt(evaluate(other.problem, res.assignment), order, f"ideal DP, found for k={problem.k}")
-            record = checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
-            run.records.append(record)
-            if res.status == "optimal" and record.bound is not None and not closes(record.bound, run.ub_hi):
-                run.notes.append(
-                    f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
-                    f"per block) keeps its optimum {res.value!r} from a proof; it proves "
-                    f"{record.bound!r}"
-                )
-            say(
-                f"{tag(problem)}ideal-dp: {record.status}"
-                + (f", bound {record.bound:.6g}" if record.bound is not None else f" ({record.message})")
+        record = checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
+        run.records.append(record)
+        if res.status == "optimal" and record.bound is not None and not closes(record.bound, run.ub_hi):
+            run.notes.append(
+                f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
+                f"per block) keeps its optimum {res.value!r} from a proof; it proves "
+                f"{record.bound!r}"
             )
-        pending = retry
+        say(
+            f"{tag(problem)}ideal-dp: {record.status}"
+            + (f", bound {record.bound:.6g}" if record.bound is not None else f" ({record.message})")
+        )
 
 
 def _dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> BoundRecord:

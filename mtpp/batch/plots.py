@@ -28,7 +28,14 @@ from mtpp.batch.tasks import BOUND_METHODS, MIP_METHODS, orderer_of
 from mtpp.errors import InvalidParameterError
 
 IMAGE_FORMATS = ("png", "svg")
-COLORS = {"simple": "#7f7f7f", "bottleneck": "#ff7f0e", "guess": "#2ca02c", "exact": "#d62728"}
+COLORS = {
+    "simple": "#7f7f7f",
+    "cut": "#8c564b",
+    "ideal-dp": "#9467bd",
+    "bottleneck": "#ff7f0e",
+    "guess": "#2ca02c",
+    "exact": "#d62728",
+}
 SLICEGRAPH_COLORS = ("#1f77b4", "#17becf", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#393b79")
 MARKERS = {"bottleneck": "s", "guess": "^", "exact": "D"}
 MIN_TIME = 1e-4  # seconds: the floor of the log axis

@@ -45,9 +45,8 @@ from pydantic import BaseModel, ConfigDict
 
 from mtpp.errors import GraphFormatError, InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.records import BOUND_METHODS, MIP_METHODS
 
-BOUND_METHODS = ("simple", "bottleneck", "guess", "exact")
-MIP_METHODS = ("bottleneck", "guess", "exact")
 SLICEGRAPH = "slicegraph:"
 TABLE2_ORDERERS = ("mla", "mla-weighted", "random-1", "random-100", "random-10000", "brkga-100", "brkga-10000")
 METHOD_ALIASES: dict[str, tuple[str, ...]] = {
