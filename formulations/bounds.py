@@ -67,7 +67,9 @@ class BoundResult:
     ``bound``: valid lower bound.  ``proven_optimal``: the method's MIP(s) were solved
     to optimality, so no more time would raise this bound (for ``exact``: ``bound ==
     OPT``).  ``objective``: the MIP's primal value (``exact``: an upper bound on OPT,
-    attained by ``assignment``).  ``parts``: the sub-MIP results of ``guess`` (by ``j``)."""
+    attained by ``assignment``).  ``parts``: the sub-MIP results of ``guess`` (by ``j``).
+    ``margin``: what the solvers' tolerances took off the dual bound (in the problem's
+    units, the largest over the parts)."""
 
     method: str
     bound: float
@@ -80,6 +82,7 @@ class BoundResult:
     assignment: np.ndarray | None = field(default=None, repr=False)
     parts: tuple[SolveResult, ...] = field(default=(), repr=False)
     message: str = ""
+    margin: float = 0.0
 
 
 def _capped(res: SolveResult, scale: float, floor: float, upper_bound: float | None) -> float:
@@ -209,6 +212,7 @@ def solve_bound(
         assignment=assignment,
         parts=(res,),
         message=res.message,
+        margin=res.margin * s,
     )
 
 
@@ -277,6 +281,7 @@ def solve_guess(
         wall_time=time.perf_counter() - t0,
         parts=tuple(parts),
         message="; ".join(f"j={j}: {r.message}" for j, r in enumerate(parts, 1) if r.message),
+        margin=max(r.margin for r in parts) * s,
     )
 
 
@@ -328,5 +333,6 @@ def bound_record(
         solver_version=res.solver_version,
         wall_time=res.wall_time,
         message=res.message,
+        margin=res.margin,
     )
     return record, incumbent

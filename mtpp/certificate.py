@@ -591,7 +591,7 @@ def _mip_phase(
             break
         if record.bound is not None and closes(record.bound, run.ub_hi):
             run.records, extra = cross_check(
-                problem, run.records, record, solver, run.ub, seed, say, min(CROSS_CHECK_TIME, max(left(), 1.0))
+                problem, run.records, record, solver, run.ub_hi, seed, say, min(CROSS_CHECK_TIME, max(left(), 1.0))
             )
             run.notes.extend(extra)
 

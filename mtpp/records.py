@@ -43,6 +43,8 @@ class BoundRecord(BaseModel):
     message: str = ""
     from_k: int | None = None
     """The k whose run proved this bound, when it was shared from a larger k (``None``: this k)."""
+    margin: float = 0.0
+    """What the solver's tolerances took off its dual bound to make ``bound`` safe (MIP methods)."""
 
 
 class PresolveRecord(BaseModel):
