@@ -38,7 +38,11 @@ evaluator at ``k``); a shared bound's record says which k proved it (``from_k``)
 With a total ``budget`` the call spends its time cheapest first: a quick partition
 (SliceGraph on Kahn's order), the cut bound, the ideal DP (smallest k first, so each k
 starts from the optimal partition of the next smaller k), the orderer's search
-(BRKGA by default) for the ks still open, then the MIPs with what is left.
+(BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
+split evenly among them), then the MIPs with what is left: at each k ``bottleneck``,
+``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
+last, with what is left), each with an even share of the time left over the methods
+and the ks still open (a k already proven gives its time back).
 """
 
 from __future__ import annotations
@@ -76,6 +80,8 @@ METHODS = BOUND_METHODS
 QUICK_ORDERER = "kahn"
 """The first partition of every k: one SliceGraph pass, milliseconds."""
 PARTITION_SHARE = 0.2
+MIP_PHASE_ORDER = ("bottleneck", "exact", "guess")
+"""The order the MIPs run in at each k (module docstring)."""
 """Part of the budget left that the orderer's search may use, split evenly over the ks still open."""
 ENUMERATION_SHARE = 0.25
 IDEALS_PER_SECOND = 100_000
@@ -376,17 +382,18 @@ def certify(
     if orderer != QUICK_ORDERER:
         _search_phase(runs, orderer, seed, left, say, tag)
 
+    mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
     for i, run in enumerate(runs):
         _mip_phase(
             run,
-            [m for m in methods if m in MIP_METHODS],
+            mip_methods,
             solver,
             time_limit,
             threads,
             n_jobs,
             seed,
             left,
-            len(runs) - i,
+            lambda after=i: sum(not closes(r.lb, r.ub_hi) for r in runs[after + 1 :]),
             say,
             tag,
         )
@@ -400,11 +407,13 @@ def _search_phase(
     runs: list[_Run], orderer: str, seed: int, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
     """The user's orderer (BRKGA by default) for every k still open, each with an
-    even share of ``PARTITION_SHARE`` of the budget left; a better partition is
+    even share of ``PARTITION_SHARE`` of the budget left when the phase starts (a
+    search that stops early leaves its time to the next); a better partition is
     adopted at its k and at every larger k."""
     open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
+    phase_end = None if math.isinf(left()) else time.perf_counter() + PARTITION_SHARE * left()
     for i, run in enumerate(open_runs):
-        share = None if math.isinf(left()) else PARTITION_SHARE * left() / (len(open_runs) - i)
+        share = None if phase_end is None else (phase_end - time.perf_counter()) / (len(open_runs) - i)
         if share is not None and share < MIN_RUN_SECONDS:
             break
         sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share, presolve=False)
@@ -555,12 +564,13 @@ def _mip_phase(
     n_jobs: int,
     seed: int,
     left: Callable[[], float],
-    runs_left: int,
+    open_after: Callable[[], int],
     say: Report,
     tag: Callable[[Problem], str],
 ) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
-    the budget left over this k's remaining methods and the ks after it."""
+    the budget left over this k's remaining methods and the methods of the ks after
+    it that are still open (``open_after()``: a k proven meanwhile takes no share)."""
     problem = run.problem
     for j, method in enumerate(mip_methods):
         if run.interrupted:
@@ -568,7 +578,7 @@ def _mip_phase(
         if closes(run.lb, run.ub_hi):
             run.records.append(skipped(method, "the partition is already proven optimal"))
             continue
-        share = left() / (len(mip_methods) - j + (runs_left - 1) * len(mip_methods))
+        share = left() / (len(mip_methods) - j + open_after() * len(mip_methods))
         if share < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
             continue

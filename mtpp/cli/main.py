@@ -5,7 +5,7 @@
 ``mtpp schedule FILE``        minimum-peak-memory order with a proven lower bound
 ``mtpp place FILE``           ops on heterogeneous devices, scheduled, with a makespan bound
 ``mtpp evaluate FILE PART``   re-check a partition file and print its costs
-``mtpp generate KIND``        write a seeded synthetic graph (regal | layered)
+``mtpp generate KIND``        write a seeded synthetic graph (regal | regal-connected | layered)
 ``mtpp info FILE``            sizes and totals of a graph
 ``mtpp import MODEL.onnx``    an ONNX model as an mtpp graph priced on a device preset
 ``mtpp batch TESTBED -k ...``  run the bound hierarchy over a testbed into a results store
@@ -274,10 +274,8 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
-    from pydantic import RootModel
-
     from mtpp.certificate import certify, export_models
-    from mtpp.results_schema import CertificateDocument, certificate_document, certificate_evaluation
+    from mtpp.results_schema import certificate_document, certificate_evaluation, certificates_document
 
     graph = load_graph(args.file)
     problem = _problem(graph, args, k=args.k[0])
@@ -308,7 +306,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
 
         ev = evaluate(problem, [certs[0].assignment[str(i)] for i in problem.graph.ids])
         plot_stages(ev.costs, certs[0].lower_bound, args.plot, f"{args.file}, k={problem.k}")
-    if emit_json(docs[0] if len(docs) == 1 else RootModel[list[CertificateDocument]](docs), args):
+    if emit_json(docs[0] if len(docs) == 1 else certificates_document(docs), args):
         return 0
     if len(certs) > 1:
         summary = Table(title=f"bounds for {graph.name or args.file}")
@@ -403,11 +401,10 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
         table.add_row(name, f"{value:.6g}")
     out.print(table)
     counts = {d: p.device.count(i) for i, d in enumerate(p.devices)}
-    out.print(f"best ({p.method})   {p.objective_value:.6g}   ops per device {counts}")
+    out.print(f"best ({p.method})   {p.upper_bound:.6g}   ops per device {counts}")
     out.print(f"memory feasible {p.memory_feasible}")
-    if p.lower_bound is not None:
-        gap = "proven optimal" if p.proven_optimal else f"gap {100 * (p.gap or 0.0):.2f}%"
-        out.print(f"lower bound   {p.lower_bound:.6g}   ({gap})")
+    gap = "proven optimal" if p.optimal else f"gap {100 * p.gap:.2f}%"
+    out.print(f"lower bound   {p.lower_bound:.6g}   ({gap})")
     return 0
 
 

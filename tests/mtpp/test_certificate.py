@@ -146,3 +146,23 @@ def test_presolve_changes_nothing_but_the_work() -> None:
         assert record.ops_before - record.ops_after == sum(record.removed.values())
         assert bool(removed) == (record.ops_after < record.ops_before)
     assert reduced >= 10
+
+
+def test_a_k_already_proven_gives_its_mip_time_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MIPs of an open k share the budget only with the ks still open: here k = 8
+    is proven by the cut bound (one op alone outweighs any other block), so k = 2's bottleneck MIP
+    may take (nearly) all of it, not half."""
+    import mtpp.certificate as cm
+    from mtpp.records import BoundRecord
+
+    given: list[float] = []
+
+    def fake(problem, method, solver, time_limit, *args, **kwargs):  # type: ignore[no-untyped-def]
+        given.append(time_limit)
+        return BoundRecord(method=method, bound=None, status="time_limit", proven_optimal=False), None
+
+    monkeypatch.setattr(cm, "bound_record", fake)
+    g = mtpp.Graph.from_arrays([10.0, 4, 4, 4, 4, 4, 4], [0.0] * 7, [1.0] * 7, [(i, i + 1) for i in range(6)])
+    certs = certify(g, k=[2, 8], bounds="simple,cut,bottleneck", budget=20, time_limit=1000, orderer="kahn")
+    assert certs[1].optimal and not certs[0].optimal
+    assert len(given) == 1 and given[0] > 0.75 * 20

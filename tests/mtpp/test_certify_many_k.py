@@ -89,7 +89,8 @@ def test_cli_certifies_several_k(tmp_path, capsys):
     path = tmp_path / "g.json"
     g.to_json(path)
     assert main(["certify", str(path), "-k", "2", "3", "--bounds", FAST, "--orderer", "kahn", "--json"]) == 0
-    certs = json.loads(capsys.readouterr().out)
-    assert [c["k"] for c in certs] == [2, 3] and all(c["optimal"] for c in certs)
+    doc = json.loads(capsys.readouterr().out)
+    certs = doc["certificates"]
+    assert doc["format"] == "mtpp-certificates" and [c["k"] for c in certs] == [2, 3] and all(c["optimal"] for c in certs)
     assert main(["certify", str(path), "-k", "2", "--bounds", FAST, "--orderer", "kahn", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["k"] == 2
