@@ -10,6 +10,7 @@ licence refuses the model (the size-limited pip licence of Gurobi) is skipped.
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -72,14 +73,21 @@ class AutoBackend(Backend):
         return "auto: " + ", ".join(self.order)
 
     def solve(self, model: Model, options: SolveOptions | None = None, **legacy: Any) -> SolveResult:
-        """Like :meth:`Backend.solve`, on the first backend of ``order`` that takes the model."""
+        """Like :meth:`Backend.solve`, on the first backend of ``order`` that takes the
+        model; when an earlier one refused it, the result's ``message`` says which and
+        why (a certificate's bound record then shows the fallback)."""
         opts = checked_options(model, options, legacy)
         reasons = []
         for name in self.order:
             try:
-                return backend_class(name)().solve(model, opts)
+                res = backend_class(name)().solve(model, opts)
             except (SolverNotInstalledError, SolverLicenseError) as exc:
                 reasons.append(str(exc))
+                continue
+            if not reasons:
+                return res
+            fallback = f"auto fell back to {name}: " + "; ".join(reasons)
+            return replace(res, message=f"{res.message}; {fallback}" if res.message else fallback)
         raise SolverError("no solver could take the model: " + "; ".join(reasons))
 
     def _solve(self, model: Model, opts: SolveOptions) -> RawResult:  # pragma: no cover - solve() delegates

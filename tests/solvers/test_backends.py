@@ -154,8 +154,10 @@ def test_auto_falls_back_past_gurobi_size_limit() -> None:
         g.solve(big)
     r = AutoBackend().solve(big)
     assert r.solver != "gurobi" and r.objective == pytest.approx(3.0)
+    assert f"auto fell back to {r.solver}" in r.message and "size-limited" in r.message
     small, _ = knapsack()
-    assert AutoBackend().solve(small).solver == "gurobi"
+    first = AutoBackend().solve(small)
+    assert first.solver == "gurobi" and "fell back" not in first.message
 
 
 def test_one_options_object_and_the_old_keywords_for_one_release() -> None:
