@@ -393,7 +393,7 @@ def certify(
             n_jobs,
             seed,
             left,
-            lambda after=i: sum(not closes(r.lb, r.ub_hi) for r in runs[after + 1 :]),
+            runs[i + 1 :],
             say,
             tag,
         )
@@ -564,13 +564,13 @@ def _mip_phase(
     n_jobs: int,
     seed: int,
     left: Callable[[], float],
-    open_after: Callable[[], int],
+    later: list[_Run],
     say: Report,
     tag: Callable[[Problem], str],
 ) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
-    the budget left over this k's remaining methods and the methods of the ks after
-    it that are still open (``open_after()``: a k proven meanwhile takes no share)."""
+    the budget left over this k's remaining methods and the methods of the ``later``
+    ks that are still open (a k proven meanwhile takes no share)."""
     problem = run.problem
     for j, method in enumerate(mip_methods):
         if run.interrupted:
@@ -578,7 +578,8 @@ def _mip_phase(
         if closes(run.lb, run.ub_hi):
             run.records.append(skipped(method, "the partition is already proven optimal"))
             continue
-        share = left() / (len(mip_methods) - j + open_after() * len(mip_methods))
+        open_after = sum(not closes(r.lb, r.ub_hi) for r in later)
+        share = left() / (len(mip_methods) - j + open_after * len(mip_methods))
         if share < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
             continue
