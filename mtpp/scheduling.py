@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from mtpp.validation import (
     check_optional_count,
     check_optional_time_limit,
     check_seed,
+    legacy_positional,
 )
 
 if TYPE_CHECKING:
@@ -35,20 +37,6 @@ if TYPE_CHECKING:
 
 OBJECTIVES = ("peak_memory",)
 LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
-METHODS = (
-    "auto",
-    "search",
-    "exact-dp",
-    "cpsat",
-    "beam",
-    "greedy",
-    "brkga",
-    "dfs",
-    "bfs",
-    "random",
-    *LEARNED,
-    "regal-brkga",
-)
 NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Section 5)
 REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
@@ -350,14 +338,100 @@ def _run_learned(
     search.offer(method, order, 0.0, time.perf_counter() - t, "feasible", detail)
 
 
+@dataclass(frozen=True)
+class _Options:
+    """The arguments of one :func:`schedule` call that its methods read."""
+
+    method: str
+    seed: int
+    beam_width: int | None
+    threads: int | None
+    verbose: bool
+    weights: str | None
+
+    @property
+    def width(self) -> int:
+        return DEFAULT_BEAM_WIDTH if self.beam_width is None else int(self.beam_width)
+
+
+def _fixed(search: _Search, o: _Options) -> None:
+    _run_fixed(search, o.method, o.seed)
+
+
+def _greedy(search: _Search, o: _Options) -> None:
+    _run_beam(search, "greedy", 1, o.seed, None)
+
+
+def _beam(search: _Search, o: _Options) -> None:
+    _run_beam(search, "beam", o.width, o.seed, search.left())
+
+
+def _brkga(search: _Search, o: _Options) -> None:
+    _run_brkga(search, o.seed, search.left())
+
+
+def _learned(search: _Search, o: _Options) -> None:
+    _run_learned(search, o.method, o.weights, o.beam_width, o.seed, search.left())
+
+
+def _pipeline(search: _Search, o: _Options) -> None:
+    """``auto``, ``search``, ``exact-dp``, ``cpsat``: the quick orders first, then the
+    stages of the method (:func:`schedule`'s docstring), each while the gap is open."""
+    method, seed, width = o.method, o.seed, o.width
+    for quick in ("dfs", "bfs", "random"):
+        _run_fixed(search, quick, seed)
+    if method in ("auto", "search") and not search.proven:
+        search.add_cut_bound()
+    if method in ("auto", "exact-dp") and not search.proven:
+        left = search.left()
+        _run_beam(search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
+    if method == "auto" and not search.proven:
+        left, first = search.left(), search.stages[-1].wall_time
+        if left is None or 2 * AUTO_WIDE_BEAM * first <= AUTO_WIDE_SHARE * left:
+            share = None if left is None else AUTO_WIDE_SHARE * left
+            _run_beam(search, "beam", AUTO_WIDE_BEAM * width, seed, share)
+    if method == "auto" and not search.proven:
+        left = search.left()
+        _run_brkga(search, seed, None if left is None else AUTO_BRKGA_SHARE * left, AUTO_BRKGA_GENERATIONS)
+    if method == "exact-dp" and not search.proven:
+        _run_beam(search, "exact-dp", None, seed, search.left())
+    if method in ("auto", "search") and not search.proven:
+        _run_search(search, seed)
+    if method in ("auto", "cpsat") and not search.proven:
+        left = search.left()
+        if left is None or left > 0:
+            _run_cpsat(search, o.threads, seed, left, o.verbose)
+
+
+RUNNERS: dict[str, Callable[[_Search, _Options], None]] = {
+    "auto": _pipeline,
+    "search": _pipeline,
+    "exact-dp": _pipeline,
+    "cpsat": _pipeline,
+    "beam": _beam,
+    "greedy": _greedy,
+    "brkga": _brkga,
+    "dfs": _fixed,
+    "bfs": _fixed,
+    "random": _fixed,
+    **dict.fromkeys(LEARNED, _learned),
+    "regal-brkga": _learned,
+}
+"""Method name -> what runs it: the one table :func:`schedule` dispatches by."""
+METHODS = tuple(RUNNERS)
+LEGACY_ARGS = ("objective", "method", "time_limit", "seed", "beam_width", "threads", "verbose", "weights")
+"""The order :func:`schedule` took these positionally before they became keyword-only."""
+
+
 def schedule(
     graph: Graph,
+    *legacy: Any,
     objective: str = "peak_memory",
     method: str = "auto",
     time_limit: float | None = 60.0,
     seed: int = 0,
     beam_width: int | None = None,
-    threads: int | None = None,
+    threads: int = 1,
     verbose: bool = False,
     weights: str | None = None,
 ) -> Schedule:
@@ -395,11 +469,23 @@ def schedule(
 
     ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
     (every stage gets a share of what is left; within a second or so on 1000 ops);
-    ``threads`` sets CP-SAT's workers (default: the CPU count, at most 8).  The lower
+    ``threads`` sets CP-SAT's workers (default 1, as in every call: deterministic;
+    raise it for speed).  Everything after ``graph`` is keyword-only (passing it by
+    position still works for one release, with a ``DeprecationWarning``).  The lower
     bound is the best of :func:`local_lower_bound`, the forced-live bound, the
     min-cut live bound and every bound proven on the way.
     Raises :class:`InvalidParameterError` for a bad argument.
     """
+    if legacy:
+        given = legacy_positional("schedule", LEGACY_ARGS, legacy)
+        objective = given.get("objective", objective)
+        method = given.get("method", method)
+        time_limit = given.get("time_limit", time_limit)
+        seed = given.get("seed", seed)
+        beam_width = given.get("beam_width", beam_width)
+        threads = given.get("threads", threads)
+        verbose = given.get("verbose", verbose)
+        weights = given.get("weights", weights)
     check_instance("graph", graph, Graph, "an mtpp.Graph")
     _check_args(objective, method, time_limit, beam_width, threads)
     seed = check_seed(seed)
@@ -407,42 +493,8 @@ def schedule(
     if weights is not None and method not in LEARNED and method != "regal-brkga":
         raise InvalidParameterError(f"method {method!r} takes no weights; only the learned methods do")
     search = _Search(graph, None if time_limit is None else float(time_limit))
-    width = DEFAULT_BEAM_WIDTH if beam_width is None else int(beam_width)
-
-    if method in ("dfs", "bfs", "random"):
-        _run_fixed(search, method, seed)
-    elif method == "greedy":
-        _run_beam(search, "greedy", 1, seed, None)
-    elif method == "beam":
-        _run_beam(search, "beam", width, seed, search.left())
-    elif method == "brkga":
-        _run_brkga(search, seed, search.left())
-    elif method in LEARNED or method == "regal-brkga":
-        _run_learned(search, method, weights, beam_width, seed, search.left())
-    else:  # auto, search, exact-dp, cpsat: start from the best quick order
-        for quick in ("dfs", "bfs", "random"):
-            _run_fixed(search, quick, seed)
-        if method in ("auto", "search") and not search.proven:
-            search.add_cut_bound()
-        if method in ("auto", "exact-dp") and not search.proven:
-            left = search.left()
-            _run_beam(search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
-        if method == "auto" and not search.proven:
-            left, first = search.left(), search.stages[-1].wall_time
-            if left is None or 2 * AUTO_WIDE_BEAM * first <= AUTO_WIDE_SHARE * left:
-                share = None if left is None else AUTO_WIDE_SHARE * left
-                _run_beam(search, "beam", AUTO_WIDE_BEAM * width, seed, share)
-        if method == "auto" and not search.proven:
-            left = search.left()
-            _run_brkga(search, seed, None if left is None else AUTO_BRKGA_SHARE * left, AUTO_BRKGA_GENERATIONS)
-        if method == "exact-dp" and not search.proven:
-            _run_beam(search, "exact-dp", None, seed, search.left())
-        if method in ("auto", "search") and not search.proven:
-            _run_search(search, seed)
-        if method in ("auto", "cpsat") and not search.proven:
-            left = search.left()
-            if left is None or left > 0:
-                _run_cpsat(search, threads, seed, left, verbose)
+    opts = _Options(method, seed, beam_width, threads, verbose, weights)
+    RUNNERS[method](search, opts)
     assert search.order is not None
     return Schedule(
         order=tuple(graph.ids[i] for i in search.order.tolist()),

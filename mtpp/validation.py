@@ -126,6 +126,23 @@ def check_iterable(name: str, value: object, what: str) -> Iterable[Any]:
     return value
 
 
+def legacy_positional(function: str, names: tuple[str, ...], values: tuple[Any, ...]) -> dict[str, Any]:
+    """Map arguments passed by position to the keyword-only parameters ``names`` they
+    used to fill, with a :class:`DeprecationWarning` (one release); too many raise
+    :class:`InvalidParameterError`."""
+    import warnings
+
+    if len(values) > len(names):
+        raise InvalidParameterError(f"{function}() takes at most {len(names)} arguments after the first")
+    given = dict(zip(names, values))
+    warnings.warn(
+        f"{function}(): pass {', '.join(given)} by keyword; positional use stops in the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return given
+
+
 def _describe(value: object) -> str:
     """The type of a wrong value (``None`` as itself)."""
     return "None" if value is None else type(value).__name__

@@ -51,9 +51,22 @@ from mtpp.validation import (
     check_optional_count,
     check_optional_time_limit,
     check_seed,
+    legacy_positional,
 )
 
 METHODS = ("auto", "single", "heft", "brkga", "cpsat", "coarse-brkga")
+LEGACY_ARGS = (
+    "objective",
+    "method",
+    "time_limit",
+    "seed",
+    "times",
+    "cpsat_memory",
+    "cpsat_max_ops",
+    "threads",
+    "coarse_target",
+)
+"""The order :func:`place` took these positionally before they became keyword-only."""
 #: ``"auto"`` adds coarse-BRKGA on graphs with more ops than this.
 COARSE_AUTO_OPS = 300
 
@@ -183,6 +196,7 @@ def coarse_brkga(
 def place(
     graph: Graph,
     devices: str | DeviceSet,
+    *legacy: Any,
     objective: str = "runtime",
     method: str = "auto",
     time_limit: float | None = 10.0,
@@ -190,19 +204,33 @@ def place(
     times: np.ndarray | None = None,
     cpsat_memory: bool = False,
     cpsat_max_ops: int = 2000,
-    threads: int = 8,
+    threads: int = 1,
     coarse_target: int | None = None,
 ) -> Placement:
     """Place and schedule ``graph`` on ``devices`` (a preset name or a
     :class:`DeviceSet`); ``times`` (``n x d``) overrides the device set's op times;
     ``coarse_target`` is the coarse graph's size for ``"coarse-brkga"`` (default
-    :func:`heuristics.placement.coarsen.default_target`)."""
+    :func:`heuristics.placement.coarsen.default_target`); ``threads`` sets CP-SAT's
+    workers (default 1, as in every call: deterministic; raise it for speed).
+    Everything after ``devices`` is keyword-only (by position it still works for one
+    release, with a ``DeprecationWarning``)."""
     from formulations.placement import build_placement, simple_lower_bound
     from heuristics.brkga import BrkgaParams
     from heuristics.placement.baselines import PlacementCandidate, all_single_devices, evaluate, heft
     from heuristics.placement.brkga import OBJECTIVES, placement_brkga
 
     t0 = time.perf_counter()
+    if legacy:
+        given = legacy_positional("place", LEGACY_ARGS, legacy)
+        objective = given.get("objective", objective)
+        method = given.get("method", method)
+        time_limit = given.get("time_limit", time_limit)
+        seed = given.get("seed", seed)
+        times = given.get("times", times)
+        cpsat_memory = given.get("cpsat_memory", cpsat_memory)
+        cpsat_max_ops = given.get("cpsat_max_ops", cpsat_max_ops)
+        threads = given.get("threads", threads)
+        coarse_target = given.get("coarse_target", coarse_target)
     check_instance("graph", graph, Graph, "an mtpp.Graph")
     check_choice("objective", objective, OBJECTIVES)
     check_choice("method", method, METHODS)

@@ -99,3 +99,31 @@ def test_batch_stores_the_documented_document(tmp_path, graph: mtpp.Graph) -> No
     run([str(path)], [2], ["simple", "slicegraph:kahn"], store=tmp_path / "r.db", progress=False, time_limit=5)
     formats = {r.method: (r.result_dict or {}).get("format") for r in ResultStore(tmp_path / "r.db").records()}
     assert formats == {"simple": "mtpp-certificate", "slicegraph:kahn": "mtpp-solution"}
+
+
+def test_one_signature_shape(graph: mtpp.Graph) -> None:
+    """The graph (and k / devices) by position, everything else by keyword, threads 1
+    by default; the old positional calls of schedule and place still work for one
+    release, with a DeprecationWarning."""
+    import inspect
+
+    for fn, positional in (
+        (mtpp.partition, ["graph_or_problem", "k"]),
+        (mtpp.certify, ["graph_or_problem", "k"]),
+        (mtpp.schedule, ["graph"]),
+        (mtpp.place, ["graph", "devices"]),
+    ):
+        params = inspect.signature(fn).parameters
+        named = [p for p, v in params.items() if v.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        assert named == positional, fn.__name__
+        assert all(params[p].kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params if p not in named)
+        if "threads" in params:
+            assert params["threads"].default == 1, fn.__name__
+        assert params["seed"].default == 0
+    with pytest.warns(DeprecationWarning, match="by keyword"):
+        old = mtpp.schedule(graph, "peak_memory", "dfs")
+    assert old.peak == mtpp.schedule(graph, method="dfs").peak
+    with pytest.warns(DeprecationWarning, match="by keyword"):
+        assert mtpp.place(graph, "two-devices", "runtime", "heft").method == "heft"
+    with pytest.raises(mtpp.InvalidParameterError, match="at most"):
+        mtpp.schedule(graph, *range(9))
