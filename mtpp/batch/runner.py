@@ -2,7 +2,7 @@
 
 Each task runs in a **sandbox**: a plain Python process (``subprocess``, so it works
 inside daemonic Dask workers too) that each joblib worker keeps for its tasks, fed
-one JSON request at a time (:func:`mtpp.batch.tasks.serve`).  The worker waits at
+one JSON request at a time (:mod:`mtpp.batch.sandbox`, both ends).  The worker waits at
 most ``time_limit + grace`` seconds (the hard wall-clock guard); past that it kills
 the sandbox and the task is recorded as ``timeout``.  A sandbox that dies (a segfault
 in a solver, the OOM killer, ``os._exit``) gives ``crashed`` with its exit code and
@@ -28,18 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mtpp.batch.sandbox import START_TIMEOUT, close_sandbox, run_task, watch_parent
 from mtpp.batch.store import ResultStore
 from mtpp.batch.tasks import (
     BOUND_METHODS,
@@ -49,11 +45,9 @@ from mtpp.batch.tasks import (
     OK,
     STATUSES,
     TIME_LIMIT,
-    TIMEOUT,
     GraphSource,
     Settings,
     Task,
-    canonical_json,
     load_sources,
     make_tasks,
     parse_methods,
@@ -63,196 +57,11 @@ from mtpp.validation import check_bool, check_count, check_instance, check_real,
 
 BACKENDS = ("loky", "dask")
 DEFAULT_GRACE = 60.0
-START_TIMEOUT = 180.0  # seconds for a sandbox to import mtpp and say it is ready
-IDLE_RESTART = 60.0  # a sandbox idle this long is replaced (it exits by itself after 120 s)
-LOG_TAIL = 1500
 ERRORS_KEPT = 5  # failure lines a BatchSummary keeps for the command line
 _WORKER_DEATHS = ("TerminatedWorkerError", "BrokenProcessPool", "KilledWorker")
 # ``python -c`` puts the current directory first on sys.path: drop it, so an ``mtpp`` folder
 # there (a clone, seen from its parent directory) cannot shadow the installed package
-SANDBOX_MAIN = "import sys; sys.path[:] = [p for p in sys.path if p]; from mtpp.batch.tasks import serve; serve()"
-PARENT_POLL = 0.5  # seconds between a worker's checks that the batch is still alive
 LEASE_MARGIN = 60.0  # a claim outlives its task's hard limit (and sandbox start) by this much
-
-
-class SandboxError(RuntimeError):
-    """A sandbox process cannot be started: the environment is broken, not a task."""
-
-
-# --------------------------------------------------------------------------- sandbox (worker side)
-
-
-class Sandbox:
-    """A long-lived task process owned by one worker thread."""
-
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path: str | None = None
-        self.buffer = b""
-        self.last_used = 0.0
-
-    def _start(self) -> None:
-        env = dict(os.environ)
-        # the sandbox sees the modules its worker sees (a worker's sys.path may differ from the default)
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in sys.path if p and os.path.isdir(p)))
-        env.setdefault("NUMBA_NUM_THREADS", "1")
-        env.setdefault("OMP_NUM_THREADS", "1")
-        tmp, self.log_path = tempfile.mkstemp(prefix="mtpp-batch-", suffix=".log")
-        os.close(tmp)
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)  # appends stay at the end after a truncate
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", SANDBOX_MAIN],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=fd,
-                env=env,
-            )
-        finally:
-            os.close(fd)
-        self.buffer = b""
-        line = self._read_line(time.monotonic() + START_TIMEOUT)
-        if not isinstance(line, dict) or not line.get("ready"):
-            tail = self._log_tail()
-            self.close()
-            raise SandboxError(f"the task process did not start ({line!r}); its stderr ends with:\n{tail}")
-        self.last_used = time.monotonic()
-
-    def _read_line(self, deadline: float) -> dict[str, Any] | str | None:
-        """The next JSON line; ``None`` at end of file; ``"timeout"`` past ``deadline``."""
-        import json
-
-        assert self.proc is not None and self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self.buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return "timeout"
-            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
-            if ready:
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    return None
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)  # type: ignore[no-any-return]
-
-    def _log_tail(self) -> str:
-        if not self.log_path:
-            return ""
-        try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - LOG_TAIL))
-                return fh.read().decode("utf-8", "replace").strip()
-        except OSError:
-            return ""
-
-    def close(self) -> None:
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
-            for pipe in (self.proc.stdin, self.proc.stdout):
-                if pipe is not None:
-                    pipe.close()
-            self.proc = None
-        if self.log_path:
-            with contextlib.suppress(OSError):
-                os.unlink(self.log_path)
-            self.log_path = None
-
-    def ensure_started(self) -> None:
-        stale = time.monotonic() - self.last_used > IDLE_RESTART
-        if self.proc is None or self.proc.poll() is not None or stale:
-            self.close()
-            self._start()
-
-    def run(self, request: dict[str, Any], hard_limit: float) -> dict[str, Any]:
-        """Send one task; its answer, or a ``crashed`` / ``timeout`` record."""
-        self.ensure_started()
-        assert self.proc is not None and self.proc.stdin is not None and self.log_path is not None
-        os.truncate(self.log_path, 0)
-        request = {**request, "deadline": hard_limit + 5.0}
-        t0 = time.monotonic()
-        try:
-            self.proc.stdin.write((canonical_json(request) + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
-            answer = self._read_line(t0 + hard_limit)
-        except (BrokenPipeError, ConnectionResetError):
-            answer = None
-        finally:
-            self.last_used = time.monotonic()
-        if isinstance(answer, dict):
-            return answer
-        if answer == "timeout":
-            self.close()
-            message = f"no answer within the hard limit of {hard_limit:g} s (time limit + grace); killed"
-            return {"status": TIMEOUT, "method_status": "killed", "message": message}
-        code = self.proc.wait()
-        how = f"exit code {code}"
-        if code < 0:
-            how = f"signal {signal.Signals(-code).name}" if -code in signal.valid_signals() else f"signal {-code}"
-        tail = self._log_tail()
-        self.close()
-        message = f"the task process died ({how})" + (f"; stderr ends with: {tail}" if tail else "")
-        return {"status": CRASHED, "method_status": "crashed", "message": message}
-
-
-_local = threading.local()
-_watched_parent: list[int] = []
-
-
-def _watch_parent(parent: int | None = None) -> None:
-    """Start (once per process) a daemon thread that ends this worker process as soon as
-    its parent (``parent``, the batch's pid; default: the parent now) is gone (``kill
-    -9`` of the batch leaves loky workers behind otherwise); the worker's sandbox then
-    ends by its own watchdog.  The loky initializer passes the batch's pid, so a worker
-    that starts after the batch died (already reparented) ends at once."""
-    if _watched_parent:
-        return
-    parent = os.getppid() if parent is None else parent
-    _watched_parent.append(parent)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="mtpp-batch-parent-watchdog", daemon=True).start()
-
-
-def _sandbox() -> Sandbox:
-    box = getattr(_local, "sandbox", None)
-    if box is None:
-        box = _local.sandbox = Sandbox()
-    return box
-
-
-def close_sandbox() -> None:
-    """Stop this thread's sandbox process, if any (the workers' ones end by themselves)."""
-    box = getattr(_local, "sandbox", None)
-    if box is not None:
-        box.close()
-        _local.sandbox = None
-
-
-def run_task(
-    task: dict[str, Any], graph_json: str, fn: str | None, hard_limit: float, batch_pid: int = -1
-) -> dict[str, Any]:
-    """What a joblib worker runs: one task in this thread's sandbox.  Never raises for a
-    task's own failure; returns the result fields plus ``task_key`` and ``wall_time``.
-    In a worker process (not the batch's own, ``batch_pid``), the worker ends itself
-    (and so its sandbox) within a second of its parent's death."""
-    if os.getpid() != batch_pid:
-        _watch_parent()
-    box = _sandbox()
-    box.ensure_started()
-    t0 = time.perf_counter()
-    result = box.run({"task": task, "graph": graph_json, "fn": fn}, hard_limit)
-    result["wall_time"] = time.perf_counter() - t0
-    result["task_key"] = Task.model_validate(task).key
-    return result
 
 
 # --------------------------------------------------------------------------- batch (parent side)
@@ -347,7 +156,7 @@ def _backend(backend: str, scheduler: Any) -> Iterator[None]:
     if backend == "loky":
         if scheduler is not None:
             raise InvalidParameterError("a scheduler is only used with backend 'dask'")
-        with parallel_config(backend="loky", initializer=_watch_parent, initargs=(os.getpid(),)):
+        with parallel_config(backend="loky", initializer=watch_parent, initargs=(os.getpid(),)):
             yield
         return
 

@@ -17,25 +17,17 @@ sha256 of the canonical JSON of ``{graph hash, k, method, solver, settings}``, w
 ignores the solver and the time limit, for instance).
 
 :func:`execute` runs one task in the current process and returns plain JSON data;
-:func:`serve` is the loop of the sandbox process the runner starts for it
-(:mod:`mtpp.batch.runner`): one JSON request per line on stdin, one JSON answer per
-line on the original stdout, while anything the solvers print goes to ``/dev/null``.
+the sandbox process the runner starts for it runs :func:`mtpp.batch.sandbox.serve`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import hashlib
-import importlib
 import json
 import math
 import os
-import socket
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -296,7 +288,7 @@ def make_tasks(
 # --------------------------------------------------------------------------- execution
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
@@ -380,97 +372,3 @@ def _run_bound(graph: Graph, task: Task, machine: dict[str, Any]) -> dict[str, A
         "message": rec.message,
         "result": cert.to_json(indent=None),
     }
-
-
-def resolve(fn: str | None) -> Callable[[Task, str], dict[str, Any]]:
-    """The task function named ``"module:function"`` (default: :func:`execute`)."""
-    if not fn:
-        return execute
-    module, _, name = fn.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj  # type: ignore[no-any-return]
-
-
-# --------------------------------------------------------------------------- sandbox side
-
-
-class _Watchdog(threading.Thread):
-    """Ends this process when its parent dies (an orphan must not run on), when a task
-    overruns its hard deadline, or after ``idle`` seconds without a request."""
-
-    def __init__(self, idle: float) -> None:
-        super().__init__(daemon=True)
-        self.parent = os.getppid()
-        self.idle = idle
-        self.deadline = time.monotonic() + idle
-        self.busy = False
-
-    def arm(self, seconds: float | None) -> None:
-        self.busy = seconds is not None
-        self.deadline = time.monotonic() + (seconds if seconds is not None else self.idle)
-
-    def run(self) -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != self.parent:
-                os._exit(75)
-            if time.monotonic() > self.deadline:
-                os._exit(76 if self.busy else 0)
-
-
-def _warm_up() -> None:
-    """Load the compiled SliceGraph kernels and the bound modules once, so the first
-    task's running time is not inflated by numba's cache loading and imports."""
-    import numpy as np
-
-    import mtpp.certificate  # noqa: F401
-    from mtpp.partitioner import partition
-
-    g = Graph.from_arrays(np.ones(4), np.zeros(4), np.ones(4), np.array([[0, 1], [1, 2], [0, 3]]), name="warm-up")
-    for orderer in ("kahn", "random-2", "brkga-4"):
-        with contextlib.suppress(Exception):
-            partition(g, 2, orderer=orderer)
-
-
-def serve(idle: float = 120.0) -> None:
-    """The sandbox loop: read ``{"task", "graph", "fn", "deadline"}`` lines, answer each
-    with one JSON line.  Anything the solvers write to fd 1 goes to ``/dev/null``."""
-    import faulthandler
-    import signal
-
-    faulthandler.enable()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle; the runner ends this process
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    sys.stdout = open(os.devnull, "w")
-    watchdog = _Watchdog(idle)
-    watchdog.start()
-    _warm_up()
-    host = f"{socket.gethostname()}:{os.getpid()}"
-    proto.write(canonical_json({"ready": True, "host": host}) + "\n")
-    proto.flush()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        watchdog.arm(request.get("deadline"))
-        task = Task.model_validate(request["task"])
-        started = _now()
-        t0 = time.perf_counter()
-        try:
-            result = resolve(request.get("fn"))(task, request["graph"])
-        except Exception as exc:  # a replacement task function may raise
-            result = {"status": ERROR, "method_status": "error", "message": f"{type(exc).__name__}: {exc}"}
-        result.update(started_at=started, finished_at=_now(), run_time=time.perf_counter() - t0, host=host)
-        try:
-            text = canonical_json(result)
-        except ValueError as exc:  # NaN or infinity somewhere in the result
-            text = canonical_json(
-                {"status": ERROR, "method_status": "error", "host": host, "message": f"result is not JSON: {exc}"}
-            )
-        watchdog.arm(None)
-        proto.write(text + "\n")
-        proto.flush()
