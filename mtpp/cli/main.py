@@ -41,7 +41,6 @@ from mtpp.cli.output import (
     reserved_stdout,
     unit,
     units_label,
-    working,
 )
 from mtpp.cli.paths import check_paths
 from mtpp.errors import InputFileError, InvalidParameterError, MtppError
@@ -146,37 +145,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="run every method on the graph without the ops that provably cost nothing (same optimum; default: on)",
     )
 
-    sch = sub.add_parser("schedule", help="minimum-peak-memory order of a graph, with a proven lower bound")
-    sch.add_argument("file", help="graph file")
-    sch.add_argument(
-        "--method",
-        default="auto",
-        help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
-        "random, topoformer, topoformer-sample, topoformer-beam, regal-brkga",
-    )
-    sch.add_argument("--weights", default=None, help="weights file for a learned method (default: shipped)")
-    sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
-    sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
-    sch.add_argument("--threads", type=int, default=None, help="CP-SAT workers (default: CPU count, at most 8)")
-    sch.add_argument("--seed", type=int, default=0)
-    sch.add_argument("--json", action="store_true", help="print the schedule as JSON")
-    sch.add_argument("-o", "--output", help="also write the schedule JSON to this file")
-
-    pl = sub.add_parser("place", help="place ops on heterogeneous devices and schedule them, with a lower bound")
-    pl.add_argument("file", help="graph file")
-    pl.add_argument(
-        "--devices",
-        default="cpu-igpu-dgpu",
-        help="preset (cpu-igpu-dgpu, two-devices; they expect work in microseconds and sizes in bytes, "
-        "as 'mtpp import' writes) or a JSON DeviceSet file",
-    )
-    pl.add_argument("--method", default="auto", help="auto, single, heft, brkga or cpsat")
-    pl.add_argument("--objective", default="runtime", help="runtime or peak_memory")
-    pl.add_argument("--time-limit", type=float, default=10.0, help="seconds for the searching methods (default 10)")
-    pl.add_argument("--seed", type=int, default=0)
-    pl.add_argument("--json", action="store_true", help="print the placement as JSON")
-    pl.add_argument("-o", "--output", help="also write the placement JSON to this file")
-
     ev = sub.add_parser("evaluate", help="check a partition and print its costs")
     ev.add_argument("file", help="graph file")
     ev.add_argument(
@@ -198,8 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from mtpp.cli.batch import add_commands
     from mtpp.cli.importer import add_import_command
+    from mtpp.cli.scheduling import add_scheduling_commands
     from mtpp.cli.train import add_train_command
 
+    add_scheduling_commands(sub)
     add_commands(sub)
     add_import_command(sub)
     add_train_command(sub)
@@ -346,88 +316,6 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
-    from mtpp.results_schema import schedule_document
-    from mtpp.scheduling import schedule
-
-    graph = load_graph(args.file)
-    err = notes(args)
-    label = f"schedule {graph.n} ops ({args.method}, time limit {args.time_limit:g} s)"
-    with compile_notice(err), working(err, label):
-        sched = schedule(
-            graph,
-            method=args.method,
-            time_limit=args.time_limit,
-            seed=args.seed,
-            beam_width=args.beam_width,
-            threads=args.threads,
-            weights=args.weights,
-        )
-    if emit_json(schedule_document(sched, graph), args):
-        return 0
-    table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}{units_label(graph)}")
-    for col in ("stage", "peak", "lower bound", "status", "seconds"):
-        table.add_column(col, justify="right")
-    for st in sched.stages:
-        peak = "-" if math.isinf(st.peak) else f"{st.peak:.6g}"
-        table.add_row(st.method, peak, f"{st.lower_bound:.6g}", st.status, f"{st.wall_time:.2f}")
-    out.print(table)
-    size = unit(graph, "size")
-    out.print(f"best peak    {sched.peak:.6g}{size}   ({sched.method})")
-    out.print(f"lower bound  {sched.lower_bound:.6g}{size}   ({sched.bound_method})")
-    out.print(f"gap          {100 * sched.gap:.2f}%   ({sched.status}; {sched.wall_time:.1f} s)")
-    return 0
-
-
-def cmd_place(args: argparse.Namespace, out: Console) -> int:
-    from mtpp.placement.api import place
-    from mtpp.presets import get_devices
-    from mtpp.results_schema import placement_document
-
-    graph = load_graph(args.file)
-    devices = get_devices(_device_set(args.devices))  # an unknown preset fails here, before any work
-    err = notes(args)
-    label = f"place {graph.n} ops on {devices.name} ({args.method}, time limit {args.time_limit:g} s)"
-    with compile_notice(err), working(err, label):
-        p = place(
-            graph, devices, objective=args.objective, method=args.method, time_limit=args.time_limit, seed=args.seed
-        )
-    if emit_json(placement_document(p, graph), args):
-        return 0
-    table = Table(title=f"placement of {graph.name or args.file} on {', '.join(p.devices)}{units_label(graph)}")
-    table.add_column("candidate")
-    table.add_column(args.objective, justify="right")
-    for name, value in p.candidates.items():
-        table.add_row(name, f"{value:.6g}")
-    out.print(table)
-    counts = {d: p.device.count(i) for i, d in enumerate(p.devices)}
-    out.print(f"best ({p.method})   {p.upper_bound:.6g}   ops per device {counts}")
-    out.print(f"memory feasible {p.memory_feasible}")
-    gap = "proven optimal" if p.optimal else f"gap {100 * p.gap:.2f}%"
-    out.print(f"lower bound   {p.lower_bound:.6g}   ({gap})")
-    return 0
-
-
-def _device_set(spec: str) -> Any:
-    """A preset name as is, or the :class:`DeviceSet` of a JSON file (``*.json`` or
-    any existing file)."""
-    from pydantic import ValidationError
-
-    from mtpp.placement.devices import DeviceSet
-
-    if not (spec.endswith(".json") or os.path.exists(spec)):
-        return spec
-    data = read_json(spec, "device-set JSON file")
-    try:
-        return DeviceSet.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "document"
-        raise InputFileError(
-            f"{spec}: not a device set ({where}: {first['msg']}; {exc.error_count()} error(s))"
-        ) from None
-
-
 def _read_partition(path: str) -> tuple[dict[str, Any], list[Any] | None, dict[str, Any]]:
     """The assignment ``{node id: block}`` of a partition file, its run order (node
     ids) when the file has one, and the machine it was priced on (``k``,
@@ -509,8 +397,6 @@ def cmd_info(args: argparse.Namespace, out: Console) -> int:
 COMMANDS = {
     "solve": cmd_solve,
     "certify": cmd_certify,
-    "schedule": cmd_schedule,
-    "place": cmd_place,
     "evaluate": cmd_evaluate,
     "generate": cmd_generate,
     "info": cmd_info,
@@ -522,9 +408,10 @@ def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
         return COMMANDS[name]
     from mtpp.cli.batch import COMMANDS as BATCH_COMMANDS
     from mtpp.cli.importer import COMMANDS as IMPORT_COMMANDS
+    from mtpp.cli.scheduling import COMMANDS as SCHEDULING_COMMANDS
     from mtpp.cli.train import COMMANDS as TRAIN_COMMANDS
 
-    return {**BATCH_COMMANDS, **IMPORT_COMMANDS, **TRAIN_COMMANDS}[name]
+    return {**BATCH_COMMANDS, **IMPORT_COMMANDS, **SCHEDULING_COMMANDS, **TRAIN_COMMANDS}[name]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
