@@ -134,8 +134,8 @@ class Settings(BaseModel):
             machine["presolve"] = False
         if orderer_of(method) is not None:
             return {"seed": self.seed, "time_limit": self.time_limit, **machine}
-        if method == "simple":
-            return {"orderer": self.orderer, "seed": self.seed, **machine}
+        if method in ("simple", "cut"):  # no solver; the partition search still takes the time limit
+            return {"orderer": self.orderer, "seed": self.seed, "time_limit": self.time_limit, **machine}
         return {
             "orderer": self.orderer,
             "seed": self.seed,
@@ -351,7 +351,8 @@ def _run_bound(graph: Graph, task: Task, machine: dict[str, Any]) -> dict[str, A
         task.k,
         bounds=[task.method],
         solver=solver,
-        time_limit=s.get("time_limit", 60.0),
+        time_limit=s["time_limit"],
+        budget=s["time_limit"],  # the whole task, its partition search included
         threads=s.get("threads", 1),
         orderer=s["orderer"],
         seed=s["seed"],

@@ -116,3 +116,19 @@ def test_plots(reference: Path, tmp_path: Path) -> None:
         assert len(data) > 10_000
     svg = (tmp_path / "plots" / "runtime.svg").read_text()
     assert "SliceGraph (random-20)" in svg and "bottleneck" in svg and "k = 4" in svg
+
+
+def test_a_bound_proven_at_a_larger_k_counts_at_a_smaller_one(tmp_path: Path) -> None:
+    """OPT(k) does not increase with k, so the bound table shares a method's bound from
+    k = 4 down to k = 2 where that is stronger than its own (and never the other way)."""
+    src = GraphSource.from_graph(regal_graph(10, seed=3), "g.json")
+    tasks = make_tasks([src], [2, 4], ["bottleneck", "slicegraph:kahn"], "highs", Settings())
+    values = {("bottleneck", 2): (3.0, None), ("bottleneck", 4): (5.0, None)}
+    values |= {("slicegraph:kahn", 2): (1.0, 10.0), ("slicegraph:kahn", 4): (1.0, 8.0)}
+    with ResultStore(tmp_path / "r.db") as store:
+        for t in tasks:
+            bound, ub = values[(t.method, t.k)]
+            store.put(t, {"status": "ok", "bound": bound, "ub": ub})
+        table = bound_table(store.records())
+    assert table.cell("bottleneck", "k=2") == pytest.approx(5.0 / 10.0)  # shared from k = 4
+    assert table.cell("bottleneck", "k=4") == pytest.approx(5.0 / 8.0)

@@ -39,8 +39,9 @@ def test_task_keys() -> None:
     a = make_tasks([src], [2], methods, "highs", Settings(time_limit=10))
     b = make_tasks([moved], [2], methods, "highs", Settings(time_limit=10))
     c = make_tasks([src], [2], methods, "scip", Settings(time_limit=20))
+    d = make_tasks([src], [2], methods, "scip", Settings(time_limit=10))
     assert [t.key for t in a] == [t.key for t in b]  # the path is not part of the key
-    assert a[0].key == c[0].key  # simple ignores the solver and the time limit
+    assert a[0].key == d[0].key != c[0].key  # simple ignores the solver; the time limit caps its partition search
     assert a[1].key != c[1].key and a[2].key != c[2].key
     assert a[0].solver == a[2].solver == "-" and a[1].solver == "highs"
     assert len({t.key for t in make_tasks([src], [2, 4], methods, "highs", Settings())}) == 6
