@@ -5,6 +5,7 @@ bound is ``getDualbound()``, and ``limits/dual`` stops the solve at a target bou
 from __future__ import annotations
 
 import math
+import time
 from types import ModuleType
 from typing import ClassVar
 
@@ -51,6 +52,7 @@ class ScipBackend(Backend):
 
     def _solve(self, model: Model, opts: SolveOptions) -> RawResult:
         ps = self.module
+        t0 = time.perf_counter()
         m = ps.Model(model.name)
         m.hideOutput(not opts.verbose)
         m.setParam("randomization/randomseedshift", int(opts.seed))
@@ -58,8 +60,6 @@ class ScipBackend(Backend):
         m.setParam("limits/absgap", self.tolerances.abs_gap)
         m.setParam("numerics/feastol", self.tolerances.feasibility)
         m.setParam("numerics/dualfeastol", self.tolerances.optimality)
-        if opts.time_limit is not None:
-            m.setParam("limits/time", float(opts.time_limit))
         if opts.dual_bound_target is not None and model.is_integer.any():
             m.setParam("limits/dual", float(opts.dual_bound_target))
 
@@ -92,6 +92,8 @@ class ScipBackend(Backend):
             for j in np.flatnonzero(~np.isnan(opts.mip_start)).tolist():
                 m.setSolVal(sol, xs[j], float(opts.mip_start[j]))
             m.addSol(sol)
+        if opts.time_limit is not None:  # the limit covers the call: building 10^5 rows in Python takes seconds
+            m.setParam("limits/time", max(0.01, float(opts.time_limit) - (time.perf_counter() - t0)))
         m.optimize()
 
         raw = m.getStatus()
