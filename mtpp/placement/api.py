@@ -12,11 +12,13 @@ back to the fine graph and refine it with single-op moves the simulator accepts 
 the rest) and ``"auto"`` (HEFT and single devices, then BRKGA for half the time limit,
 or BRKGA and coarse-BRKGA for a quarter each on graphs of more than
 ``COARSE_AUTO_OPS`` ops, then CP-SAT for the rest on graphs of at most
-``cpsat_max_ops`` ops).  Coarsening only proposes placements: each is scored on the
-original graph, and bounds are always computed on the original graph.  Every candidate is scored by the
-simulator; the best memory-feasible one is returned (if none fits, the one that
-overflows least, with ``memory_feasible`` false), re-checked by
-:func:`mtpp.placement.simulator.simulate`.
+``cpsat_max_ops`` ops); ``"auto"`` stops after HEFT and the single devices when one of
+them fits in memory and meets the closed-form bound below (to ``OPTIMAL_RTOL``): it is
+proven optimal, so a one-op graph or a chain answers in milliseconds.  Coarsening only
+proposes placements: each is scored on the original graph, and bounds are always
+computed on the original graph.  Every candidate is scored by the simulator; the
+best memory-feasible one is returned (if none fits, the one that overflows least,
+with ``memory_feasible`` false), re-checked by :func:`mtpp.placement.simulator.simulate`.
 
 Bounds (runtime only): CP-SAT's proven bound where it ran, and always
 :func:`formulations.placement.simple_lower_bound`.  By default the CP-SAT model
@@ -69,6 +71,8 @@ LEGACY_ARGS = (
 """The order :func:`place` took these positionally before they became keyword-only."""
 #: ``"auto"`` adds coarse-BRKGA on graphs with more ops than this.
 COARSE_AUTO_OPS = 300
+#: A placement is proven optimal when ``(value - bound) / value`` is at most this.
+OPTIMAL_RTOL = 1e-9
 
 
 class Placement(FieldsEqual, Result, BaseModel):
@@ -164,6 +168,27 @@ def _score(sim: Any, objective: str) -> tuple[int, float]:
     return (0, objective_value(sim, objective)) if sim.memory_feasible else (1, sim.overflow)
 
 
+def _closed_form_bound(ctx: PlacementContext, objective: str) -> float:
+    """The bound that costs no search: :func:`formulations.placement.simple_lower_bound`
+    for the runtime; for the peak memory the largest single-op footprint (its inputs,
+    output and parameters are on its device at once).  ``O(n d + m)``."""
+    if objective == "runtime":
+        from formulations.placement import simple_lower_bound
+
+        return float(simple_lower_bound(ctx))
+    graph = ctx.graph
+    inputs = np.zeros(graph.n)
+    np.add.at(inputs, graph.edge_dst, graph.size_out[graph.edge_src])
+    return float((graph.size_out + graph.size_param + inputs).max())
+
+
+def _proves(candidate: Any, objective: str, bound: float) -> bool:
+    """True when ``candidate`` fits in memory and its value meets ``bound`` to
+    :data:`OPTIMAL_RTOL` (the test :func:`place` reports ``optimal`` by): proven optimal."""
+    feasible, value = _score(candidate.sim, objective)
+    return feasible == 0 and relative_gap(value, bound) <= OPTIMAL_RTOL
+
+
 def coarse_brkga(
     ctx: PlacementContext,
     objective: str,
@@ -214,7 +239,7 @@ def place(
     workers (default 1, as in every call: deterministic; raise it for speed).
     Everything after ``devices`` is keyword-only (by position it still works for one
     release, with a ``DeprecationWarning``)."""
-    from formulations.placement import build_placement, simple_lower_bound
+    from formulations.placement import build_placement
     from heuristics.brkga import BrkgaParams
     from heuristics.placement.baselines import PlacementCandidate, all_single_devices, evaluate, heft
     from heuristics.placement.brkga import OBJECTIVES, placement_brkga
@@ -253,22 +278,24 @@ def place(
         cands += singles
     if method in ("auto", "heft"):
         cands.append(h)
-    use_coarse = method == "coarse-brkga" or (method == "auto" and graph.n > COARSE_AUTO_OPS)
-    share = 1 / 4 if method == "auto" and use_coarse else 1 / 2 if method == "auto" else 1.0
+    closed = _closed_form_bound(ctx, objective)
+    # "auto" stops where a baseline meets the closed-form bound (proven optimal: no search can improve it)
+    search = "none" if method == "auto" and any(_proves(c, objective, closed) for c in base) else method
+    use_coarse = search == "coarse-brkga" or (search == "auto" and graph.n > COARSE_AUTO_OPS)
+    share = 1 / 4 if search == "auto" and use_coarse else 1 / 2 if search == "auto" else 1.0
     budget = None if time_limit is None else time_limit * share
-    if method in ("auto", "brkga"):
+    if search in ("auto", "brkga"):
         params = BrkgaParams(population=50, generations=10**6) if budget is not None else BrkgaParams()
         res = placement_brkga(ctx, objective, params, seed, base, time_limit=budget)
         cands.append(res.best)
     if use_coarse:
         cands.append(coarse_brkga(ctx, objective, h, budget, seed, coarse_target))
-    bound: float | None = None
+    bound = closed
     status: str | None = None
     if objective == "runtime":
-        bound = simple_lower_bound(ctx)
-        run_cp = method == "cpsat" or (method == "auto" and graph.n <= cpsat_max_ops)
+        run_cp = search == "cpsat" or (search == "auto" and graph.n <= cpsat_max_ops)
         if run_cp:
-            hint = min(base if method == "cpsat" else cands, key=lambda c: _score(c.sim, objective))
+            hint = min(base if search == "cpsat" else cands, key=lambda c: _score(c.sim, objective))
             ub = hint.sim.makespan if (hint.sim.memory_feasible or not cpsat_memory) else None
             model = build_placement(ctx, memory=cpsat_memory, upper_bound=ub)
             remaining = None if time_limit is None else max(0.5, time_limit - (time.perf_counter() - t0))
@@ -280,22 +307,16 @@ def place(
                 bound = max(bound, model.to_time(cp.bound))
             if cp.place is not None and cp.order is not None:
                 cands.append(evaluate(ctx, "cpsat", cp.place, cp.order))
-            elif method == "cpsat":
+            elif search == "cpsat":
                 cands.append(hint)
-    else:
-        footprint = graph.size_out + graph.size_param
-        inputs = np.zeros(graph.n)
-        np.add.at(inputs, graph.edge_dst, graph.size_out[graph.edge_src])
-        bound = float((footprint + inputs).max())
 
     best = min(cands, key=lambda c: _score(c.sim, objective))
     sim = simulate(graph, ctx, best.place, best.order)  # re-checked through the public, validating entry
     value = sim.makespan if objective == "runtime" else float(sim.peak_memory.max())
-    assert bound is not None  # both objectives have a closed-form bound
     optimal = False
     if sim.memory_feasible:
-        bound = min(bound, value) if math.isclose(bound, value, rel_tol=1e-9) else bound
-        optimal = relative_gap(value, bound) <= 1e-9
+        bound = min(bound, value) if math.isclose(bound, value, rel_tol=OPTIMAL_RTOL) else bound
+        optimal = relative_gap(value, bound) <= OPTIMAL_RTOL
     table = {c.method: (_score(c.sim, objective)[1] if c.sim.memory_feasible else math.inf) for c in cands}
     placement = Placement(
         objective=objective,
