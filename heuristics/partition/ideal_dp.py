@@ -6,14 +6,26 @@ Every acyclic k-partition is a chain of ideals ``{} = I_0 <= ... <= I_k = V``
 (blocks ``I_j \\ I_{j-1}``, empty blocks allowed) and every chain is one
 (:mod:`heuristics.partition.ideals`), so
 
-    dp[0, {}] = 0,   dp[j, I] = min(dp[j-1, I], min_{J < I ideal} max(dp[j-1, J], f(I \\ J)))
+    OPT(k) = min over chains with at most k blocks of the largest block cost f (Eq. 1-3).
 
-gives ``OPT(k) = dp[k, V]``.  Ideals are numbered so that subsets come first;
-the DP relaxes forward: when ``J`` is reached its row is final, and a depth-first
-search over the cover edges of the lattice visits every ideal ``I >= J`` once
-(a stamp per ``J``), growing ``S = I \\ J`` one node at a time.  With ``J`` and
-``I`` ideals, a tensor enters ``S`` only from ``J`` and leaves ``S`` only to
-``V \\ I``, so
+Threshold form.  For a threshold ``T`` let ``g_T(I)`` be the least number of blocks of
+cost ``<= T`` in a chain from ``{}`` to ``I``; then ``OPT(k) <= T`` iff ``g_T(V) <= k``,
+for every ``k`` at once, and ``g_T`` is a one-dimensional table:
+
+    g_T({}) = 0,   g_T(I) = 1 + min {g_T(J) : J < I ideal, f(I \\ J) <= T}.
+
+:func:`ideal_dp_all` keeps, per ideal, the pair ``(g_T(I), b_T(I))`` minimal in
+lexicographic order (``b`` = the largest block cost of such a chain; the order is
+compatible with appending a block, so the recursion is exact) and searches ``T`` for
+each ``k`` of the list, smallest ``k`` first: a cheap greedy chain (largest progress
+per block) bisected over ``T`` proposes a value ``b``, and one DP pass at the largest
+float below ``b`` that finds no chain of ``k`` blocks proves ``b`` optimal; a pass
+that finds one lowers ``b`` and repeats.  Every chain found serves every larger ``k``.
+Ideals are numbered so that subsets come first; the DP relaxes forward: when ``J``
+is reached its entry is final, and a depth-first search over the cover edges of the
+lattice visits every ideal ``I >= J`` once (a stamp per ``J``), growing ``S = I \\ J``
+one node at a time.  With ``J`` and ``I`` ideals, a tensor enters ``S`` only from
+``J`` and leaves ``S`` only to ``V \\ I``, so
 
     f(S) = work(I) - work(J) + overflow(param(I) - param(J))
            + (boundary(I) + sum_{u in J, u -> S} size(u) ([u has a consumer in S]
@@ -23,15 +35,17 @@ where ``boundary`` is the size of the tensors leaving an ideal: the sum runs ove
 the tensors crossing out of ``J`` and is updated in ``O(deg(v))`` per step from a
 count of each such tensor's consumers in ``S``.
 
-Pruning, all exact (``U`` = the best of a known upper bound and ``dp[k, V]``):
+Pruning, all exact, for a pass at threshold ``T`` that looks for chains of at most
+``k`` blocks (``r = k - g_T(J)`` blocks left after ``J``):
 
-* ``f(S) >= work(S)`` and work only grows along the search, so the search from
-  ``J`` stops where ``work(I \\ J) > U``, and pairs with ``f(S) > U`` are dropped:
-  a chain using one has value ``> U >= OPT``;
-* every block of a chain of value ``<= U`` has work ``<= U``, so ``J`` reached with
-  ``j`` blocks is only extended if ``work(V \\ J) <= (k - j) U`` (and likewise
-  ``I`` is only recorded at ``j + 1`` if ``work(V \\ I) <= (k - j - 1) U``);
-* once ``dp[k, V]`` reaches a known lower bound, the chain found is optimal.
+* ``f(S) >= work(S) + overflow(S) + (input tensors of S) / B`` and that sum only
+  grows along the search, so the search from ``J`` stops where it exceeds ``T``,
+  and pairs with ``f(S) > T`` are dropped;
+* the blocks after ``J`` hold ``V \\ J`` and read every tensor leaving ``J``, so their
+  costs add up to at least ``rest(J) = work(V \\ J) + boundary(J) / B``: ``J`` is
+  only extended if ``rest(J) <= r T``, and ``I`` only recorded at ``g_T(J) + 1`` if
+  ``rest(I) <= (r - 1) T`` (this IO term is what makes the pass cheap on graphs
+  whose costs are mostly tensor traffic: ONNX inception_v2 on an A100 preset).
 
 Peak-aware costs (``Problem.peak_aware``) are priced here *without* the activation
 peak: ``peak(S) >= 0`` only raises ``f``, so the value is then a lower bound on the
@@ -50,38 +64,58 @@ non-negative input tensors, and a handful of final roundings, whence
 with ``dd = dd_error``, ``W = sum work``, ``P = sum size_param``, ``S = 4 sum size_out
 (outdeg + 1)`` the largest magnitudes any partial sum reaches (the ``P``, ``M - R``
 term only with finite memory: the overflow subtracts the budget from the block's
-parameters).  Every pruning test compares ``c'`` with ``U (1 + rel) + err``, so it
-drops only pairs whose *true* cost exceeds ``U``; the DP's value ``v'`` (a min-max of
-computed costs over the chains kept) therefore proves ``OPT >= (v' - err) / (1 +
-rel)`` (:func:`mtpp.rounding.lower_by`), which :attr:`IdealDpResult.lower_bound`
-reports.  On ordinary data ``err`` is about ``1e-25`` of the total weight; a graph
+parameters).  A pass at threshold ``T`` compares computed values with ``T``: a pair
+with ``c' > T`` has true cost ``c > L = lower_by(T)`` (:func:`mtpp.rounding.lower_by`);
+``rest'`` is such a cost too (the last block's, without overflow), and ``rest' > r T``
+implies ``rest > r L``.  So a pass that finds no chain of ``k`` blocks proves that
+every chain of ``k`` blocks has a block of true cost ``> L``: ``OPT(k) >= L``.  A
+chain of computed value ``v'`` and a failed pass at ``T = v'`` minus one ulp prove
+``OPT >= lower_by(T)``, which :attr:`IdealDpResult.lower_bound` reports; to search
+below a true upper bound ``U`` a pass uses ``T = U (1 + rel) + err``, which keeps
+every pair of true cost ``<= U``.  On ordinary data ``err`` is about ``1e-25`` of the total weight; a graph
 whose magnitudes make it exceed the optimality tolerance gets the bound it proves
 and no claim of optimality.
 
-Time ``O(sum_J |{I >= J : work(I \\ J) <= U}| (deg + k))``, memory ``O(N k)``
-for ``N`` ideals; the search for one ``J`` runs in compiled code and the time limit
-is checked between chunks of ``J``.
+Time ``O(sum_J |{I >= J : f(I \\ J) <= T}| deg)`` per pass for the ``J`` that pass the
+test above; memory ``16 N`` bytes of tables for ``N`` ideals (``g`` and the chain's
+predecessor as ``int32``, ``b`` as a double) plus ``16 N`` of scratch, next to the
+lattice (:mod:`heuristics.partition.ideals`).  The search from one ``J`` runs in
+compiled code and the time limit is checked between chunks of ``J``.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numba import njit
 
 from heuristics.bitsets import has
-from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, IdealLattice, enumerate_ideals
+from heuristics.partition.ideals import (
+    BOUNDARY,
+    BOUNDARY_LO,
+    DEFAULT_MAX_IDEALS,
+    PARAM,
+    PARAM_LO,
+    WORK,
+    WORK_LO,
+    IdealLattice,
+    enumerate_ideals,
+)
 from heuristics.partition.segments import overflow
 from mtpp.problem import Problem
-from mtpp.rounding import UNIT, dd_add, dd_diff, dd_error, dd_value, gamma, lower_by
+from mtpp.rounding import UNIT, dd_add, dd_diff, dd_error, gamma, lower_by
 
-SLACK = 1e-9  # relative slack of the first pass's target (the known lower bound)
-MAX_TABLE = 20_000_000  # entries of the (k + 1) x N table, 12 bytes each: at most 240 MB
+SLACK = 1e-9  # relative slack of the known lower bound: a chain within it is optimal
+TABLE_BYTES = 32  # DP tables and scratch per ideal (module docstring)
+MAX_TABLE = 1 << 30  # bytes of DP tables and scratch: at most 1 GiB, so 2^25 ideals
 CHUNK_SECONDS = 0.25  # roughly how often the time limit is checked
-LB_PASS_GAP = 0.05  # the lower-bound pass runs only if UB exceeds LB by more: else it costs about a full pass
+GREEDY_ROUNDS = 40  # bisection steps of the greedy chain over the threshold
+GREEDY_TOL = 1e-9  # the greedy bisection stops at this relative width
 
 
 @dataclass(frozen=True)
@@ -97,8 +131,9 @@ class IdealDpResult:
     ``assignment`` the chain's partition (block per node index) when one was
     found.  ``lower_bound`` is what the run proves: ``value`` lowered by the
     rounding error bound (``rounding`` absolute, module docstring) for
-    ``optimal``, the upper bound itself for ``no_improvement`` (every chain's true
-    value exceeds it), at most the known lower bound for ``bound_reached``."""
+    ``optimal``, the upper bound lowered the same way for ``no_improvement``
+    (every chain's true value exceeds it), at most the known lower bound for
+    ``bound_reached``."""
 
     status: str
     value: float | None
@@ -124,188 +159,366 @@ def rounding_margin(problem: Problem) -> tuple[float, float]:
     return gamma(g.n + g.m + 16), err * (1.0 + 1e-6)
 
 
+@njit(cache=True, inline="always")
+def rest(sums, last, i, inv_b):
+    """``rest(I) = work(V \\\\ I) + boundary(I) / B``: a lower bound on the total cost of
+    the blocks after ``I`` (module docstring)."""
+    w = dd_diff(sums[last, WORK], sums[last, WORK_LO], sums[i, WORK], sums[i, WORK_LO])
+    return w + (sums[i, BOUNDARY] + sums[i, BOUNDARY_LO]) * inv_b
+
+
 @njit(cache=True)
-def dp_chunk(
-    first,
-    stop,
-    k,
-    ub,
-    lb_stop,
-    dp,
-    arg,
-    bits,
-    work,
-    param,
-    boundary,
-    work_lo,
-    param_lo,
-    boundary_lo,
-    cover_ptr,
-    cover_node,
-    cover_to,
-    pred_ptr,
-    pred_idx,
-    succ_ptr,
-    succ_idx,
-    size_out,
-    budget,
-    inv_b,
-    rel,
-    err,
-    visit,
-    cnt,
-    nout,
-    st_s,
-    st_e,
-    st_v,
-    st_x,
-    st_xl,
-    st_in,
-    steps_j,
-    deadline_steps,
-):
-    """Relax the pairs of ideals ``J`` in ``first..stop-1``; returns the next ``J``
-    to process (``stop`` when done, or earlier after ``deadline_steps`` search
-    steps) and whether ``dp[k, V]`` reached ``lb_stop``.  Every test against the
-    bound ``U`` compares with ``U (1 + rel) + err`` (module docstring)."""
-    last = work.shape[0] - 1
+def region(
+    jj, cap, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out,
+    budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost,
+):  # fmt: skip
+    """The ideals ``I > J`` (``J = jj``) whose block ``I \\\\ J`` has computed cost ``<= cap``,
+    written to ``cand`` with their costs in ``cand_cost``; returns how many and the
+    number of search steps.  A depth-first search over the cover edges from ``J``
+    (each ``I`` looked at once: ``visit`` holds ``jj + 1``) that stops where the
+    block's work, overflow and input tensors, which only grow with ``I``, exceed
+    ``cap`` (module docstring)."""
+    stamp = jj + 1
+    visit[jj] = stamp
+    top = 0
+    found = 0
     steps = 0
-    for jj in range(first, stop):
-        for j in range(1, k + 1):  # an empty block: j - 1 blocks suffice for J
-            if dp[j - 1, jj] < dp[j, jj]:
-                dp[j, jj] = dp[j - 1, jj]
-                arg[j, jj] = jj
-        best = dp[k, last]
-        if best <= lb_stop:
-            return jj, True
-        u = min(ub, best)
-        u_slack = u * (1.0 + rel) + err
-        jlo = 0
-        while jlo < k and dp[jlo, jj] > u_slack:
-            jlo += 1
-        rem = dd_diff(work[last], work_lo[last], work[jj], work_lo[jj])
-        jhi = k - 1
-        while jhi >= jlo and (k - jhi) * u_slack < rem:
-            jhi -= 1
-        if jlo > jhi or jj == last:
-            continue
-        if jlo == k - 1:  # only V - J can follow: it takes every tensor leaving J and sends none
-            p_rest = dd_diff(param[last], param_lo[last], param[jj], param_lo[jj])
-            cost = rem + overflow(p_rest, budget, inv_b) + dd_value(boundary[jj], boundary_lo[jj]) * inv_b
-            val = dp[jlo, jj] if dp[jlo, jj] > cost else cost
-            if val < dp[k, last] and cost <= u_slack:
-                dp[k, last] = val
-                arg[k, last] = jj
-            continue
-        n_steps = 0  # the j where dp[., J] drops: between them the row is flat
-        for j in range(jlo, jhi + 1):
-            if j == jlo or dp[j, jj] < dp[j - 1, jj]:
-                steps_j[n_steps] = j
-                n_steps += 1
-        stamp = jj + 1
-        visit[jj] = stamp
-        top = 0
-        st_s[0] = jj
-        st_e[0] = cover_ptr[jj]
-        st_v[0] = -1
-        st_x[0] = -boundary[jj]
-        st_xl[0] = -boundary_lo[jj]
-        st_in[0] = 0.0
-        while top >= 0:
-            s = st_s[top]
-            e = st_e[top]
-            if e == cover_ptr[s + 1]:
-                if top > 0:
-                    v = st_v[top]
-                    for a in range(pred_ptr[v], pred_ptr[v + 1]):
-                        p = pred_idx[a]
-                        if has(bits, jj, p):
-                            cnt[p] -= 1
-                top -= 1
-                continue
-            st_e[top] = e + 1
-            c = cover_to[e]
-            if visit[c] == stamp:
-                continue
-            visit[c] = stamp  # every test below depends on (J, c) only, so c needs one look
-            w = dd_diff(work[c], work_lo[c], work[jj], work_lo[jj])
-            if w > u_slack:
-                continue
-            v = cover_node[e]
-            x = st_x[top]
-            xl = st_xl[top]
-            x_in = st_in[top]
-            for a in range(pred_ptr[v], pred_ptr[v + 1]):
-                p = pred_idx[a]
-                if has(bits, jj, p):
-                    before = cnt[p]
-                    if before == 0:
-                        outside = 0
-                        for b in range(succ_ptr[p], succ_ptr[p + 1]):
-                            if has(bits, jj, succ_idx[b]) == 0:
-                                outside += 1
-                        nout[p] = outside
-                    after = before + 1
-                    # size(p) ([cnt > 0] - [cnt < nout]) before and after
-                    old = (1.0 if before > 0 else 0.0) - (1.0 if before < nout[p] else 0.0)
-                    new = 1.0 - (1.0 if after < nout[p] else 0.0)
-                    x, xl = dd_add(x, xl, size_out[p] * (new - old))
-                    if before == 0:
-                        x_in += size_out[p]
-                    cnt[p] = after
-            ovf = overflow(dd_diff(param[c], param_lo[c], param[jj], param_lo[jj]), budget, inv_b)
-            if w + ovf + x_in * inv_b > u_slack:  # grows with I: no superset of c can do better
+    stack_i[0, 0] = jj
+    stack_i[0, 1] = cover_ptr[jj]
+    stack_i[0, 2] = -1
+    stack_x[0, 0] = -sums[jj, BOUNDARY]
+    stack_x[0, 1] = -sums[jj, BOUNDARY_LO]
+    stack_x[0, 2] = 0.0
+    w_j, wl_j = sums[jj, WORK], sums[jj, WORK_LO]
+    p_j, pl_j = sums[jj, PARAM], sums[jj, PARAM_LO]
+    while top >= 0:
+        s = stack_i[top, 0]
+        e = stack_i[top, 1]
+        if e == cover_ptr[s + 1]:
+            if top > 0:
+                v = stack_i[top, 2]
                 for a in range(pred_ptr[v], pred_ptr[v + 1]):
                     p = pred_idx[a]
                     if has(bits, jj, p):
                         cnt[p] -= 1
-                continue
-            steps += 1
-            top += 1
-            st_s[top] = c
-            st_e[top] = cover_ptr[c]
-            st_v[top] = v
-            st_x[top] = x
-            st_xl[top] = xl
-            st_in[top] = x_in
-            cost = w + ovf + dd_diff(boundary[c], boundary_lo[c], -x, -xl) * inv_b
-            if cost > u_slack:
-                continue
-            rem_c = dd_diff(work[last], work_lo[last], work[c], work_lo[c])
-            # relaxing at each drop of J's row suffices: the empty-block step
-            # carries dp[j + 1, c] on to larger j when c is processed
-            for t in range(n_steps):
-                j = steps_j[t]
-                if (k - j - 1) * u_slack < rem_c:
-                    break
-                val = dp[j, jj] if dp[j, jj] > cost else cost
-                if val < dp[j + 1, c]:
-                    dp[j + 1, c] = val
-                    arg[j + 1, c] = jj
-                    if c == last and j + 1 == k and val < u:
-                        u = val
-                        u_slack = u * (1.0 + rel) + err
-                if dp[j, jj] <= cost:
-                    break
-        if steps >= deadline_steps:
-            return jj + 1, False
-    return stop, False
+            top -= 1
+            continue
+        stack_i[top, 1] = e + 1
+        c = cover_to[e]
+        if visit[c] == stamp:
+            continue
+        visit[c] = stamp  # every test below depends on (J, c) only, so c needs one look
+        w = dd_diff(sums[c, WORK], sums[c, WORK_LO], w_j, wl_j)
+        if w > cap:
+            continue
+        v = cover_node[e]
+        x = stack_x[top, 0]
+        xl = stack_x[top, 1]
+        x_in = stack_x[top, 2]
+        for a in range(pred_ptr[v], pred_ptr[v + 1]):
+            p = pred_idx[a]
+            if has(bits, jj, p):
+                before = cnt[p]
+                if before == 0:
+                    outside = 0
+                    for b in range(succ_ptr[p], succ_ptr[p + 1]):
+                        if has(bits, jj, succ_idx[b]) == 0:
+                            outside += 1
+                    nout[p] = outside
+                after = before + 1
+                # size(p) ([cnt > 0] - [cnt < nout]) before and after
+                old = (1.0 if before > 0 else 0.0) - (1.0 if before < nout[p] else 0.0)
+                new = 1.0 - (1.0 if after < nout[p] else 0.0)
+                x, xl = dd_add(x, xl, size_out[p] * (new - old))
+                if before == 0:
+                    x_in += size_out[p]
+                cnt[p] = after
+        ovf = overflow(dd_diff(sums[c, PARAM], sums[c, PARAM_LO], p_j, pl_j), budget, inv_b)
+        if w + ovf + x_in * inv_b > cap:  # grows with I: no superset of c can do better
+            for a in range(pred_ptr[v], pred_ptr[v + 1]):
+                p = pred_idx[a]
+                if has(bits, jj, p):
+                    cnt[p] -= 1
+            continue
+        steps += 1
+        top += 1
+        stack_i[top, 0] = c
+        stack_i[top, 1] = cover_ptr[c]
+        stack_i[top, 2] = v
+        stack_x[top, 0] = x
+        stack_x[top, 1] = xl
+        stack_x[top, 2] = x_in
+        cost = w + ovf + dd_diff(sums[c, BOUNDARY], sums[c, BOUNDARY_LO], -x, -xl) * inv_b
+        if cost <= cap:
+            cand[found] = c
+            cand_cost[found] = cost
+            found += 1
+    return found, steps
 
 
-def chain_assignment(lattice: IdealLattice, arg: np.ndarray, k: int, n: int) -> np.ndarray:
-    """Walk ``arg`` back from ``(k, V)``: the block of each node (chain position
-    ``j`` is block ``j - 1``)."""
-    a = np.full(n, -1, dtype=np.int64)
-    ideal, j = lattice.count - 1, k
-    while j > 0:
-        prev = int(arg[j, ideal])
-        if prev != ideal:
-            inside = np.zeros(n, dtype=bool)
-            inside[lattice.members(ideal)] = True
-            inside[lattice.members(prev)] = False
+@njit(cache=True)
+def dp_chunk(
+    first, k, cap, blocks, worst, arg, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr,
+    succ_idx, size_out, budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost, max_steps,
+):  # fmt: skip
+    """One chunk of the threshold DP at ``cap`` for chains of at most ``k`` blocks:
+    relax every pair from the ideals ``J = first, first + 1, ...`` into the
+    lexicographic minimum ``(blocks, worst)`` of each ideal (module docstring), and
+    stop after ``max_steps`` search steps; returns the next ``J`` to process
+    (``N - 1`` when done)."""
+    last = sums.shape[0] - 1
+    steps = 0
+    for jj in range(first, last):
+        gj = blocks[jj]
+        if gj >= k or rest(sums, last, jj, inv_b) > (k - gj) * cap:
+            continue
+        found, used = region(
+            jj, cap, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out,
+            budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost,
+        )  # fmt: skip
+        steps += used
+        gn = gj + 1
+        room = (k - gn) * cap
+        bj = worst[jj]
+        for t in range(found):
+            c = cand[t]
+            if gn > blocks[c]:
+                continue
+            val = bj if bj > cand_cost[t] else cand_cost[t]
+            if gn == blocks[c] and val >= worst[c]:
+                continue
+            if c != last and rest(sums, last, c, inv_b) > room:
+                continue
+            blocks[c] = gn
+            worst[c] = val
+            arg[c] = jj
+        if steps >= max_steps:
+            return jj + 1
+    return last
+
+
+@njit(cache=True)
+def greedy_chain(
+    k, cap, arg, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out,
+    budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost,
+):  # fmt: skip
+    """A chain of at most ``k`` blocks of computed cost ``<= cap``, built greedily:
+    from each ideal the block that leaves the least ``rest`` (the most progress)
+    among those that leave ``rest <= (blocks left) cap``.  Writes the chain's
+    predecessors into ``arg`` and returns its largest block cost (``inf`` when the
+    greedy gets stuck; there may be a chain all the same)."""
+    last = sums.shape[0] - 1
+    jj = 0
+    worst = 0.0
+    for used in range(k):
+        found, _ = region(
+            jj, cap, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out,
+            budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost,
+        )  # fmt: skip
+        room = (k - used - 1) * cap
+        best, best_rest, best_cost = -1, np.inf, 0.0
+        for t in range(found):
+            c = cand[t]
+            r = 0.0 if c == last else rest(sums, last, c, inv_b)
+            if r <= room and r < best_rest:
+                best, best_rest, best_cost = c, r, cand_cost[t]
+        if best < 0:
+            break
+        arg[best] = jj
+        worst = max(worst, best_cost)
+        jj = best
+        if jj == last:
+            return worst
+    return np.inf
+
+
+class _Search:
+    """The lattice, the graph's arrays and the scratch shared by every pass."""
+
+    def __init__(self, problem: Problem, lattice: IdealLattice) -> None:
+        g, count = problem.graph, lattice.count
+        self.problem, self.lattice = problem, lattice
+        self.rel, self.err = rounding_margin(problem)
+        self.blocks = np.empty(count, dtype=np.int32)
+        self.worst = np.empty(count)
+        self.arg = np.empty(count, dtype=np.int32)
+        self.visit = np.zeros(count, dtype=np.int32)
+        self.cand = np.empty(count, dtype=np.int32)
+        self.cand_cost = np.empty(count)
+        self.cnt = np.zeros(g.n, dtype=np.int64)
+        self.nout = np.zeros(g.n, dtype=np.int64)
+        self.stack_i = np.zeros((g.n + 2, 3), dtype=np.int64)
+        self.stack_x = np.zeros((g.n + 2, 3))
+        self.shared = (
+            lattice.bits,
+            lattice.sums,
+            lattice.cover_ptr,
+            lattice.cover_node,
+            lattice.cover_to,
+            g.pred_ptr,
+            g.pred_idx,
+            g.succ_ptr,
+            g.succ_idx,
+            g.size_out,
+            problem.param_budget,
+            1.0 / problem.bandwidth,
+        )
+        self.scratch = (self.visit, self.cnt, self.nout, self.stack_i, self.stack_x, self.cand, self.cand_cost)
+
+    def above(self, upper_bound: float) -> float:
+        """The threshold that keeps every block of true cost ``<= upper_bound``."""
+        return upper_bound * (1.0 + self.rel) + self.err
+
+    def greedy(self, k: int, cap: float) -> tuple[float, np.ndarray] | None:
+        """A greedy chain at ``cap`` (its value and assignment), or ``None``."""
+        self.visit[:] = 0
+        value = greedy_chain(k, cap, self.arg, *self.shared, *self.scratch)
+        return None if math.isinf(value) else (float(value), self.assignment())
+
+    def dp(self, k: int, cap: float, deadline: float | None) -> tuple[float, np.ndarray] | Literal[False] | None:
+        """One threshold pass: the chain of the fewest blocks (at most ``k``) of
+        computed cost ``<= cap`` and, among those, the least value (its value and
+        assignment); ``None`` if there is none, which proves ``OPT(k) >=
+        lower_by(cap)``; ``False`` past the deadline."""
+        count = self.lattice.count
+        self.blocks[:] = np.iinfo(np.int32).max
+        self.blocks[0] = 0
+        self.worst[:] = np.inf
+        self.worst[0] = 0.0
+        self.visit[:] = 0
+        nxt, steps = 0, 200_000
+        while nxt < count - 1:
+            if _past(deadline):
+                return False
+            t0 = time.perf_counter()
+            nxt = dp_chunk(nxt, k, cap, self.blocks, self.worst, self.arg, *self.shared, *self.scratch, steps)
+            elapsed = time.perf_counter() - t0
+            steps = int(min(max(steps * CHUNK_SECONDS / max(elapsed, 1e-3), 10_000), 50_000_000))
+        if self.blocks[count - 1] > k:
+            return None
+        return float(self.worst[count - 1]), self.assignment()
+
+    def assignment(self) -> np.ndarray:
+        """Walk ``arg`` back from ``V``: the block of each node, blocks numbered along
+        the chain."""
+        chain = [self.lattice.count - 1]
+        while chain[-1] != 0:
+            chain.append(int(self.arg[chain[-1]]))
+        chain.reverse()
+        a = np.full(self.problem.graph.n, -1, dtype=np.int64)
+        for j in range(1, len(chain)):
+            inside = np.zeros(self.problem.graph.n, dtype=bool)
+            inside[self.lattice.members(chain[j])] = True
+            inside[self.lattice.members(chain[j - 1])] = False
             a[inside] = j - 1
-        ideal, j = prev, j - 1
-    return a
+        return a
+
+
+def ideal_dp_all(
+    problem: Problem,
+    ks: Sequence[int],
+    *,
+    upper_bounds: Sequence[float] | None = None,
+    lower_bounds: Sequence[float] | None = None,
+    lattice: IdealLattice | None = None,
+    max_ideals: int = DEFAULT_MAX_IDEALS,
+    time_limit: float | None = None,
+) -> list[IdealDpResult]:
+    """The optimum of ``problem`` at every ``k`` of ``ks`` over all chains of ideals
+    (module docstring), one :class:`IdealDpResult` per ``k`` in the order given.
+    ``upper_bounds[i]`` is the value of a known partition into ``ks[i]`` blocks (the
+    search stays below it), ``lower_bounds[i]`` a proven bound (a chain within it
+    ends the search: ``bound_reached``); ``time_limit`` caps the whole call.  The ks
+    are solved smallest first, one lattice and every chain found shared across
+    them.  The bound each run proves, rounding included, is
+    :attr:`IdealDpResult.lower_bound`."""
+    start = time.perf_counter()
+    ks = [int(k) for k in ks]
+    ubs = [math.inf] * len(ks) if upper_bounds is None else [float(u) for u in upper_bounds]
+    lbs = [0.0] * len(ks) if lower_bounds is None else [float(b) for b in lower_bounds]
+    g = problem.graph
+    if lattice is None:
+        lattice = enumerate_ideals(g, max_ideals)
+    if lattice is None:
+        message = f"more than {max_ideals} ideals (the graph is too wide for the ideal DP)"
+        return [IdealDpResult("too_wide", None, None, None, time.perf_counter() - start, message) for _ in ks]
+    count = lattice.count
+    if TABLE_BYTES * count > MAX_TABLE:
+        message = f"{count} ideals need more than the DP table cap of {MAX_TABLE} bytes"
+        return [IdealDpResult("too_wide", None, None, count, time.perf_counter() - start, message) for _ in ks]
+    deadline = None if time_limit is None else start + time_limit
+    search = _Search(problem, lattice)
+    results: dict[int, IdealDpResult] = {}
+    best: tuple[float, np.ndarray] | None = None  # the best chain so far: it serves every larger k
+    for i in sorted(range(len(ks)), key=lambda i: ks[i]):
+        t0 = time.perf_counter()
+        res = _solve_k(search, ks[i], ubs[i], lbs[i], best, deadline)
+        if res.assignment is not None and res.value is not None and (best is None or res.value < best[0]):
+            best = (res.value, res.assignment)
+        results[i] = IdealDpResult(
+            res.status,
+            res.value,
+            res.assignment,
+            count,
+            time.perf_counter() - t0,
+            res.message,
+            res.lower_bound,
+            search.err,
+        )
+    return [results[i] for i in range(len(ks))]
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() > deadline
+
+
+def _solve_k(
+    search: _Search, k: int, upper_bound: float, lower_bound: float, best: tuple[float, np.ndarray] | None,
+    deadline: float | None,
+) -> IdealDpResult:  # fmt: skip
+    """One k of :func:`ideal_dp_all` (module docstring): the greedy chain bisected
+    over the threshold, then DP passes just below the best value until one fails."""
+    rel, err = search.rel, search.err
+    top = search.above(upper_bound)
+    target = lower_bound * (1.0 + SLACK)
+    chain = best if best is not None and best[0] <= top else None
+    if chain is None:
+        chain = search.greedy(k, top)
+    if chain is not None and chain[0] > target:
+        low = target  # the greedy bisection: it got stuck at or below ``low``
+        found = search.greedy(k, target) if target > 0.0 else None
+        for _ in range(GREEDY_ROUNDS):
+            if found is not None:
+                chain = found
+            if chain[0] <= max(target, low * (1.0 + GREEDY_TOL)) or _past(deadline):
+                break
+            mid = 0.5 * (low + chain[0])
+            found = search.greedy(k, mid)
+            if found is None:
+                low = mid
+    while True:
+        if chain is not None and chain[0] <= target:
+            proven = min(lower_by(chain[0], rel, err), lower_bound)
+            return IdealDpResult("bound_reached", chain[0], chain[1], None, 0.0, lower_bound=proven)
+        cap = top if chain is None else float(np.nextafter(chain[0], -np.inf))
+        passed = search.dp(k, cap, deadline)
+        if passed is False:
+            return IdealDpResult(
+                "time_limit", None, None, None, 0.0, "the time limit ran out before every chain was searched"
+            )
+        if passed is None:
+            if chain is None:
+                return IdealDpResult(
+                    "no_improvement",
+                    None,
+                    None,
+                    None,
+                    0.0,
+                    "no chain beats the upper bound",
+                    lower_bound=min(upper_bound, lower_by(cap, rel, err)),
+                )
+            return IdealDpResult("optimal", chain[0], chain[1], None, 0.0, lower_bound=lower_by(cap, rel, err))
+        chain = passed
 
 
 def ideal_dp(
@@ -317,143 +530,15 @@ def ideal_dp(
     max_ideals: int = DEFAULT_MAX_IDEALS,
     time_limit: float | None = None,
 ) -> IdealDpResult:
-    """The optimum of ``problem`` over all chains of ideals (see the module
-    docstring), searched below ``upper_bound`` (the value of a known partition).
-    With a proven ``lower_bound`` well below ``upper_bound`` a first, cheaper pass
-    looks only for a chain of value ``<= lower_bound`` (every block's work is then
-    at most the bound); if there is one it is optimal.  Pass ``lattice`` to share
-    one enumeration across several ``k``.  The bound the run proves, rounding
-    included, is :attr:`IdealDpResult.lower_bound`."""
-    start = time.perf_counter()
-    g, k = problem.graph, problem.k
-    if lattice is None:
-        lattice = enumerate_ideals(g, max_ideals)
-    if lattice is None:
-        return IdealDpResult(
-            "too_wide",
-            None,
-            None,
-            None,
-            time.perf_counter() - start,
-            f"more than {max_ideals} ideals (the graph is too wide for the ideal DP)",
-        )
-    count = lattice.count
-    if (k + 1) * count > MAX_TABLE:
-        return IdealDpResult(
-            "too_wide",
-            None,
-            None,
-            count,
-            time.perf_counter() - start,
-            f"{count} ideals x {k + 1} rows exceed the DP table cap of {MAX_TABLE}",
-        )
-    deadline = None if time_limit is None else start + time_limit
-    rel, err = rounding_margin(problem)
-    lb = float(lower_bound) * (1.0 + SLACK)
-    passes = [(lb, True)] if 0.0 < lb * (1.0 + LB_PASS_GAP) < upper_bound else []
-    passes.append((float(upper_bound), False))
-    for cap, first in passes:
-        run = _run_pass(problem, lattice, cap, lb, rel, err, deadline)
-        if run is None:
-            return IdealDpResult(
-                "time_limit",
-                None,
-                None,
-                count,
-                time.perf_counter() - start,
-                "the time limit ran out before every chain was searched",
-                rounding=err,
-            )
-        dp, arg, reached = run
-        value = float(dp[k, count - 1])
-        if math.isfinite(value):
-            proven = lower_by(value, rel, err)
-            if first or reached:
-                status, proven = "bound_reached", min(proven, float(lower_bound))
-            else:
-                status = "optimal"
-            return IdealDpResult(
-                status,
-                value,
-                chain_assignment(lattice, arg, k, g.n),
-                count,
-                time.perf_counter() - start,
-                lower_bound=proven,
-                rounding=err,
-            )
-    return IdealDpResult(
-        "no_improvement",
-        None,
-        None,
-        count,
-        time.perf_counter() - start,
-        "no chain beats the upper bound",
-        lower_bound=float(upper_bound),
-        rounding=err,
-    )
-
-
-def _run_pass(
-    problem: Problem, lattice: IdealLattice, cap: float, lb: float, rel: float, err: float, deadline: float | None
-) -> tuple[np.ndarray, np.ndarray, bool] | None:
-    """One DP pass with every block value capped at ``cap``; ``None`` past the
-    deadline.  Returns the table, the choices and whether ``lb`` was reached."""
-    g, k, count = problem.graph, problem.k, lattice.count
-    dp = np.full((k + 1, count), np.inf)
-    dp[0, 0] = 0.0
-    arg = np.full((k + 1, count), -1, dtype=np.int32)
-    visit = np.zeros(count, dtype=np.int64)
-    cnt = np.zeros(g.n, dtype=np.int64)
-    nout = np.zeros(g.n, dtype=np.int64)
-    depth = g.n + 2
-    st_s, st_e, st_v = (np.zeros(depth, dtype=np.int64) for _ in range(3))
-    st_x, st_xl, st_in = np.zeros(depth), np.zeros(depth), np.zeros(depth)
-    steps_j = np.zeros(k + 1, dtype=np.int64)
-    steps = 200_000
-    nxt, reached = 0, False
-    while nxt < count and not reached:
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        t0 = time.perf_counter()
-        nxt, reached = dp_chunk(
-            nxt,
-            count,
-            k,
-            cap,
-            lb,
-            dp,
-            arg,
-            lattice.bits,
-            lattice.work,
-            lattice.param,
-            lattice.boundary,
-            lattice.work_lo,
-            lattice.param_lo,
-            lattice.boundary_lo,
-            lattice.cover_ptr,
-            lattice.cover_node,
-            lattice.cover_to,
-            g.pred_ptr,
-            g.pred_idx,
-            g.succ_ptr,
-            g.succ_idx,
-            g.size_out,
-            problem.param_budget,
-            1.0 / problem.bandwidth,
-            rel,
-            err,
-            visit,
-            cnt,
-            nout,
-            st_s,
-            st_e,
-            st_v,
-            st_x,
-            st_xl,
-            st_in,
-            steps_j,
-            steps,
-        )
-        elapsed = time.perf_counter() - t0
-        steps = int(min(max(steps * CHUNK_SECONDS / max(elapsed, 1e-3), 10_000), 50_000_000))
-    return dp, arg, reached
+    """:func:`ideal_dp_all` at the problem's own ``k``: the optimum over all chains of
+    ideals, searched below ``upper_bound`` (the value of a known partition); a chain
+    within the proven ``lower_bound`` is optimal."""
+    return ideal_dp_all(
+        problem,
+        [problem.k],
+        upper_bounds=[upper_bound],
+        lower_bounds=[lower_bound],
+        lattice=lattice,
+        max_ideals=max_ideals,
+        time_limit=time_limit,
+    )[0]

@@ -44,31 +44,41 @@ from mtpp.rounding import dd_add
 
 DEFAULT_MAX_IDEALS = 1_000_000
 MAX_BITSET_BYTES = 1 << 28  # both bitset tables together stay below 256 MiB
+WORK, WORK_LO, PARAM, PARAM_LO, BOUNDARY, BOUNDARY_LO = range(6)  # the columns of IdealLattice.sums
 
 
 @dataclass(frozen=True)
 class IdealLattice:
     """The ideals of a graph (index 0 is the empty set, the last one is ``V``) with
     their cover edges ``s -> cover_to[e]`` adding node ``cover_node[e]`` for ``e`` in
-    ``cover_ptr[s]:cover_ptr[s + 1]``, and per ideal its size, work, parameter size
-    and outgoing-tensor size ``boundary`` (raw ``size_out`` units), each a
-    compensated sum: the exact value is ``work + work_lo`` (module docstring)."""
+    ``cover_ptr[s]:cover_ptr[s + 1]``, and per ideal its size and one row of ``sums``:
+    work, parameter size and outgoing-tensor size ``boundary`` (raw ``size_out``
+    units), each a compensated pair (columns ``WORK, WORK_LO, PARAM, PARAM_LO,
+    BOUNDARY, BOUNDARY_LO``: the exact work is ``work + work_lo``, module docstring).
+    One row per ideal keeps the six numbers the DP reads together in one cache line."""
 
     bits: np.ndarray  # (N, words) uint64
-    size: np.ndarray
-    work: np.ndarray
-    param: np.ndarray
-    boundary: np.ndarray
-    work_lo: np.ndarray
-    param_lo: np.ndarray
-    boundary_lo: np.ndarray
-    cover_ptr: np.ndarray
-    cover_node: np.ndarray
-    cover_to: np.ndarray
+    size: np.ndarray  # (N,) int32
+    sums: np.ndarray  # (N, 6) float64
+    cover_ptr: np.ndarray  # (N + 1,) int64
+    cover_node: np.ndarray  # (E,) int32
+    cover_to: np.ndarray  # (E,) int32
 
     @property
     def count(self) -> int:
         return int(self.size.shape[0])
+
+    @property
+    def work(self) -> np.ndarray:
+        return self.sums[:, WORK]
+
+    @property
+    def param(self) -> np.ndarray:
+        return self.sums[:, PARAM]
+
+    @property
+    def boundary(self) -> np.ndarray:
+        return self.sums[:, BOUNDARY]
 
     def members(self, s: int) -> np.ndarray:
         """The node indices of ideal ``s``."""
@@ -101,22 +111,17 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
     bits = np.zeros((cap, n_words), dtype=np.uint64)
     ready = np.zeros((cap, n_words), dtype=np.uint64)
     hsh = np.zeros(cap, dtype=np.uint64)
-    size = np.zeros(cap, dtype=np.int64)
-    iw = np.zeros(cap)
-    ip = np.zeros(cap)
-    ib = np.zeros(cap)
-    iw_lo = np.zeros(cap)
-    ip_lo = np.zeros(cap)
-    ib_lo = np.zeros(cap)
+    size = np.zeros(cap, dtype=np.int32)
+    sums = np.zeros((cap, 6))
     slots_n = 2
     while slots_n < 2 * max_ideals + 2:
         slots_n *= 2
-    slots = np.full(slots_n, -1, dtype=np.int64)
+    slots = np.full(slots_n, -1, dtype=np.int32)
     mask = np.uint64(slots_n - 1)
     e_cap = 4096
     cover_ptr = np.zeros(cap + 1, dtype=np.int64)
-    cover_node = np.zeros(e_cap, dtype=np.int64)
-    cover_to = np.zeros(e_cap, dtype=np.int64)
+    cover_node = np.zeros(e_cap, dtype=np.int32)
+    cover_to = np.zeros(e_cap, dtype=np.int32)
 
     for v in range(n):
         if pred_ptr[v + 1] == pred_ptr[v]:
@@ -154,32 +159,14 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                     i = np.int64((np.uint64(i) + ONE) & mask)
                 if child == -1:
                     if count >= max_ideals:
-                        return (
-                            bits[:0],
-                            size[:0],
-                            iw[:0],
-                            ip[:0],
-                            ib[:0],
-                            iw_lo[:0],
-                            ip_lo[:0],
-                            ib_lo[:0],
-                            cover_ptr[:1],
-                            cover_node[:0],
-                            cover_to[:0],
-                            False,
-                        )
+                        return bits[:0], size[:0], sums[:0], cover_ptr[:1], cover_node[:0], cover_to[:0], False
                     if count == cap:
                         cap *= 2
                         bits = _grow2(bits, cap)
                         ready = _grow2(ready, cap)
                         hsh = _grow1(hsh, cap)
                         size = _grow1(size, cap)
-                        iw = _grow1(iw, cap)
-                        ip = _grow1(ip, cap)
-                        ib = _grow1(ib, cap)
-                        iw_lo = _grow1(iw_lo, cap)
-                        ip_lo = _grow1(ip_lo, cap)
-                        ib_lo = _grow1(ib_lo, cap)
+                        sums = _grow2(sums, cap)
                         cover_ptr = _grow1(cover_ptr, cap + 1)
                     child = count
                     count += 1
@@ -191,9 +178,9 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                         ready[child, q] = ready[s, q]
                     bits[child, w] |= low
                     ready[child, w] ^= low
-                    iw[child], iw_lo[child] = dd_add(iw[s], iw_lo[s], work[v])
-                    ip[child], ip_lo[child] = dd_add(ip[s], ip_lo[s], size_param[v])
-                    b, b_lo = ib[s], ib_lo[s]
+                    sums[child, WORK], sums[child, WORK_LO] = dd_add(sums[s, WORK], sums[s, WORK_LO], work[v])
+                    sums[child, PARAM], sums[child, PARAM_LO] = dd_add(sums[s, PARAM], sums[s, PARAM_LO], size_param[v])
+                    b, b_lo = sums[s, BOUNDARY], sums[s, BOUNDARY_LO]
                     if succ_ptr[v + 1] > succ_ptr[v]:
                         b, b_lo = dd_add(b, b_lo, size_out[v])  # v's consumers are all outside I
                     mark_ready(bits, ready, child, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
@@ -206,8 +193,8 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
                                 break
                         if closed:
                             b, b_lo = dd_add(b, b_lo, -size_out[u])  # u's tensor no longer leaves the ideal
-                    ib[child] = b
-                    ib_lo[child] = b_lo
+                    sums[child, BOUNDARY] = b
+                    sums[child, BOUNDARY_LO] = b_lo
                 if n_edges == e_cap:
                     e_cap *= 2
                     cover_node = _grow1(cover_node, e_cap)
@@ -218,17 +205,12 @@ def enumerate_kernel(n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param
         cover_ptr[s + 1] = n_edges
         s += 1
     return (
-        bits[:count],
-        size[:count],
-        iw[:count],
-        ip[:count],
-        ib[:count],
-        iw_lo[:count],
-        ip_lo[:count],
-        ib_lo[:count],
-        cover_ptr[: count + 1],
-        cover_node[:n_edges],
-        cover_to[:n_edges],
+        bits[:count].copy(),
+        size[:count].copy(),
+        sums[:count].copy(),
+        cover_ptr[: count + 1].copy(),
+        cover_node[:n_edges].copy(),
+        cover_to[:n_edges].copy(),
         True,
     )
 
