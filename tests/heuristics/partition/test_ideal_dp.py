@@ -4,11 +4,11 @@ import math
 import numpy as np
 
 from heuristics.kahn import kahn_order
-from heuristics.partition.ideal_dp import ideal_dp
+from heuristics.partition.ideal_dp import ideal_dp, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
 from heuristics.partition.slicegraph import slice_order
 from mtpp import Graph, Problem, evaluate
-from tests.oracle import brute_force_optimum, naive_block_cost, random_dag
+from tests.oracle import brute_force_optimum, exact_optimum, naive_block_cost, random_dag
 
 
 def random_problem(rng, n_max, k):
@@ -123,3 +123,67 @@ def test_single_block_cost_matches_oracle():
     rng = np.random.default_rng(25)
     problem = random_problem(rng, 6, 1)
     assert math.isclose(ideal_dp(problem).value, naive_block_cost(problem, set(range(problem.graph.n))))
+
+
+def scaled_problem(rng, n_max):
+    """A fresh random tiny graph whose weights span 1e-3..1e12, with B != 1 and, half
+    the time, finite memory with a reserve."""
+    n = int(rng.integers(2, n_max + 1))
+    g = random_dag(rng, n, p=float(rng.random()), integral=False)
+    scale = lambda: 10.0 ** rng.integers(-3, 13, n)  # noqa: E731
+    g = Graph.from_arrays(
+        g.work * scale(), g.size_param * scale(), g.size_out * scale(), list(zip(g.edge_src, g.edge_dst))
+    )
+    memory, reserve = math.inf, 0.0
+    if rng.random() < 0.5:
+        memory = float(g.size_param.sum()) * float(rng.uniform(0.2, 1.5))
+        reserve = memory * float(rng.uniform(0.0, 0.5))
+    return Problem(g, 1, bandwidth=float(rng.choice([0.25, 3.0, 1e3])), memory=memory, reserve=reserve)
+
+
+def test_all_k_matches_the_exact_optimum_at_mixed_scales():
+    rng = np.random.default_rng(26)
+    ks = [1, 2, 3, 4]
+    for _ in range(40):
+        base = scaled_problem(rng, 6)
+        results = ideal_dp_all(base, ks)
+        for k, res in zip(ks, results):
+            problem = Problem(base.graph, k, bandwidth=base.bandwidth, memory=base.memory, reserve=base.reserve)
+            opt = exact_optimum(problem)
+            assert res.status == "optimal" and res.lower_bound is not None
+            assert res.lower_bound <= opt  # never above the true optimum
+            assert math.isclose(res.value, float(opt), rel_tol=1e-9)
+            assert math.isclose(evaluate(problem, res.assignment).bottleneck, float(opt), rel_tol=1e-9)
+
+
+def test_all_k_matches_the_per_k_path_under_known_bounds():
+    rng = np.random.default_rng(27)
+    ks = [2, 3, 5]
+    for _ in range(30):
+        base = scaled_problem(rng, 7)
+        per_k = [
+            ideal_dp(Problem(base.graph, k, bandwidth=base.bandwidth, memory=base.memory, reserve=base.reserve))
+            for k in ks
+        ]
+        opts = [r.value for r in per_k]
+        ubs = [o * float(rng.uniform(1.0, 1.5)) for o in opts]
+        lbs = [o * float(rng.uniform(0.5, 1.0)) for o in opts]
+        together = ideal_dp_all(base, ks[::-1], upper_bounds=ubs[::-1], lower_bounds=lbs[::-1])[::-1]
+        for k, alone, res, opt, ub, lb in zip(ks, per_k, together, opts, ubs, lbs):
+            assert res.status in ("optimal", "bound_reached", "no_improvement")
+            assert res.lower_bound is not None and res.lower_bound <= opt * (1 + 1e-12)
+            if res.status == "bound_reached":
+                assert res.value <= lb * (1 + 1e-9) and res.lower_bound <= lb
+            if res.status == "optimal":
+                assert math.isclose(res.value, alone.value, rel_tol=1e-9)
+            if res.assignment is not None:
+                problem = Problem(base.graph, k, bandwidth=base.bandwidth, memory=base.memory, reserve=base.reserve)
+                assert evaluate(problem, res.assignment).bottleneck <= ub * (1 + 1e-9)
+
+
+def test_all_k_with_no_time_left_says_so():
+    rng = np.random.default_rng(28)
+    base = scaled_problem(rng, 6)
+    results = ideal_dp_all(base, [2, 3], upper_bounds=[math.inf, math.inf], time_limit=0.0)
+    assert all(r.status in ("time_limit", "optimal", "bound_reached") for r in results)
+    assert all(r.lower_bound is None for r in results if r.status == "time_limit")
