@@ -57,6 +57,9 @@ from solvers.result import SolveResult, Status
 
 METHODS = MIP_METHODS
 DONE = (Status.OPTIMAL, Status.RELAXED_OPTIMAL, Status.BOUND_REACHED)
+GUESS_MIN_SECONDS = 0.05
+"""A guess sub-MIP with less time than this left is not started (its ``LB_j`` is then
+the simple bound: the minimum stays valid)."""
 """Statuses after which more time would not raise a bound."""
 
 
@@ -224,8 +227,16 @@ def _solve_guess_one(
     threads: int,
     seed: int,
     target: float | None,
+    deadline: float | None = None,
 ) -> SolveResult:
-    """One sub-MIP ``LB_j`` (module-level so joblib can ship it to a worker)."""
+    """One sub-MIP ``LB_j`` (module-level so joblib can ship it to a worker); not
+    started once the wall clock (``time.time()``, shared by the workers) passes
+    ``deadline``: its result then proves nothing (dual bound ``-inf``)."""
+    if deadline is not None:
+        left = deadline - time.time()
+        if left < GUESS_MIN_SECONDS:
+            return SolveResult(Status.TIME_LIMIT, None, -math.inf, solver=solver, message="not started: time spent")
+        time_limit = left if time_limit is None else min(time_limit, left)
     backend = get_backend(solver)
     sb = _build(problem, "guess", j, binary_cuts=bool(getattr(backend, "integral_data", False)))
     return backend.solve(sb.model, _options(time_limit, threads, seed, target))  # problem is scaled
@@ -260,7 +271,12 @@ def solve_guess(
     if time_limit is not None:
         rounds = math.ceil(k / max(1, n_jobs))
         per_sub = max(time_limit / rounds, 0.01)
-    jobs = [delayed(_solve_guess_one)(scaled, j, solver, per_sub, threads, seed, target) for j in range(1, k + 1)]
+    deadline = (
+        None if time_limit is None else time.time() + time_limit
+    )  # the whole method, every sub-MIP's build included
+    jobs = [
+        delayed(_solve_guess_one)(scaled, j, solver, per_sub, threads, seed, target, deadline) for j in range(1, k + 1)
+    ]
     if n_jobs == 1 or k == 1:
         parts = [job[0](*job[1], **job[2]) for job in jobs]
     else:

@@ -126,6 +126,16 @@ class Backend(ABC):
     STATUS_MAP: ClassVar[dict[str, Status]] = {}
     """The solver's stop reasons, by the name the solver gives them, as neutral
     statuses (cvxpy's ``STATUS_MAP``); a name not listed is :attr:`Status.ERROR`."""
+    BUILD_SECONDS_PER_NONZERO: ClassVar[float] = 0.0
+    """Measured time to hand one matrix non-zero to the solver (``0``: negligible).
+    A solve whose build alone would outlast its time limit is not started
+    (:meth:`build_seconds`); the ``"auto"`` backend passes over a backend whose build
+    would take more than a quarter of it."""
+
+    @classmethod
+    def build_seconds(cls, model: Model) -> float:
+        """The estimated time to build ``model`` in this solver."""
+        return cls.BUILD_SECONDS_PER_NONZERO * model.matrix("csr").nnz if cls.BUILD_SECONDS_PER_NONZERO else 0.0
 
     @classmethod
     def neutral_status(cls, name: str) -> Status:
@@ -175,6 +185,13 @@ class Backend(ABC):
         release, with a :class:`DeprecationWarning`."""
         opts = checked_options(model, options, legacy)
         t0 = time.perf_counter()
+        build = self.build_seconds(model)
+        if opts.time_limit is not None and build > opts.time_limit:
+            message = (
+                f"not started: building the model in {self.name} takes about {build:.3g} s, "
+                f"more than the time limit of {opts.time_limit:.3g} s"
+            )
+            return self._finish(model, opts, RawResult(Status.TIME_LIMIT, _no_bound(model.sense), message=message), 0.0)
         try:
             if opts.verbose:
                 raw = self._solve(model, opts)

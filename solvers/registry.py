@@ -25,6 +25,8 @@ BACKENDS: dict[str, str] = {
     "gurobi": "solvers.gurobi:GurobiBackend",
     "cpsat": "solvers.cpsat:CpSatBackend",
 }
+BUILD_SHARE = 0.25
+"""``"auto"`` passes over a backend whose model build would take more than this share of the time limit."""
 AUTO_ORDER: tuple[str, ...] = ("gurobi", "scip", "highs", "cpsat")
 """Gurobi first (fastest where its licence allows the model), then by measured strength
 on the MIPs its pip licence refuses (``benchmarks/fallback_order.py``: layered graphs of
@@ -82,9 +84,15 @@ class AutoBackend(Backend):
         why (a certificate's bound record then shows the fallback)."""
         opts = checked_options(model, options, legacy)
         reasons = []
-        for name in self.order:
+        for i, name in enumerate(self.order):
+            cls = backend_class(name)
+            build = cls.build_seconds(model) if cls.BUILD_SECONDS_PER_NONZERO else 0.0
+            later = any(backend_class(b).available() for b in self.order[i + 1 :])
+            if opts.time_limit is not None and later and build > BUILD_SHARE * opts.time_limit:
+                reasons.append(f"{name}: building the model would take about {build:.3g} s of {opts.time_limit:.3g}")
+                continue
             try:
-                res = backend_class(name)().solve(model, opts)
+                res = cls().solve(model, opts)
             except (SolverNotInstalledError, SolverLicenseError) as exc:
                 reasons.append(str(exc))
                 continue

@@ -86,3 +86,16 @@ def test_bad_arguments() -> None:
 
     with pytest.raises(InvalidParameterError):
         build_guess(p, p.k + 1)
+
+
+def test_guess_starts_no_sub_mip_past_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sub-MIPs with no time left are not started: their LB_j is the simple bound, so
+    the method's bound falls back to it (valid) with status time_limit."""
+    import formulations.bounds as fb
+
+    problem = Problem(random_dag(np.random.default_rng(8), 9, p=0.3), 3)
+    monkeypatch.setattr(fb, "GUESS_MIN_SECONDS", 1e9)  # never enough time left
+    res = fb.solve_guess(problem, solver="highs", time_limit=5.0)
+    assert res.bound == simple_lower_bound(problem) and res.status is Status.TIME_LIMIT
+    assert all("not started" in p.message for p in res.parts)
+    assert fb.solve_guess(problem, solver="highs").proven_optimal  # no limit: every sub-MIP runs

@@ -190,3 +190,20 @@ def test_safe_bound_moves_the_safe_way_for_both_senses() -> None:
     low = SolveResult(Status.OPTIMAL, 1.0, 1.0, margin=0.25, sense=ObjSense.MINIMIZE)
     high = SolveResult(Status.OPTIMAL, 1.0, 1.0, margin=0.25, sense=ObjSense.MAXIMIZE)
     assert low.safe_bound == 0.75 and high.safe_bound == 1.25
+
+
+def test_a_solve_whose_build_would_outlast_its_limit_is_not_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No phase starts that cannot finish in its time: the build estimate (non-zeros x
+    the backend's measured rate) above the limit gives a not-started time_limit result
+    with no bound; 'auto' passes over such a backend to the next one and says so."""
+    scip = backend_class("scip")
+    if not scip.available():
+        pytest.skip("pyscipopt not installed")
+    m, _ = knapsack()
+    monkeypatch.setattr(scip, "BUILD_SECONDS_PER_NONZERO", 1.0)  # 1 s per non-zero: far over a 2 s limit
+    r = scip().solve(m, SolveOptions(time_limit=2.0))
+    assert r.status is Status.TIME_LIMIT and "not started" in r.message and r.wall_time < 1.0
+    assert r.dual_bound == -math.inf if m.sense is ObjSense.MINIMIZE else r.dual_bound == math.inf
+    auto = AutoBackend(("scip", "highs")).solve(m, SolveOptions(time_limit=2.0))
+    assert auto.solver == "highs" and "scip: building the model" in auto.message
+    assert scip().solve(m, SolveOptions()).status is Status.OPTIMAL  # no limit: nothing to outlast
