@@ -291,7 +291,7 @@ def certify(
     them (one certificate per k, in increasing k, sharing bounds across k).
     ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
     ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``; ``simple`` is always
-    computed).  ``time_limit`` caps each MIP method; ``budget`` (seconds, default
+    computed).  ``time_limit`` caps each MIP method and each partition search; ``budget`` (seconds, default
     none) caps the whole call, spent cheapest first (module docstring).
     ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
     record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
@@ -380,7 +380,7 @@ def certify(
         _ideal_dp_phase(runs, max_ideals, left, say, tag)
 
     if orderer != QUICK_ORDERER:
-        _search_phase(runs, orderer, seed, left, say, tag)
+        _search_phase(runs, orderer, seed, time_limit, left, say, tag)
 
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
     for i, run in enumerate(runs):
@@ -404,17 +404,27 @@ def certify(
 
 
 def _search_phase(
-    runs: list[_Run], orderer: str, seed: int, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
+    runs: list[_Run],
+    orderer: str,
+    seed: int,
+    time_limit: float,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
 ) -> None:
     """The user's orderer (BRKGA by default) for every k still open, each with an
     even share of ``PARTITION_SHARE`` of the budget left when the phase starts (a
-    search that stops early leaves its time to the next); a better partition is
-    adopted at its k and at every larger k."""
+    search that stops early leaves its time to the next) and at most ``time_limit``
+    (like every method); a better partition is adopted at its k and at every larger k."""
     open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
     phase_end = None if math.isinf(left()) else time.perf_counter() + PARTITION_SHARE * left()
     for i, run in enumerate(open_runs):
-        share = None if phase_end is None else (phase_end - time.perf_counter()) / (len(open_runs) - i)
-        if share is not None and share < MIN_RUN_SECONDS:
+        share = (
+            time_limit
+            if phase_end is None
+            else min(time_limit, (phase_end - time.perf_counter()) / (len(open_runs) - i))
+        )
+        if share < MIN_RUN_SECONDS:
             break
         sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share, presolve=False)
         source = f"slicegraph ({sol.orderer}, seed {seed})"
