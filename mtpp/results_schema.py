@@ -5,7 +5,10 @@ and :meth:`mtpp.Solution.to_dict` returns one.  Every document carries
 
 * ``format`` (``mtpp-solution``, ``mtpp-certificate``, ``mtpp-schedule``,
   ``mtpp-placement``), ``version`` (of that format, now 1) and ``mtpp_version``;
-* ``graph``, ``n``, ``m`` and the graph's ``units`` (``null`` when the file has none);
+* ``graph``, ``n``, ``m``, the graph's ``units`` (``null`` when the file has none) and
+  ``graph_hash``, its fingerprint (:func:`mtpp.fingerprint.graph_hash`: the sha256 of
+  its canonical JSON; ``mtpp evaluate`` warns when a file names another graph;
+  ``null`` in documents written before it existed);
 * ``objective`` (``bottleneck``, ``peak_memory``, ``runtime``), ``upper_bound`` (the
   value of the returned partition / order / placement, re-checked by the
   independent evaluator), ``lower_bound`` (proven; ``null`` when none was computed),
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
+from mtpp.fingerprint import graph_hash
 from mtpp.graph import Graph
 from mtpp.records import PresolveRecord
 from mtpp.schema import Units
@@ -75,6 +79,7 @@ class _Document(BaseModel):
     n: int
     m: int
     units: Units | None = None
+    graph_hash: str | None = None
     objective: str
     upper_bound: float | None
     lower_bound: float | None
@@ -225,7 +230,14 @@ DOCUMENTS: dict[str, type[_Document]] = {
 def _graph_fields(graph: Graph) -> dict[str, Any]:
     import mtpp
 
-    return {"mtpp_version": mtpp.__version__, "graph": graph.name, "n": graph.n, "m": graph.m, "units": graph.units}
+    return {
+        "mtpp_version": mtpp.__version__,
+        "graph": graph.name,
+        "n": graph.n,
+        "m": graph.m,
+        "units": graph.units,
+        "graph_hash": graph_hash(graph),
+    }
 
 
 def _partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> dict[str, Any]:

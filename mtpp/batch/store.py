@@ -115,23 +115,66 @@ class ResultStore:
 
     Use as a context manager or call :meth:`close`.  Batches write (several may share
     one store through :meth:`claim`); readers (``mtpp table``) may open it at the same
-    time."""
+    time.  ``read_only=True`` (``mtpp table`` and ``mtpp plot``) never writes: the file
+    must exist and hold an mtpp store, and a store in a read-only directory or file
+    system can still be read.  Errors are :class:`InvalidParameterError` saying what
+    is wrong: read-only, cannot be opened (and why), or not an mtpp results database."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         if self.path.is_dir():
             raise InvalidParameterError(f"store {self.path} is a directory; give a file such as results.db")
         if self.path.parent and not self.path.parent.exists():
             raise InvalidParameterError(f"store {self.path}: directory {self.path.parent} does not exist")
+        if read_only and not self.path.is_file():
+            raise InvalidParameterError(f"store {self.path}: no such file")
+        # joblib may pull the next task (and so claim it) from another thread: one lock serialises writes
+        self.lock = threading.RLock()
+        db: sqlite3.Connection | None = None
         try:
-            # joblib may pull the next task (and so claim it) from another thread: one lock serialises writes
-            self.db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
-            self.lock = threading.RLock()
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self._create()
-        except sqlite3.DatabaseError as exc:
-            raise InvalidParameterError(f"store {self.path} is not an mtpp results database ({exc})") from None
+            if read_only:
+                db = self._connect_read_only()
+            else:
+                db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
+            self.db = db
+            if read_only:
+                self._check_schema()
+            else:
+                self._create()
+        except (sqlite3.DatabaseError, InvalidParameterError) as exc:
+            if db is not None:
+                db.close()
+            if isinstance(exc, InvalidParameterError):
+                raise
+            raise InvalidParameterError(store_error(self.path, exc, read_only)) from None
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write (SQLite ``mode=ro``).  A WAL store in a
+        directory this process cannot write has no ``-shm`` file to share, so SQLite
+        cannot open it that way: it is then opened ``immutable`` (no other process
+        can be writing where this one may not)."""
+        uri = self.path.resolve().as_uri()
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            db.close()
+            if os.access(self.path.resolve().parent, os.W_OK):
+                raise
+        return sqlite3.connect(
+            f"{uri}?mode=ro&immutable=1", uri=True, timeout=60.0, isolation_level=None, check_same_thread=False
+        )
+
+    def _check_schema(self) -> None:
+        cols = [row[1] for row in self.db.execute("PRAGMA table_info(results)")]
+        if not cols:
+            raise InvalidParameterError(f"store {self.path} is not an mtpp results database (no results table)")
+        if tuple(cols) != FIELDS:
+            raise InvalidParameterError(f"store {self.path} has another schema (columns {cols})")
 
     def _create(self) -> None:
         statuses = ", ".join(f"'{s}'" for s in STATUSES)
@@ -144,9 +187,7 @@ class ResultStore:
                 "owner TEXT NOT NULL, expires REAL NOT NULL)"
             )
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-        cols = [row[1] for row in self.db.execute("PRAGMA table_info(results)")]
-        if tuple(cols) != FIELDS:
-            raise InvalidParameterError(f"store {self.path} has another schema (columns {cols})")
+        self._check_schema()
 
     # ------------------------------------------------------------------ writing
     def put(self, task: Task, result: dict[str, Any]) -> None:
@@ -286,8 +327,33 @@ def owner_alive(owner: str) -> bool:
     return True
 
 
-def open_store(path: str | os.PathLike[str], must_exist: bool = False) -> ResultStore:
-    """Open a store; with ``must_exist``, a missing file raises :class:`InvalidParameterError`."""
+def open_store(path: str | os.PathLike[str], must_exist: bool = False, read_only: bool = False) -> ResultStore:
+    """Open a store; with ``must_exist``, a missing file raises :class:`InvalidParameterError`;
+    ``read_only`` opens it without ever writing (see :class:`ResultStore`)."""
     if must_exist and not Path(path).is_file():
         raise InvalidParameterError(f"store {os.fspath(path)}: no such file")
-    return ResultStore(path)
+    return ResultStore(path, read_only=read_only)
+
+
+def store_error(path: Path, exc: sqlite3.DatabaseError, read_only: bool = False) -> str:
+    """One line saying why SQLite refused the store at ``path``: read-only, cannot be
+    opened (and why, where the file system says), or not an mtpp results database."""
+    text = str(exc)
+    low = text.lower()
+    if "readonly" in low or "read-only" in low:
+        return (
+            f"store {path} is read-only ({text}): mtpp batch writes its results there; "
+            "mtpp table and mtpp plot only read it"
+        )
+    if "unable to open" in low or "cannot open" in low:
+        parent = path.resolve().parent
+        if path.exists() and not os.access(path, os.R_OK):
+            why = "permission denied"
+        elif not os.access(parent, os.W_OK) and not read_only:
+            why = f"its directory {parent} is not writable"
+        else:
+            why = text
+        return f"store {path} cannot be opened: {why}"
+    if "not a database" in low or "malformed" in low or "encrypted" in low:
+        return f"store {path} is not an mtpp results database ({text})"
+    return f"store {path}: {text}"

@@ -10,8 +10,9 @@ A task is one ``(graph, k, method, solver, settings)``:
     :func:`mtpp.partition` with that orderer (App. C.1): the upper bound and its
     running time (Figures 4-5, Table 2).
 
-The **graph hash** is the sha256 of the graph's canonical JSON (:meth:`Graph.to_json`),
-so a graph is the same task input whatever file it came from.  The **task key** is the
+The **graph hash** is the sha256 of the graph's canonical JSON
+(:func:`mtpp.fingerprint.graph_hash`, re-exported here), so a graph is the same task
+input whatever file it came from.  The **task key** is the
 sha256 of the canonical JSON of ``{graph hash, k, method, solver, settings}``, where
 ``settings`` keeps only what can change the result of that method (a ``simple`` task
 ignores the solver and the time limit, for instance).
@@ -23,7 +24,6 @@ the sandbox process the runner starts for it runs :func:`mtpp.batch.sandbox.serv
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import math
 import os
@@ -35,7 +35,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mtpp.errors import GraphFormatError, InvalidParameterError
+from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
+from mtpp.fingerprint import graph_hash as graph_hash  # re-exported: the batch API names it here
+from mtpp.fingerprint import sha256
 from mtpp.graph import Graph
 from mtpp.records import BOUND_METHODS, MIP_METHODS
 
@@ -58,10 +60,6 @@ FAILED = (ERROR, CRASHED, TIMEOUT)
 def canonical_json(data: Any) -> str:
     """Sorted keys, no spaces: the same data gives the same bytes everywhere."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # --------------------------------------------------------------------------- methods
@@ -201,11 +199,6 @@ class GraphSource:
         return cls(name=name, path=path, graph_hash=sha256(text), n=graph.n, m=graph.m, text=text)
 
 
-def graph_hash(graph: Graph) -> str:
-    """sha256 of the canonical JSON of ``graph``."""
-    return sha256(graph.to_json())
-
-
 def discover_graphs(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Graph files from directories (their ``*.json``, sorted), globs and file names.
 
@@ -229,11 +222,23 @@ def discover_graphs(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[s
     return files
 
 
-def load_sources(graphs: Any) -> list[GraphSource]:
-    """:class:`GraphSource` for each graph: ``graphs`` is a :class:`Graph`, a file, a
-    directory, a glob, or a list of those.  Identical graphs (same hash) are kept once."""
+def _load_source(path: Path) -> GraphSource:
+    """The :class:`GraphSource` of the graph file ``path``; an error (a cycle, a bad
+    weight, ...) keeps its type and gains the file's name in front of its message."""
     from mtpp.io.graph_file import load_graph
 
+    try:
+        return GraphSource.from_graph(load_graph(path), str(path))
+    except MtppError as exc:
+        if exc.args and str(path) not in str(exc):
+            exc.args = (f"{path}: {exc}", *exc.args[1:])
+        raise
+
+
+def load_sources(graphs: Any) -> list[GraphSource]:
+    """:class:`GraphSource` for each graph: ``graphs`` is a :class:`Graph`, a file, a
+    directory, a glob, or a list of those.  Identical graphs (same hash) are kept once.
+    An error in a graph file names the file."""
     items = [graphs] if isinstance(graphs, (str, os.PathLike, Graph)) else list(graphs)
     sources: list[GraphSource] = []
     seen: set[str] = set()
@@ -243,7 +248,7 @@ def load_sources(graphs: Any) -> list[GraphSource]:
         elif isinstance(item, GraphSource):
             batch = [item]
         elif isinstance(item, (str, os.PathLike)):
-            batch = [GraphSource.from_graph(load_graph(f), str(f)) for f in discover_graphs(item)]
+            batch = [_load_source(f) for f in discover_graphs(item)]
         else:
             raise InvalidParameterError(f"expected a Graph, a path or a glob, got {type(item).__name__}")
         for src in batch:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from mtpp.cli.output import write_text, writing
 from mtpp.errors import InvalidParameterError
 
 # first-run defaults: a few minutes on a laptop, not all methods x 60 s one at a time
@@ -107,7 +107,7 @@ def add_commands(sub: Any) -> None:
 def _records(path: str) -> list[Any]:
     from mtpp.batch.store import open_store
 
-    with open_store(path, must_exist=True) as store:
+    with open_store(path, must_exist=True, read_only=True) as store:
         return store.records()
 
 
@@ -163,7 +163,7 @@ def cmd_table(args: argparse.Namespace, out: Console) -> int:
         raise InvalidParameterError(f"store {args.store} has no results yet")
     text = render(tables(records), args.format)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_text(args.output, text)
     out.print(text, markup=False, highlight=False, emoji=False, end="")
     return 0
 
@@ -171,7 +171,10 @@ def cmd_table(args: argparse.Namespace, out: Console) -> int:
 def cmd_plot(args: argparse.Namespace, out: Console) -> int:
     from mtpp.batch.plots import plot
 
-    for path in plot(_records(args.store), args.out, args.formats):
+    records = _records(args.store)
+    with writing(args.out):
+        paths = plot(records, args.out, args.formats)
+    for path in paths:
         out.print(f"wrote {path}", markup=False, highlight=False)
     return 0
 

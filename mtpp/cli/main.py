@@ -15,7 +15,8 @@
 
 Exit status: 0 on success, 2 on bad input (one line on stderr naming the problem,
 paths checked before any work), 1 on an internal error (one line; ``MTPP_DEBUG=1``
-shows the traceback) and when tasks of a batch failed.  ``--quiet`` keeps stderr to
+shows the traceback), on an error while writing an output (one line naming the path
+and the reason) and when tasks of a batch failed.  ``--quiet`` keeps stderr to
 errors; ``--json`` prints one document of :mod:`mtpp.results_schema` and nothing else
 on stdout.
 """
@@ -34,6 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mtpp.cli.output import (
+    WriteError,
     compile_notice,
     emit_json,
     notes,
@@ -41,6 +43,7 @@ from mtpp.cli.output import (
     reserved_stdout,
     unit,
     units_label,
+    writing,
 )
 from mtpp.cli.paths import check_paths
 from mtpp.errors import InputFileError, InvalidParameterError, MtppError
@@ -154,6 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _machine_args(ev, from_file=True)
     ev.add_argument("--json", action="store_true")
+    ev.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse (exit 2) a solution file made for another graph; without it, a warning",
+    )
 
     gen = sub.add_parser("generate", help="write a seeded synthetic graph")
     gen.add_argument("kind", choices=["regal", "regal-connected", "layered"])
@@ -229,7 +237,8 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     if args.plot:
         from mtpp.pipelining.plot import plot_stages
 
-        plot_stages(sol.evaluation.costs, sol.lower_bound, args.plot, f"{args.file}, k={problem.k}")
+        with writing(args.plot):
+            plot_stages(sol.evaluation.costs, sol.lower_bound, args.plot, f"{args.file}, k={problem.k}")
     if emit_json(solution_document(sol), args):
         return 0
     g = problem.graph
@@ -252,7 +261,9 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     err = notes(args)
     if args.export_dir:
         for kk in args.k:
-            for path in export_models(_problem(graph, args, k=kk), args.bounds, args.export_dir):
+            with writing(args.export_dir):
+                paths = export_models(_problem(graph, args, k=kk), args.bounds, args.export_dir)
+            for path in paths:
                 err.print(f"wrote {path}")
     with compile_notice(err):
         certs = certify(
@@ -275,7 +286,8 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         from mtpp.pipelining.plot import plot_stages
 
         ev = evaluate(problem, [certs[0].assignment[str(i)] for i in problem.graph.ids])
-        plot_stages(ev.costs, certs[0].lower_bound, args.plot, f"{args.file}, k={problem.k}")
+        with writing(args.plot):
+            plot_stages(ev.costs, certs[0].lower_bound, args.plot, f"{args.file}, k={problem.k}")
     if emit_json(docs[0] if len(docs) == 1 else certificates_document(docs), args):
         return 0
     if len(certs) > 1:
@@ -316,11 +328,12 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-def _read_partition(path: str) -> tuple[dict[str, Any], list[Any] | None, dict[str, Any]]:
+def _read_partition(path: str) -> tuple[dict[str, Any], list[Any] | None, dict[str, Any], dict[str, Any]]:
     """The assignment ``{node id: block}`` of a partition file, its run order (node
-    ids) when the file has one, and the machine it was priced on (``k``,
-    ``bandwidth``, ``memory``, ``reserve``, ``peak_aware``) when it says so
-    (solutions and certificates do)."""
+    ids) when the file has one, the machine it was priced on (``k``,
+    ``bandwidth``, ``memory``, ``reserve``, ``peak_aware``) and the graph it names
+    (``graph_hash``, ``graph``, ``n``, ``m``) when it says so (solutions and
+    certificates do)."""
     data = read_json(path, "partition file")
     mapping = data.get("assignment", data) if isinstance(data, dict) else None
     if not isinstance(mapping, dict):
@@ -332,12 +345,33 @@ def _read_partition(path: str) -> tuple[dict[str, Any], list[Any] | None, dict[s
     stored = {f: data.get(f) for f in ("k", *MACHINE_DEFAULTS)} if is_solution else {}
     if stored.get("memory", 0) is None:
         stored["memory"] = math.inf  # written as null: unlimited
-    return mapping, order, stored
+    named = {f: data[f] for f in ("graph_hash", "graph", "n", "m") if is_solution and data.get(f) is not None}
+    return mapping, order, stored, named
+
+
+def _other_graph(named: dict[str, Any], graph: Graph) -> str | None:
+    """How the graph a solution file names differs from ``graph`` (its fingerprint,
+    :func:`mtpp.fingerprint.graph_hash`; files written before it: name, n, m), or
+    ``None`` when it is the same graph or the file names none."""
+    from mtpp.fingerprint import graph_hash
+
+    if isinstance(named.get("graph_hash"), str):
+        here = graph_hash(graph)
+        return None if named["graph_hash"] == here else f"graph hash {named['graph_hash'][:12]}, not {here[:12]}"
+    ours = {"graph": graph.name, "n": graph.n, "m": graph.m}
+    diffs = [f"{f} {named[f]!r}, not {ours[f]!r}" for f in ours if f in named and named[f] != ours[f]]
+    return "; ".join(diffs) or None
 
 
 def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     graph = load_graph(args.file)
-    raw, raw_order, stored = _read_partition(args.partition)
+    raw, raw_order, stored, named = _read_partition(args.partition)
+    other = _other_graph(named, graph)
+    if other is not None:
+        what = f"{args.partition} was made for another graph than {args.file} ({other})"
+        if args.strict:
+            raise InputFileError(f"{what}; without --strict it is priced on {args.file} anyway")
+        print(f"mtpp: warning: {what}; its costs below are on {args.file}", file=sys.stderr)
     problem = _problem(graph, args, stored)
     by_str = {str(i): i for i in graph.ids}
     unknown = [key for key in [*raw, *(raw_order or [])] if str(key) not in by_str]
@@ -367,7 +401,8 @@ def cmd_generate(args: argparse.Namespace, out: Console) -> int:
         if args.n is None:
             raise InvalidParameterError("layered graphs need -n")
         graph = layered_graph(args.n, seed=args.seed)
-    text = graph.to_json(args.output, indent=None)
+    with writing(args.output or "stdout"):
+        text = graph.to_json(args.output, indent=None)
     if args.output:
         notes(args).print(f"wrote {graph!r} to {args.output}", markup=False)
     else:
@@ -425,6 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MtppError as exc:
         print(f"mtpp: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except WriteError as exc:
+        print(f"mtpp: error: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
     except KeyboardInterrupt:
         print("mtpp: interrupted; finished results are kept (rerun a batch to go on)", file=sys.stderr)
         return 130

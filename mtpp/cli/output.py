@@ -4,8 +4,10 @@
   or ``--json``; :func:`progress_bar` / :func:`working`: a bar or a spinner there;
   :func:`compile_notice`: one line when numba starts compiling kernels.
 * :func:`emit_json`: a result document (:mod:`mtpp.results_schema`) to ``-o`` and, with
-  ``--json``, to stdout; :func:`reserved_stdout` points fd 1 at stderr while a ``--json``
-  command runs, so C-level solver output cannot corrupt the document.
+  ``--json``, to stdout; :func:`write_text` / :func:`writing`: an OS error while
+  writing a file becomes a :class:`WriteError` naming it (exit 1, one line);
+  :func:`reserved_stdout` points fd 1 at stderr while a ``--json`` command runs, so
+  C-level solver output cannot corrupt the document.
 * :func:`units_label` / :func:`unit`: the graph's units in titles and values.
 """
 
@@ -105,14 +107,40 @@ def compile_notice(console: Console) -> Iterator[None]:
         yield
 
 
+class WriteError(OSError):
+    """Writing an output file failed (a full disk, a lost mount, ...): the command line
+    exits 1 with one line naming the path (``filename``) and the reason (``strerror``)."""
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn an :class:`OSError` raised while the block writes ``path`` into a
+    :class:`WriteError` that names ``path``."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise WriteError(exc.errno, reason, os.fspath(path)) from exc
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8); a :class:`WriteError` on failure."""
+    with writing(path), open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def emit_json(document: Any, args: argparse.Namespace) -> bool:
     """Write the result document (pydantic, :mod:`mtpp.results_schema`) to
     ``--output`` if given; print it and return True with ``--json`` (the caller then
     prints nothing else)."""
     text = document.model_dump_json(indent=2)
     if getattr(args, "output", None):
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        write_text(args.output, text + "\n")
     if args.json:
         stream = getattr(args, "result_stream", None) or sys.stdout
         stream.write(text + "\n")

@@ -5,11 +5,13 @@ the lower bound as a dashed line.  Used by :meth:`PipelinePlan.plot` and by
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
 from mtpp.cost import BlockCosts
+from mtpp.errors import InvalidParameterError
 
 TERMS = (
     ("input_io", "input IO", "#9ecae1"),
@@ -19,9 +21,27 @@ TERMS = (
 )
 
 
+#: The suffixes the chart can be written as (matplotlib's Agg canvas, no LaTeX needed).
+FORMATS = ("png", "svg", "svgz", "pdf", "eps", "ps", "jpg", "jpeg", "tif", "tiff")
+
+
+def check_plot_path(path: str) -> str:
+    """``path`` if its suffix names a format of :data:`FORMATS`; else raise
+    :class:`InvalidParameterError` (checked before any work: the command line calls it
+    first)."""
+    suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    if suffix not in FORMATS:
+        given = f"'.{suffix}'" if suffix else "no suffix"
+        raise InvalidParameterError(
+            f"{path}: unknown plot format ({given}); the suffix picks it: {', '.join('.' + f for f in FORMATS)}"
+        )
+    return path
+
+
 def plot_stages(costs: BlockCosts, lower_bound: float | None, path: str, title: str = "", unit: str = "") -> None:
     """Write the chart of ``costs`` (one entry per stage) to ``path`` (the format
-    follows the suffix: .png, .svg, .pdf)."""
+    follows the suffix, one of :data:`FORMATS`: .png, .svg, .pdf, ...)."""
+    check_plot_path(path)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
