@@ -152,12 +152,22 @@ class ResultStore:
             raise InvalidParameterError(store_error(self.path, exc, read_only)) from None
 
     def _connect_read_only(self) -> sqlite3.Connection:
-        """A connection that cannot write (SQLite ``mode=ro``).  A WAL store in a
-        directory this process cannot write has no ``-shm`` file to share, so SQLite
-        cannot open it that way: it is then opened ``immutable`` (no other process
-        can be writing where this one may not)."""
+        """A connection that cannot write (SQLite ``mode=ro``) and leaves no file
+        behind.  Without a ``-wal`` file no batch has the store open (a WAL writer
+        keeps one), so the main file holds every row: it is read ``immutable``, which
+        creates no ``-wal`` / ``-shm`` next to it.  With one, the reader shares it; if
+        SQLite cannot (a directory this process cannot write has no ``-shm`` to share),
+        the main file is read ``immutable`` too."""
         uri = self.path.resolve().as_uri()
-        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60.0, isolation_level=None, check_same_thread=False)
+
+        def connect(query: str) -> sqlite3.Connection:
+            return sqlite3.connect(
+                f"{uri}?{query}", uri=True, timeout=60.0, isolation_level=None, check_same_thread=False
+            )
+
+        if not Path(f"{self.path}-wal").exists():
+            return connect("mode=ro&immutable=1")
+        db = connect("mode=ro")
         try:
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return db
@@ -165,9 +175,7 @@ class ResultStore:
             db.close()
             if os.access(self.path.resolve().parent, os.W_OK):
                 raise
-        return sqlite3.connect(
-            f"{uri}?mode=ro&immutable=1", uri=True, timeout=60.0, isolation_level=None, check_same_thread=False
-        )
+        return connect("mode=ro&immutable=1")
 
     def _check_schema(self) -> None:
         cols = [row[1] for row in self.db.execute("PRAGMA table_info(results)")]

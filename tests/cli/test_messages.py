@@ -76,6 +76,23 @@ def test_table_on_a_store_reads_it(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["table", str(path)]) == 0
     assert "simple" in capsys.readouterr().out
     assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.db"]  # no -wal / -shm left behind
+
+
+def test_read_only_store_sees_a_running_batch(tmp_path: Path) -> None:
+    from mtpp.batch.store import open_store
+
+    path = tmp_path / "r.db"
+    ts = tasks()
+    with ResultStore(path) as writer:
+        writer.put(ts[0], result(1.0))
+        with open_store(path, must_exist=True, read_only=True) as reader:
+            assert [r.task_key for r in reader.records()] == [ts[0].key]
+        writer.put(ts[1], result(2.0))  # the writer goes on while a reader had it open
+        with open_store(path, must_exist=True, read_only=True) as reader:
+            assert len(reader.records()) == 2
+    with open_store(path, must_exist=True, read_only=True) as reader:
+        assert len(reader.records()) == 2
 
 
 @pytest.fixture
