@@ -1,0 +1,111 @@
+"""Budgets and memory at scale (issue 24): every command on graphs of 1,000 to 20,000
+ops, its wall time against the budget it was given and its peak memory.
+
+    python benchmarks/scale.py                              # n = 1k 2k 5k 10k 20k, budget 20 s (~40 min)
+    python benchmarks/scale.py --sizes 1000 5000 --budget 10
+    python benchmarks/scale.py --gpt2-layers 48             # also an op-level GPT-2 (needs torch, transformers)
+
+Graphs: ``mtpp generate layered -n N --seed 4242`` (a seed the tests never use) and,
+with ``--gpt2-layers``, a GPT-2 of that many layers at operator level
+(``from_torch(..., keep_zero_cost_ops=True)``, random weights from ``GPT2Config``,
+sequence length 128, the a100 preset).  Each command runs in its own process under
+``/usr/bin/time -v`` (peak resident memory); printed per (graph, command): wall time,
+the budget, ``over`` = wall / max(budget + 2 s, 1.1 budget) (the promise is ``over <=
+1``: a budget is honoured within max(2 s, 10%)), peak memory and the exit status.
+Process start and imports (about 1-2 s) count: they are part of what a user waits for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MTPP = [sys.executable, "-m", "mtpp"]
+
+
+def commands(path: str, budget: float, store: str) -> dict[str, list[str]]:
+    b = f"{budget:g}"
+    return {
+        "solve -k 8": ["solve", path, "-k", "8", "--time-limit", b],
+        "certify -k 8": ["certify", path, "-k", "8", "--budget", b],
+        "certify -k 2..32": ["certify", path, "-k", "2", "4", "8", "16", "32", "--budget", b],
+        "schedule": ["schedule", path, "--time-limit", b],
+        "place": ["place", path, "--devices", "two-devices", "--time-limit", b],
+        "batch -k 4": ["batch", path, "-k", "4", "--methods", "simple,bottleneck", "--time-limit", b, "--store", store],
+    }
+
+
+def measure(args: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, peak resident GB and exit status of ``mtpp ARGS`` in its own process."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as rep:
+        t0 = time.perf_counter()
+        code = subprocess.call(
+            ["/usr/bin/time", "-v", "-o", rep.name, *MTPP, "-q", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+        )
+        wall = time.perf_counter() - t0
+        found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", rep.read())
+    return wall, (int(found.group(1)) / 1e6 if found else float("nan")), code
+
+
+def gpt2_graph(layers: int, out: str) -> bool:
+    try:
+        import torch
+        from transformers import GPT2Config, GPT2Model
+
+        from mtpp.io.torch_model import from_torch
+    except ImportError:
+        return False
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    model = GPT2Model(GPT2Config(n_layer=layers)).eval()
+    ids = torch.zeros((1, 128), dtype=torch.long)
+    from_torch(model, (ids,), keep_zero_cost_ops=True).to_json(out)
+    return True
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 5000, 10000, 20000])
+    ap.add_argument("--budget", type=float, default=20.0)
+    ap.add_argument("--gpt2-layers", type=int, default=0, help="also an op-level GPT-2 of this many layers")
+    ap.add_argument("--only", nargs="+", default=None, help="commands to run (names as printed)")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    work = Path(tempfile.mkdtemp(prefix="mtpp-scale-"))
+    graphs = []
+    for n in args.sizes:
+        path = str(work / f"layered{n}.json")
+        generate = ["generate", "layered", "-n", str(n), "--seed", "4242", "-o", path]
+        subprocess.check_call([*MTPP, "-q", *generate], cwd=ROOT)
+        graphs.append((f"layered-{n}", path))
+    if args.gpt2_layers:
+        path = str(work / f"gpt2-{args.gpt2_layers}.json")
+        if gpt2_graph(args.gpt2_layers, path):
+            graphs.append((f"gpt2-{args.gpt2_layers}", path))
+        else:
+            print("gpt2: torch / transformers not installed; skipped")
+    cap = max(args.budget + 2.0, 1.1 * args.budget)
+    print(f"budget {args.budget:g} s; 'over' = wall / {cap:g} s (<= 1 keeps the promise)")
+    print(f"{'graph':<14} {'command':<18} {'wall s':>8} {'over':>6} {'peak GB':>8} {'exit':>5}")
+    worst = 0.0
+    for name, path in graphs:
+        for label, cmd in commands(path, args.budget, str(work / f"{name}.db")).items():
+            if args.only and label not in args.only:
+                continue
+            wall, peak, code = measure(cmd)
+            worst = max(worst, wall / cap)
+            print(f"{name:<14} {label:<18} {wall:8.1f} {wall / cap:6.2f} {peak:8.2f} {code:>5}", flush=True)
+    print(f"worst over: {worst:.2f}")
+
+
+if __name__ == "__main__":
+    main()
