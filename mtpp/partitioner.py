@@ -6,8 +6,10 @@ import math
 import os
 import time
 
+import numpy as np
+
 from heuristics.brkga import Progress
-from heuristics.partition.orderers import Orderer, get_orderer
+from heuristics.partition.orderers import Orderer, OrderSearch, get_orderer, priorities_for
 from heuristics.partition.presolve import presolve as presolve_problem
 from heuristics.partition.slicegraph import slice_order
 from mtpp.bounds import simple_lower_bound
@@ -51,6 +53,18 @@ def as_problem(
         reserve=0.0 if reserve is None else reserve,
         peak_aware=bool(peak_aware),
     )
+
+
+def unique_order(graph: Graph) -> np.ndarray | None:
+    """The graph's topological order when it is its only one (consecutive ops are
+    joined by an edge: a Hamiltonian path, e.g. a chain), else ``None``.  Then every
+    acyclic partition is a segmentation of it, so SliceGraph's DP on it is exact."""
+    order = graph.topological_order
+    if order.size <= 1:
+        return order
+    n = graph.n
+    pairs = order[:-1] * n + order[1:]
+    return order if np.isin(pairs, graph.edge_src * n + graph.edge_dst).all() else None
 
 
 def partition(
@@ -101,7 +115,11 @@ def partition(
     problem = original if pre is None else pre.problem
     name = orderer if isinstance(orderer, str) else getattr(orderer, "__name__", "custom")
     start = time.perf_counter()
-    found = search(problem, seed=seed, time_limit=time_limit, progress=progress)
+    only = unique_order(problem.graph)
+    if only is not None:  # every order is this one: no search can find another
+        found = OrderSearch(priorities_for(only), only, evaluations=1, objective="none")
+    else:
+        found = search(problem, seed=seed, time_limit=time_limit, progress=progress)
     seg = slice_order(problem, found.order)
     assert seg is not None  # no upper bound given: the DP always returns a split
     checked = evaluate(problem, seg.assignment, seg.order)

@@ -77,3 +77,22 @@ def test_lazy_public_names():
     assert mtpp.partition is partition
     with pytest.raises(AttributeError):
         mtpp.does_not_exist  # noqa: B018
+
+
+def test_a_graph_with_one_topological_order_is_sliced_without_a_search() -> None:
+    """A chain (or any Hamiltonian path) has one order: every acyclic partition is a
+    segmentation of it, so the DP on it is the optimum (brute force) and no orderer runs."""
+    from mtpp.partitioner import unique_order
+
+    rng = np.random.default_rng(17)
+    for _ in range(5):
+        n = 6
+        edges = [(i, i + 1) for i in range(n - 1)] + [
+            (i, j) for i in range(n) for j in range(i + 2, n) if rng.random() < 0.3
+        ]
+        g = Graph.from_arrays(rng.uniform(0, 5, n), np.zeros(n), rng.uniform(0, 5, n), edges)
+        assert unique_order(g) is not None
+        sol = partition(g, 3, orderer="brkga")
+        assert sol.evaluations == 1 and sol.bottleneck == pytest.approx(brute_force_optimum(Problem(g, 3))[0])
+    fork = Graph.from_arrays([1.0, 1.0, 1.0], [0.0] * 3, [1.0] * 3, [(0, 1), (0, 2)])
+    assert unique_order(fork) is None and partition(fork, 2, orderer="brkga").evaluations > 1
