@@ -41,12 +41,37 @@ Equal sets are collapsed through a Zobrist hash (the cheapest ``g`` kept; a stat
 reached again more cheaply is re-opened), children whose key reaches the best
 known peak ``U`` are dropped, and a goal (the full set) lowers ``U``.
 
-Bound.  Every order passes through one state per level.  Take an optimal order and
-its deepest prefix state ``S`` stored with ``g(S)`` no larger than the prefix's
-peak: ``S`` is still open (had it been expanded, its successor on the order would
-be stored at least as cheaply, unless its key reached ``U``, and then ``OPT >= U``),
-and ``f(S) <= max(prefix peak, h(S)) <= OPT`` because ``h`` is admissible.  So at
-any moment
+Free moves (issue 26).  If an op ``v`` is ready at ``S`` and ``I(S + v) <= I(S)``
+(its output, if it has consumers, is at most the inputs it frees), then for every
+``X`` with ``S <= X`` and ``v`` not in ``X``, ``I(X + v) - I(X) <= I(S + v) - I(S) <=
+0``: ``v``'s output joins in both, and every input of ``v`` freed at ``S`` (its other
+consumers all in ``S``) is freed at ``X`` too.  So moving ``v`` to the front of any
+completion of ``S`` raises no later step (each runs with ``X + v`` in place of
+``X``), and adds the step ``I(S) + size_out(v) + size_param(v)``.  When that step is
+at most ``lift(S)`` below, ``S + v`` is ``S``'s only child: some completion through
+it is no worse than the best completion of ``S`` up to ``lift(S) <= OPT``
+(``tests/heuristics/peak_memory/test_best_first.py`` checks the lemma on every ideal
+of small graphs against brute force).
+
+Lift.  Every order's peak is at least ``OPT``, so a path's cost ``g`` may be raised
+to any proven ``L <= OPT`` without changing which orders reach ``U`` or the bound
+``min(U, smallest open key)``; then sets first reached with ``g <= L`` are never
+re-opened by a cheaper path (on layered graphs most of the expansions were such
+re-openings).  ``lift(S)`` is the root's bound ``h(empty)`` (the static min-cut and
+forced-live maxima), or, when every quantity is exact (below), the larger key of
+the state being expanded: the smallest open key, at most ``OPT`` by the bound
+argument.
+
+Bound.  Every order passes through one state per level.  Call a stored state
+``S`` *good* if ``max(g(S), peak of some completion of S) <= OPT`` (the root is).
+When a good ``S`` is expanded, the first step of that completion (or, after a free
+move, of the completion with ``v`` moved to the front, which is no worse up to
+``lift(S) <= OPT``) gives a child of cost at most ``OPT`` with a completion of peak
+at most ``OPT``: it is stored (or already stored at least as cheaply, so good),
+unless its key reached ``U``, and then ``OPT >= U``.  Follow good states from the
+root through expanded ones (a re-opened state is open again) to the deepest: it is
+still open, and ``f(S) <= max(g(S), h(S)) <= OPT`` because ``h`` is admissible.
+So at any moment
 
     OPT >= min(U, smallest key still open),
 
@@ -67,8 +92,13 @@ true values, which are at most ``OPT <= U_0 (1 + small)`` on an optimal order's
 states.  The argument above, run on computed values, gives ``f(S) <= OPT + (2n +
 3) u U_0`` for the open state of the optimal order, and ``U`` re-evaluated as a
 peak (:func:`heuristics.peak_memory.orders.order_peak`) adds at most two more such
-errors: the computed ``min(U, smallest open key) <= OPT + 3 (2n + 3) u U_0``, and
-``lower_bound`` is lowered by ``8 (n + 2) u U_0`` (:func:`mtpp.rounding.lower_by`).
+errors: the computed ``min(U, smallest open key) <= OPT + 3 (2n + 3) u U_0``.  With
+free moves and the lift (both on the fixed root bound when not exact, so the
+errors do not compound along a path) a good state's computed ``g`` is at most
+``OPT + 2 (2n + 3) u U_0`` and its completion's true peak one more such error
+above ``OPT``: ``lower_bound`` is lowered by ``16 (n + 2) u U_0``
+(:func:`mtpp.rounding.lower_by`; the free-move test shrinks the freed sum for its
+rounding, :func:`frees_enough`, so ``I(S + v) <= I(S)`` holds exactly).
 A given ``static_bound`` must be a true bound to within ``gamma(n + 2)`` (as
 :func:`heuristics.peak_memory.bounds.forced_live_memory` is).  When every size, static
 value and residual lies on one power-of-two grid fine enough for ``4`` times the
@@ -179,6 +209,33 @@ def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best
     return best
 
 
+@njit(cache=True, inline="always")
+def frees_enough(bits, s, v, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, exact):
+    """Whether adding the ready op ``v`` to the set ``s`` does not raise the live
+    memory, ``I(S + v) <= I(S)``: ``v``'s output (if it has consumers) is at most the
+    inputs it frees.  The freed sum is a float sum of ``k`` non-negative terms, at
+    most ``gamma(k)`` above the truth, so unless ``exact`` it is shrunk by ``4 (k + 1)
+    u`` first: a ``True`` holds in exact arithmetic."""
+    if succ_ptr[v + 1] == succ_ptr[v]:
+        return True
+    freed = 0.0
+    k = 0
+    for a in range(pred_ptr[v], pred_ptr[v + 1]):
+        u = pred_idx[a]
+        last = True
+        for b in range(succ_ptr[u], succ_ptr[u + 1]):
+            z = succ_idx[b]
+            if z != v and has(bits, s, z) == 0:
+                last = False
+                break
+        if last:
+            freed += size_out[u]
+            k += 1
+    if exact:
+        return size_out[v] <= freed
+    return size_out[v] <= freed * (1.0 - 4.0 * (k + 1) * UNIT)
+
+
 @njit(cache=True)
 def search_kernel(
     bits,
@@ -211,6 +268,9 @@ def search_kernel(
     q_bits,
     resid,
     target,
+    free_moves,
+    floor,
+    exact,
     max_expansions,
 ):
     """Runs at most ``max_expansions`` expansions of the best-first search on the
@@ -237,9 +297,20 @@ def search_kernel(
         ctr[2] += 1
         full = False
         ops = ready_ops(rdy, s, CTZ)
+        lift = floor  # a proven bound on OPT: every g is raised to it (module docstring)
+        if exact and s_key > lift:
+            lift = s_key
+        limit = g[s] if g[s] > lift else lift
+        for k in range(ops.shape[0] if free_moves else 0):  # a free move makes the only child (module docstring)
+            v = ops[k]
+            if live[s] + size_out[v] + size_param[v] <= limit and frees_enough(
+                bits, s, v, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, exact
+            ):
+                ops = ops[k : k + 1]
+                break
         for v in ops:
             step = live[s] + size_out[v] + size_param[v]
-            cg = g[s] if g[s] > step else step
+            cg = limit if limit > step else step
             ub = ub_box[0]
             if cg >= ub:
                 continue
@@ -379,6 +450,7 @@ def best_first_search(
     target: float = -math.inf,
     seed: int = 0,
     static_bound: np.ndarray | None = None,
+    free_moves: bool = True,
 ) -> SearchResult:
     """Minimum-peak order of ``graph`` by anytime best-first search over scheduled
     sets (module docstring).
@@ -388,8 +460,9 @@ def best_first_search(
     ``memory_mb`` megabytes of state arrays stop it with a valid ``lower_bound``;
     ``target`` ends it as soon as an order with peak ``<= target`` is known (a caller
     that needs no better).  ``static_bound`` gives ``B(v)`` (default: the min-cut
-    live memory of every op, :mod:`heuristics.peak_memory.cut_bound`).  ``seed`` only fixes the
-    hash keys.
+    live memory of every op, :mod:`heuristics.peak_memory.cut_bound`).  ``free_moves``
+    (default on) expands a state by one free move only when it has one (module
+    docstring); off, every ready op is tried.  ``seed`` only fixes the hash keys.
     """
     t0 = time.perf_counter()
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, (int, float)) or not memory_mb > 0:
@@ -424,6 +497,10 @@ def best_first_search(
     sources = np.flatnonzero(np.diff(g.pred_ptr) == 0)
     np.bitwise_or.at(rdy[0], sources >> 6, ONE << (sources & 63).astype(np.uint64))
     hval[0] = max(float((g.size_out + g.size_param)[sources].min()), float(static.max()), float(forced.max()))
+    # every partial sum: a live memory or step (<= T), forced-live terms (<= T), min-cut terms
+    largest = float(g.size_out.sum() + g.size_param.sum()) + float(static.max(initial=0.0))
+    values = np.concatenate([g.size_out, g.size_param, static, resid.ravel()])
+    exact = exact_on_grid(values, 4.0 * largest * (1.0 + 2.0**-20))
     table[0] = 0  # the empty set hashes to 0, slot 0
     hk[0], hi[0] = hval[0], 0
     ctr = np.array([1, 1 if hval[0] < ub else 0, 0, -1], dtype=np.int64)  # states, heap size, expansions, goal
@@ -465,6 +542,9 @@ def best_first_search(
             q_bits,
             resid,
             float(target),
+            free_moves,
+            float(hval[0]),
+            exact,
             batch,
         )
         took = time.perf_counter() - t
@@ -484,11 +564,8 @@ def best_first_search(
         order = ub_order.copy()
     optimal = status == FINISHED
     lower = peak if optimal else min(peak, float(hk[0]) if ctr[1] > 0 else peak)
-    # every partial sum: a live memory or step (<= T), forced-live terms (<= T), min-cut terms
-    largest = float(g.size_out.sum() + g.size_param.sum()) + float(static.max(initial=0.0))
-    values = np.concatenate([g.size_out, g.size_param, static, resid.ravel()])
-    if not exact_on_grid(values, 4.0 * largest * (1.0 + 2.0**-20)):  # lower for rounding (module docstring)
-        lower = lower_by(lower, 0.0, 8.0 * (n + 2) * UNIT * ub)
+    if not exact:  # lower for rounding (module docstring)
+        lower = lower_by(lower, 0.0, 16.0 * (n + 2) * UNIT * ub)
     return SearchResult(
         order=order,
         peak=peak,

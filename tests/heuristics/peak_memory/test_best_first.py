@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import networkx as nx
 import numpy as np
@@ -15,7 +16,7 @@ from heuristics.peak_memory.split import cut_nodes, split_graph
 from mtpp import Graph
 from mtpp.generators import layered_graph
 from mtpp.memory import peak_memory
-from tests.oracle import brute_force_peak, chain_of_blocks, is_topological, random_dag
+from tests.oracle import brute_force_peak, chain_of_blocks, is_topological, random_dag, topological_orders
 
 
 def random_cases(seed: int, count: int, n_max: int):
@@ -145,3 +146,66 @@ def test_cut_live_bound_beats_forced_live_on_a_layered_graph():
     opt = best_first_search(g, static_bound=forced_live_memory(g), time_limit=30)
     assert opt.optimal
     assert forced_live_memory(g).max() < cut_live_memory(g)[0].max() <= opt.peak
+
+
+def exact_live(g: Graph, done: frozenset[int]) -> Fraction:
+    """``I(S)`` in rationals: the outputs in ``S`` with a consumer outside ``S``."""
+    return sum(
+        (Fraction(float(g.size_out[u])) for u in done if set(g.successors(u).tolist()) - done),
+        Fraction(0),
+    )
+
+
+def best_rest(g: Graph, orders: list[tuple[int, ...]]) -> dict[frozenset[int], Fraction]:
+    """Per ideal ``S``: the smallest peak over the steps after ``S`` of any order that
+    runs ``S`` first (exact)."""
+    best: dict[frozenset[int], Fraction] = {}
+    own = [Fraction(float(g.size_out[v])) + Fraction(float(g.size_param[v])) for v in range(g.n)]
+    for order in orders:
+        steps = [exact_live(g, frozenset(order[:t])) + own[order[t]] for t in range(g.n)]
+        rest = Fraction(0)
+        for t in range(g.n, -1, -1):
+            key = frozenset(order[:t])
+            best[key] = min(best.get(key, rest), rest)
+            if t > 0:
+                rest = max(rest, steps[t - 1])
+    return best
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e12, "mixed"])
+def test_a_free_move_never_makes_a_completion_worse(scale):
+    """The free-move lemma of :mod:`heuristics.peak_memory.best_first`: if ``v`` is ready at
+    ``S`` and ``I(S + v) <= I(S)``, moving ``v`` to the front of any completion of ``S``
+    raises no later step, so ``max(step(S, v), best(S + v)) <= max(step(S, v), best(S))``."""
+    rng = np.random.default_rng(11)
+    checked = 0
+    for it in range(40):
+        g = random_dag(rng, int(rng.integers(2, 7)), p=float(rng.uniform(0.2, 0.6)), integral=it % 2 == 0)
+        factor = 10.0 ** rng.uniform(-3, 12, g.n) if scale == "mixed" else np.full(g.n, scale)
+        edges = list(zip(g.edge_src.tolist(), g.edge_dst.tolist()))
+        g = Graph.from_arrays(g.work, g.size_param * factor, g.size_out * factor, edges)
+        orders = list(topological_orders(g))
+        best = best_rest(g, orders)
+        for done in best:
+            for v in range(g.n):
+                if v in done or set(g.predecessors(v).tolist()) - done:
+                    continue
+                if exact_live(g, done | {v}) > exact_live(g, done):
+                    continue
+                step = exact_live(g, done) + Fraction(float(g.size_out[v])) + Fraction(float(g.size_param[v]))
+                assert max(step, best[done | {v}]) <= max(step, best[done])
+                checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("free_moves", [True, False])
+def test_search_with_and_without_free_moves_is_exact_at_every_scale(free_moves):
+    from tests.heuristics.peak_memory.test_mixed_scales import cases, exact_optimum, exact_peak
+
+    for g in cases(44, 40):
+        opt = exact_optimum(g)
+        for mb in (None, 1e-4, 2e-4):
+            res = best_first_search(g, memory_mb=512 if mb is None else mb, free_moves=free_moves)
+            assert Fraction(res.lower_bound) <= opt <= exact_peak(g, res.order)
+            if res.optimal:
+                assert exact_peak(g, res.order) <= opt * (1 + Fraction(1, 10**9))
