@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 import mtpp
-from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp
+from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp, ideal_dp_all
 from mtpp import Problem
 from mtpp.certificate import certify
 from mtpp.cli.main import main
@@ -40,12 +40,12 @@ def test_several_k_are_proven_optimal_and_match_brute_force():
 def test_bounds_shared_across_k_never_exceed_the_optimum(monkeypatch):
     import mtpp.certificate
 
-    def dp_only_at_k3(problem, **options):  # the DP runs out of time below k = 3
-        if problem.k < 3:
-            return IdealDpResult("time_limit", None, None, None, 0.0, "simulated")
-        return ideal_dp(problem, **options)
+    def dp_only_at_k3(problem, ks, **options):  # the DP runs out of time below k = 3
+        results = ideal_dp_all(problem, ks, **options)
+        simulated = IdealDpResult("time_limit", None, None, None, 0.0, "simulated")
+        return [r if k >= 3 else simulated for k, r in zip(ks, results)]
 
-    monkeypatch.setattr(mtpp.certificate, "ideal_dp", dp_only_at_k3)
+    monkeypatch.setattr(mtpp.certificate, "ideal_dp_all", dp_only_at_k3)
     rng = np.random.default_rng(41)
     shared = 0
     for _ in range(25):
