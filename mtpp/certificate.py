@@ -536,6 +536,7 @@ def _dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> Bound
     if res.status == "optimal" and res.lower_bound is not None:
         return BoundRecord(
             method="ideal-dp",
+            ideals=res.ideals,
             bound=res.lower_bound,
             status="optimal",
             proven_optimal=not peak_aware,
@@ -545,6 +546,7 @@ def _dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> Bound
     if res.status == "bound_reached" and res.lower_bound is not None:
         return BoundRecord(
             method="ideal-dp",
+            ideals=res.ideals,
             bound=res.lower_bound,
             status="bound_reached",
             proven_optimal=False,
@@ -554,6 +556,7 @@ def _dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> Bound
     if res.status == "no_improvement" and res.lower_bound is not None:
         return BoundRecord(
             method="ideal-dp",
+            ideals=res.ideals,
             bound=res.lower_bound,
             status="optimal",
             proven_optimal=not peak_aware,
@@ -561,7 +564,13 @@ def _dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> Bound
             message=f"{res.ideals} ideals; no partition beats the upper bound",
         )
     return BoundRecord(
-        method="ideal-dp", bound=None, status=res.status, proven_optimal=False, wall_time=wall, message=res.message
+        method="ideal-dp",
+        bound=None,
+        status=res.status,
+        proven_optimal=False,
+        wall_time=wall,
+        message=res.message,
+        ideals=res.ideals,
     )
 
 
@@ -684,10 +693,15 @@ def _certificate(run: _Run, start: float, pre: Presolved | None) -> Certificate:
         optimal=closes(lb, ub_hi),
         wall_time=time.perf_counter() - start,
         notes=notes,
-        presolve=None if pre is None else PresolveRecord(**pre.record()),
+        presolve=None if pre is None else PresolveRecord(**pre.record(), ideals_after=_ideals(records)),
     )
     cert._problem = problem
     return cert
+
+
+def _ideals(records: list[BoundRecord]) -> int | None:
+    """The ideals the DP enumerated on the (reduced) graph, where it counted them."""
+    return next((r.ideals for r in records if r.method == "ideal-dp" and r.ideals is not None), None)
 
 
 def _notes(problem: Problem) -> list[str]:

@@ -45,6 +45,8 @@ class BoundRecord(BaseModel):
     """The k whose run proved this bound, when it was shared from a larger k (``None``: this k)."""
     margin: float = 0.0
     """What the solver's tolerances took off its dual bound to make ``bound`` safe (MIP methods)."""
+    ideals: int | None = None
+    """The ideals the ideal DP enumerated (``ideal-dp`` only; ``None``: not counted)."""
 
 
 class PresolveRecord(BaseModel):
@@ -59,6 +61,9 @@ class PresolveRecord(BaseModel):
     edges_before: int
     edges_after: int
     removed: dict[str, int]
+    ideals_after: int | None = None
+    """Ideals of the reduced graph, where the ideal DP counted them (the original's are
+    not counted: on the graphs presolve helps they run past any cap)."""
 
 
 def closes(lb: float, ub: float) -> bool:

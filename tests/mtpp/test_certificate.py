@@ -125,7 +125,7 @@ def test_presolve_changes_nothing_but_the_work() -> None:
     from tests.oracle import exact_optimum
 
     rng = random.Random(77)
-    reduced = 0
+    reduced = counted = 0
     for _ in range(25):
         problem = leafy_problem(rng)
         opt = exact_optimum(problem)
@@ -145,7 +145,10 @@ def test_presolve_changes_nothing_but_the_work() -> None:
         assert record.ops_before == problem.graph.n and record.edges_before == problem.graph.m
         assert record.ops_before - record.ops_after == sum(record.removed.values())
         assert bool(removed) == (record.ops_after < record.ops_before)
-    assert reduced >= 10
+        dp = with_pre.bound("ideal-dp")
+        assert record.ideals_after == (dp.ideals if dp is not None else None)
+        counted += record.ideals_after is not None
+    assert reduced >= 10 and counted >= 1
 
 
 def test_a_k_already_proven_gives_its_mip_time_back(monkeypatch: pytest.MonkeyPatch) -> None:
