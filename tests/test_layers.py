@@ -24,6 +24,7 @@ API = (
     "mtpp",
     "mtpp.__main__",
     "mtpp.certificate",
+    "mtpp.certify_phases",
     "mtpp.cross_check",
     "mtpp.partitioner",
     "mtpp.scheduling",

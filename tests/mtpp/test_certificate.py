@@ -155,7 +155,7 @@ def test_a_k_already_proven_gives_its_mip_time_back(monkeypatch: pytest.MonkeyPa
     """The MIPs of an open k share the budget only with the ks still open: here k = 8
     is proven by the cut bound (one op alone outweighs any other block), so k = 2's bottleneck MIP
     may take (nearly) all of it, not half."""
-    import mtpp.certificate as cm
+    import mtpp.certify_phases as cm
     from mtpp.records import BoundRecord
 
     given: list[float] = []

@@ -38,14 +38,14 @@ def test_several_k_are_proven_optimal_and_match_brute_force():
 
 
 def test_bounds_shared_across_k_never_exceed_the_optimum(monkeypatch):
-    import mtpp.certificate
+    import mtpp.certify_phases
 
     def dp_only_at_k3(problem, ks, **options):  # the DP runs out of time below k = 3
         results = ideal_dp_all(problem, ks, **options)
         simulated = IdealDpResult("time_limit", None, None, None, 0.0, "simulated")
         return [r if k >= 3 else simulated for k, r in zip(ks, results)]
 
-    monkeypatch.setattr(mtpp.certificate, "ideal_dp_all", dp_only_at_k3)
+    monkeypatch.setattr(mtpp.certify_phases, "ideal_dp_all", dp_only_at_k3)
     rng = np.random.default_rng(41)
     shared = 0
     for _ in range(25):

@@ -1,0 +1,317 @@
+"""The phases of one :func:`mtpp.certify` call (its module docstring says how the
+budget is spent): the state of each k (:class:`Run`), the partition search, the ideal
+DP for every open k at once, the MIPs per k with the cross-check, and the sharing of
+bounds across k.  :mod:`mtpp.certificate` composes them."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from formulations.bounds import bound_record
+from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
+from heuristics.partition.ideals import enumerate_ideals
+from mtpp.cross_check import CROSS_CHECK_TIME, cross_check
+from mtpp.evaluate import Evaluation, evaluate
+from mtpp.partitioner import partition
+from mtpp.problem import Problem
+from mtpp.records import BoundRecord, checked, closes, skipped
+
+QUICK_ORDERER = "kahn"
+"""The first partition of every k: one SliceGraph pass, milliseconds."""
+PARTITION_SHARE = 0.2
+"""Part of the budget left that the orderer's search may use, split evenly over the ks still open."""
+MIP_PHASE_ORDER = ("bottleneck", "exact", "guess")
+"""The order the MIPs run in at each k (:mod:`mtpp.certificate`)."""
+ENUMERATION_SHARE = 0.25
+IDEALS_PER_SECOND = 100_000
+"""With a budget, the ideal lattice is capped at what a quarter of the time left enumerates at this (slow) rate."""
+MIN_RUN_SECONDS = 0.5
+"""A method is skipped when less than this is left of the budget."""
+
+Report = Callable[[str], None]
+
+
+@dataclass
+class Run:
+    """The state of one k during a certify call."""
+
+    problem: Problem
+    best_eval: Evaluation
+    best_order: np.ndarray
+    source: str
+    records: list[BoundRecord]
+    notes: list[str]
+    interrupted: bool = False
+
+    @property
+    def ub(self) -> float:
+        return self.best_eval.bottleneck
+
+    @property
+    def ub_hi(self) -> float:
+        """The upper bound plus the evaluator's bound on its rounding error."""
+        return self.best_eval.bottleneck + self.best_eval.rounding
+
+    @property
+    def lb(self) -> float:
+        return max(r.bound for r in self.records if r.bound is not None)
+
+    def adopt(self, candidate: Evaluation, order: np.ndarray, source: str) -> bool:
+        """Take ``candidate`` (already re-checked at this k) if it is better."""
+        if candidate.bottleneck >= self.best_eval.bottleneck:
+            return False
+        self.best_eval, self.best_order, self.source = candidate, order, source
+        return True
+
+
+def search_phase(
+    runs: list[Run],
+    orderer: str,
+    seed: int,
+    time_limit: float,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
+    """The user's orderer (BRKGA by default) for every k still open, each with an
+    even share of ``PARTITION_SHARE`` of the budget left when the phase starts (a
+    search that stops early leaves its time to the next) and at most ``time_limit``
+    (like every method); a better partition is adopted at its k and at every larger k."""
+    open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
+    phase_end = None if math.isinf(left()) else time.perf_counter() + PARTITION_SHARE * left()
+    for i, run in enumerate(open_runs):
+        share = (
+            time_limit
+            if phase_end is None
+            else min(time_limit, (phase_end - time.perf_counter()) / (len(open_runs) - i))
+        )
+        if share < MIN_RUN_SECONDS:
+            break
+        sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share, presolve=False)
+        source = f"slicegraph ({sol.orderer}, seed {seed})"
+        if run.adopt(sol.evaluation, sol.index_order, source):
+            say(f"{tag(run.problem)}partition: {source}: upper bound {run.ub:.6g}")
+        for other in runs:
+            if other.problem.k > run.problem.k:
+                other.adopt(
+                    evaluate(other.problem, sol.evaluation.assignment, sol.index_order),
+                    sol.index_order,
+                    f"{source}, found for k={run.problem.k}",
+                )
+
+
+def ideal_dp_phase(
+    runs: list[Run], max_ideals: int, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
+) -> None:
+    """The exact DP for every k not yet proven optimal, all in one call with what is
+    left of the budget (:func:`heuristics.partition.ideal_dp.ideal_dp_all`: smallest k
+    first, one lattice and every chain found shared across the ks, so the optimum at
+    k is a tight upper bound at the next k); a better partition is adopted at its k
+    and at every larger k (re-checked there); a lower bound already proven for a
+    larger k serves as the DP's target."""
+    open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
+    for run in runs:
+        if run not in open_runs:
+            run.records.append(skipped("ideal-dp", "the partition is already proven optimal"))
+    if not open_runs:
+        return
+    if left() < MIN_RUN_SECONDS:
+        for run in open_runs:
+            run.records.append(skipped("ideal-dp", "the budget is spent"))
+        return
+    t0 = time.perf_counter()
+    cap = max_ideals if math.isinf(left()) else min(max_ideals, int(ENUMERATION_SHARE * left() * IDEALS_PER_SECOND))
+    lattice = enumerate_ideals(runs[0].problem.graph, cap)
+    t_enum = time.perf_counter() - t0
+    if lattice is None:
+        message = f"more than {cap} ideals: the graph is too wide for the ideal DP" + (
+            "" if cap == max_ideals else " in the time left"
+        )
+        for run in open_runs:
+            run.records.append(
+                BoundRecord(
+                    method="ideal-dp",
+                    bound=None,
+                    status="too_wide",
+                    proven_optimal=False,
+                    wall_time=t_enum,
+                    message=message,
+                )
+            )
+        say(f"ideal-dp: {message} ({t_enum:.2f} s)")
+        return
+    say(f"ideal lattice: {lattice.count} ideals ({t_enum:.2f} s)")
+    todo, targets = [], []
+    for run in open_runs:
+        lb = max([run.lb, *(r.lb for r in runs if r.problem.k > run.problem.k)])
+        if closes(lb, run.ub_hi):
+            run.records.append(skipped("ideal-dp", "proven optimal by a bound shared from a larger k"))
+        else:
+            todo.append(run)
+            targets.append(lb)
+    if not todo:
+        return
+    budget = left()
+    results = ideal_dp_all(
+        todo[0].problem,
+        [run.problem.k for run in todo],
+        upper_bounds=[run.ub for run in todo],
+        lower_bounds=targets,
+        lattice=lattice,
+        time_limit=None if math.isinf(budget) else budget,
+    )
+    for i, (run, res) in enumerate(zip(todo, results)):
+        problem = run.problem
+        record = dp_record(res, problem.peak_aware, t_enum if i == 0 else 0.0)
+        if res.assignment is not None:
+            found = evaluate(problem, res.assignment)
+            order = problem.graph.topological_order
+            if run.adopt(found, order, "ideal DP"):
+                say(f"{tag(problem)}ideal DP found a better partition: {found.bottleneck:.6g}")
+            for other in runs:
+                if other.problem.k > problem.k:
+                    other.adopt(evaluate(other.problem, res.assignment), order, f"ideal DP, found for k={problem.k}")
+        record = checked(record, run.ub_hi)  # at once: a failed DP must not make the other methods skip
+        run.records.append(record)
+        if res.status == "optimal" and record.bound is not None and not closes(record.bound, run.ub_hi):
+            run.notes.append(
+                f"ideal DP: the rounding error of this graph's magnitudes (up to {res.rounding:.3g} "
+                f"per block) keeps its optimum {res.value!r} from a proof; it proves "
+                f"{record.bound!r}"
+            )
+        say(
+            f"{tag(problem)}ideal-dp: {record.status}"
+            + (f", bound {record.bound:.6g}" if record.bound is not None else f" ({record.message})")
+        )
+
+
+def dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> BoundRecord:
+    """The bound an ideal-DP run proves (:attr:`IdealDpResult.lower_bound`, its
+    rounding error already taken off).  ``optimal``: its value is the optimum (the
+    optimum without activation peaks if peak-aware: a lower bound); ``bound_reached``:
+    it found a chain within the known lower bound (nothing new below it);
+    ``no_improvement``: every chain costs more than the upper bound, so ``OPT >= UB``."""
+    wall = res.wall_time + extra_time
+    peak_note = "; peak-aware: blocks are priced without their activation peak, so the value is a lower bound"
+    note = peak_note if peak_aware else ""
+    if res.status == "optimal" and res.lower_bound is not None:
+        return BoundRecord(
+            method="ideal-dp",
+            ideals=res.ideals,
+            bound=res.lower_bound,
+            status="optimal",
+            proven_optimal=not peak_aware,
+            wall_time=wall,
+            message=f"{res.ideals} ideals, every chain searched" + note,
+        )
+    if res.status == "bound_reached" and res.lower_bound is not None:
+        return BoundRecord(
+            method="ideal-dp",
+            ideals=res.ideals,
+            bound=res.lower_bound,
+            status="bound_reached",
+            proven_optimal=False,
+            wall_time=wall,
+            message=f"{res.ideals} ideals; a partition within the known lower bound" + note,
+        )
+    if res.status == "no_improvement" and res.lower_bound is not None:
+        return BoundRecord(
+            method="ideal-dp",
+            ideals=res.ideals,
+            bound=res.lower_bound,
+            status="optimal",
+            proven_optimal=not peak_aware,
+            wall_time=wall,
+            message=f"{res.ideals} ideals; no partition beats the upper bound",
+        )
+    return BoundRecord(
+        method="ideal-dp",
+        bound=None,
+        status=res.status,
+        proven_optimal=False,
+        wall_time=wall,
+        message=res.message,
+        ideals=res.ideals,
+    )
+
+
+def mip_phase(
+    run: Run,
+    mip_methods: list[str],
+    solver: str,
+    time_limit: float,
+    threads: int,
+    n_jobs: int,
+    seed: int,
+    left: Callable[[], float],
+    later: list[Run],
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
+    """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
+    the budget left over this k's remaining methods and the methods of the ``later``
+    ks that are still open (a k proven meanwhile takes no share)."""
+    problem = run.problem
+    for j, method in enumerate(mip_methods):
+        if run.interrupted:
+            break
+        if closes(run.lb, run.ub_hi):
+            run.records.append(skipped(method, "the partition is already proven optimal"))
+            continue
+        open_after = sum(not closes(r.lb, r.ub_hi) for r in later)
+        share = left() / (len(mip_methods) - j + open_after * len(mip_methods))
+        if share < MIN_RUN_SECONDS:
+            run.records.append(skipped(method, "the budget is spent"))
+            continue
+        record, incumbent = bound_record(
+            problem, method, solver, min(time_limit, share), threads, n_jobs, run.ub, run.best_eval.assignment, seed
+        )
+        if incumbent is not None and run.adopt(
+            incumbent, problem.graph.topological_order, f"exact MIP incumbent ({record.solver})"
+        ):
+            say(f"{tag(problem)}exact MIP found a better partition: {incumbent.bottleneck:.6g}")
+        record = checked(record, run.ub_hi)
+        run.records.append(record)
+        say(
+            f"{tag(problem)}{method}: {record.status}"
+            + (f", bound {record.bound:.6g}" if record.bound is not None else "")
+            + (f" ({record.message})" if record.message and record.status == "error" else "")
+        )
+        if record.status == "interrupted":
+            run.interrupted = True
+            break
+        if record.bound is not None and closes(record.bound, run.ub_hi):
+            run.records, extra = cross_check(
+                problem, run.records, record, solver, run.ub_hi, seed, say, min(CROSS_CHECK_TIME, max(left(), 1.0))
+            )
+            run.notes.extend(extra)
+
+
+def share_lower_bounds(runs: list[Run]) -> None:
+    """Give each k the best lower bound proven for a larger k (``OPT`` does not
+    increase with k), recorded with the k that proved it."""
+    for i, run in enumerate(runs):
+        donors = [
+            (r.bound, r, other.problem.k)
+            for other in runs[i + 1 :]
+            for r in other.records
+            if r.bound is not None and r.from_k is None
+        ]
+        if not donors:
+            continue
+        bound, record, from_k = max(donors, key=lambda d: d[0])
+        if bound > run.lb:
+            run.records.append(
+                record.model_copy(
+                    update={
+                        "from_k": from_k,
+                        "wall_time": 0.0,
+                        "message": f"proven for k={from_k}; OPT does not increase with k",
+                    }
+                )
+            )
