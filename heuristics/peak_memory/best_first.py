@@ -53,6 +53,30 @@ it is no worse than the best completion of ``S`` up to ``lift(S) <= OPT``
 (``tests/heuristics/peak_memory/test_best_first.py`` checks the lemma on every ideal
 of small graphs against brute force).
 
+Free pairs (exact arithmetic only).  Likewise if ``v`` is ready at ``S``, a consumer
+``w`` of ``v`` is ready at ``S + v``, both steps are at most ``lift(S)`` and ``I(S +
+v + w) <= min(I(S), I(S + v))``, then ``S + v`` is ``S``'s only child: in a completion
+``sigma``, a step with ``X`` before it holds neither (``w`` never runs before ``v``)
+and gains ``I(X + v + w) - I(X) <= I(S + v + w) - I(S) <= 0`` (the same argument for
+the set ``{v, w}``), or holds ``v`` only and gains ``I(X + w) - I(X) <= I(S + v + w)
+- I(S + v) <= 0`` (:func:`pair_move`; checked like the free move).
+
+Backward (``backward=True``).  The same bottleneck path problem read from the end:
+a state is the set ``T`` of ops run last (up-closed), its boundary memory ``I(V -
+T)``, an op is ready when all its consumers are in ``T``, and adding ``v`` costs the
+step of ``v``, ``I(V - T - v) + size_out(v) + size_param(v)`` (:func:`back_live`).
+Every order is one path, so the bound argument holds word for word with ``h(T)``
+the larger of a next-step term and ``max_{v not in T} max(F(v), B(v))``: the
+static terms bound ``v``'s step in every order (the relative terms belong to
+prefixes and are left out); the next step adds at least ``size_param(z)`` (plus
+``size_out(z)`` for a sink ``z``) to the boundary after ``T``, since ``z``'s output
+leaves it.  The free-move lemma holds mirrored: with ``v`` ready at ``T``, ``I(V - T'
+- v) - I(V - T') <= I(V - T - v) - I(V - T)`` for ``T <= T'`` (the inputs of ``v``
+that join the boundary are those with no consumer in ``T'``), so when that is ``<=
+0`` and ``v``'s step is at most the lift, ``T + v`` is the only child (exact
+arithmetic only).  On graphs whose critical op has more ancestors than descendants
+(layered graphs) the plateau of states at the root's key is far smaller backward.
+
 Lift.  Every order's peak is at least ``OPT``, so a path's cost ``g`` may be raised
 to any proven ``L <= OPT`` without changing which orders reach ``U`` or the bound
 ``min(U, smallest open key)``; then sets first reached with ``g <= L`` are never
@@ -236,6 +260,68 @@ def frees_enough(bits, s, v, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, e
     return size_out[v] <= freed * (1.0 - 4.0 * (k + 1) * UNIT)
 
 
+@njit(cache=True, inline="always")
+def back_live(bits, s, v, live_s, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out):
+    """Backward search: ``I(V - T - v)`` from ``I(V - T)``, ``T`` the set ``s`` of ops
+    run last and ``v`` ready (all its consumers in ``T``): ``v``'s output leaves the
+    boundary (it had a consumer in ``T`` iff it has one), and every input of ``v``
+    with no consumer in ``T`` joins it."""
+    cl = live_s
+    if succ_ptr[v + 1] > succ_ptr[v]:
+        cl -= size_out[v]
+    for a in range(pred_ptr[v], pred_ptr[v + 1]):
+        u = pred_idx[a]
+        later = False
+        for b in range(succ_ptr[u], succ_ptr[u + 1]):
+            if has(bits, s, succ_idx[b]) == 1:
+                later = True
+                break
+        if not later:
+            cl += size_out[u]
+    return cl
+
+
+@njit(cache=True)
+def pair_move(bits, s, ops, live_s, limit, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param):
+    """Index in ``ops`` of a ready op ``v`` with a consumer ``w`` that is ready once
+    ``v`` ran, such that both steps stay at most ``limit`` and ``I(S + v + w) <=
+    min(I(S), I(S + v))`` (a free pair, module docstring), or ``-1``.  Exact
+    arithmetic only (the caller checks)."""
+    for k in range(ops.shape[0]):
+        v = ops[k]
+        if live_s + size_out[v] + size_param[v] > limit:
+            continue
+        cl_v = child_live(bits, s, v, live_s, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
+        for e in range(succ_ptr[v], succ_ptr[v + 1]):
+            w = succ_idx[e]
+            if cl_v + size_out[w] + size_param[w] > limit:
+                continue
+            ready = True
+            for a in range(pred_ptr[w], pred_ptr[w + 1]):
+                u = pred_idx[a]
+                if u != v and has(bits, s, u) == 0:
+                    ready = False
+                    break
+            if not ready:
+                continue
+            cl = cl_v
+            if succ_ptr[w + 1] > succ_ptr[w]:
+                cl += size_out[w]
+            for a in range(pred_ptr[w], pred_ptr[w + 1]):
+                u = pred_idx[a]
+                last = True
+                for b in range(succ_ptr[u], succ_ptr[u + 1]):
+                    z = succ_idx[b]
+                    if z != w and z != v and has(bits, s, z) == 0:
+                        last = False
+                        break
+                if last:
+                    cl -= size_out[u]
+            if cl <= live_s and cl <= cl_v:
+                return k
+    return -1
+
+
 @njit(cache=True)
 def search_kernel(
     bits,
@@ -271,6 +357,7 @@ def search_kernel(
     free_moves,
     floor,
     exact,
+    backward,
     max_expansions,
 ):
     """Runs at most ``max_expansions`` expansions of the best-first search on the
@@ -301,15 +388,33 @@ def search_kernel(
         if exact and s_key > lift:
             lift = s_key
         limit = g[s] if g[s] > lift else lift
-        for k in range(ops.shape[0] if free_moves else 0):  # a free move makes the only child (module docstring)
+        for k in range(ops.shape[0] if free_moves and not backward else 0):  # a free move: the only child
             v = ops[k]
             if live[s] + size_out[v] + size_param[v] <= limit and frees_enough(
                 bits, s, v, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, exact
             ):
                 ops = ops[k : k + 1]
                 break
+        else:
+            if free_moves and exact and backward:
+                for k in range(ops.shape[0]):
+                    v = ops[k]
+                    cl = back_live(bits, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
+                    if cl <= live[s] and cl + size_out[v] + size_param[v] <= limit:
+                        ops = ops[k : k + 1]
+                        break
+            elif free_moves and exact:
+                k = pair_move(
+                    bits, s, ops, live[s], limit, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param
+                )
+                if k >= 0:
+                    ops = ops[k : k + 1]
         for v in ops:
-            step = live[s] + size_out[v] + size_param[v]
+            if backward:  # the step of v runs on the boundary after it
+                cl = back_live(bits, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
+                step = cl + size_out[v] + size_param[v]
+            else:
+                step = live[s] + size_out[v] + size_param[v]
             cg = limit if limit > step else step
             ub = ub_box[0]
             if cg >= ub:
@@ -353,7 +458,8 @@ def search_kernel(
                     size = _push(hk, hd, hi, hg, size, key, depth[found], found, cg)
                 continue
             # a new set: its live memory, ready ops and bound
-            cl = child_live(bits, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
+            if not backward:
+                cl = child_live(bits, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
             d = s_depth + 1
             if d == n:  # a complete order
                 if ctr[0] >= cap:
@@ -379,9 +485,14 @@ def search_kernel(
                 rdy[c, w] = rdy[s, w]
             rdy[c, v >> 6] &= ~(ONE << np.uint64(v & 63))
             nxt = np.inf
-            mark_ready(bits, rdy, c, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
+            if backward:  # ready: every consumer in T; the next step is at least cl + add
+                mark_ready(bits, rdy, c, v, pred_ptr, pred_idx, succ_ptr, succ_idx)
+            else:
+                mark_ready(bits, rdy, c, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
             for z in ready_ops(rdy, c, CTZ):
                 add = size_out[z] + size_param[z]
+                if backward and succ_ptr[z + 1] > succ_ptr[z]:
+                    add = size_param[z]  # z's own output leaves the boundary as it runs
                 if add < nxt:
                     nxt = add
             hb = cl + nxt
@@ -451,6 +562,7 @@ def best_first_search(
     seed: int = 0,
     static_bound: np.ndarray | None = None,
     free_moves: bool = True,
+    backward: bool = False,
 ) -> SearchResult:
     """Minimum-peak order of ``graph`` by anytime best-first search over scheduled
     sets (module docstring).
@@ -462,7 +574,8 @@ def best_first_search(
     that needs no better).  ``static_bound`` gives ``B(v)`` (default: the min-cut
     live memory of every op, :mod:`heuristics.peak_memory.cut_bound`).  ``free_moves``
     (default on) expands a state by one free move only when it has one (module
-    docstring); off, every ready op is tried.  ``seed`` only fixes the hash keys.
+    docstring); off, every ready op is tried.  ``backward`` searches the sets of ops
+    run last instead (module docstring).  ``seed`` only fixes the hash keys.
     """
     t0 = time.perf_counter()
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, (int, float)) or not memory_mb > 0:
@@ -492,11 +605,16 @@ def best_first_search(
     else:
         static, resid = np.asarray(static_bound, dtype=np.float64), np.zeros((n, n))
     forced, q_bits, top, by_bound = _relative_bound_data(g, static, resid)
+    if backward:  # the relative terms hold for scheduled prefixes only: the static ones remain
+        q_bits = np.zeros_like(q_bits)
+        top = np.maximum(forced, static)
+        by_bound = np.argsort(-top, kind="stable").astype(np.int64)
     zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
     # the root: nothing scheduled, the sources ready
-    sources = np.flatnonzero(np.diff(g.pred_ptr) == 0)
+    sources = np.flatnonzero(np.diff(g.succ_ptr if backward else g.pred_ptr) == 0)  # backward: the sinks
     np.bitwise_or.at(rdy[0], sources >> 6, ONE << (sources & 63).astype(np.uint64))
-    hval[0] = max(float((g.size_out + g.size_param)[sources].min()), float(static.max()), float(forced.max()))
+    first = g.size_param[sources] if backward else (g.size_out + g.size_param)[sources]
+    hval[0] = max(float(first.min()), float(static.max()), float(forced.max()))
     # every partial sum: a live memory or step (<= T), forced-live terms (<= T), min-cut terms
     largest = float(g.size_out.sum() + g.size_param.sum()) + float(static.max(initial=0.0))
     values = np.concatenate([g.size_out, g.size_param, static, resid.ravel()])
@@ -545,6 +663,7 @@ def best_first_search(
             free_moves,
             float(hval[0]),
             exact,
+            backward,
             batch,
         )
         took = time.perf_counter() - t
@@ -556,10 +675,12 @@ def best_first_search(
     if ctr[3] >= 0:  # an order better than the given one
         order = np.empty(n, dtype=np.int64)
         s = int(ctr[3])
-        for t_ in range(n - 1, -1, -1):
+        for t_ in range(n) if backward else range(n - 1, -1, -1):  # backward: the first op was added last
             order[t_] = node[s]
             s = int(parent[s])
         peak = order_peak(g, order)
+        if peak > order_peak(g, ub_order):  # (a lifted cost can hide which of two orders is better)
+            order, peak = ub_order.copy(), order_peak(g, ub_order)
     else:
         order = ub_order.copy()
     optimal = status == FINISHED

@@ -198,14 +198,69 @@ def test_a_free_move_never_makes_a_completion_worse(scale):
     assert checked > 100
 
 
-@pytest.mark.parametrize("free_moves", [True, False])
-def test_search_with_and_without_free_moves_is_exact_at_every_scale(free_moves):
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e12, "mixed"])
+def test_a_free_pair_never_makes_a_completion_worse(scale):
+    """The free-pair lemma (:func:`heuristics.peak_memory.best_first.pair_move`): ``v`` ready
+    at ``S``, a consumer ``w`` of ``v`` ready at ``S + v``, ``I(S + v + w) <= min(I(S),
+    I(S + v))``: moving ``v, w`` to the front of any completion raises no later step."""
+    rng = np.random.default_rng(12)
+    checked = 0
+    for it in range(40):
+        g = random_dag(rng, int(rng.integers(2, 7)), p=float(rng.uniform(0.3, 0.7)), integral=it % 2 == 0)
+        factor = 10.0 ** rng.uniform(-3, 12, g.n) if scale == "mixed" else np.full(g.n, scale)
+        edges = list(zip(g.edge_src.tolist(), g.edge_dst.tolist()))
+        g = Graph.from_arrays(g.work, g.size_param * factor, g.size_out * factor, edges)
+        best = best_rest(g, list(topological_orders(g)))
+        own = [Fraction(float(g.size_out[v])) + Fraction(float(g.size_param[v])) for v in range(g.n)]
+        for done in best:
+            for v in range(g.n):
+                if v in done or set(g.predecessors(v).tolist()) - done:
+                    continue
+                for w in g.successors(v).tolist():
+                    if set(g.predecessors(w).tolist()) - done - {v}:
+                        continue
+                    after = exact_live(g, done | {v, w})
+                    if after > exact_live(g, done) or after > exact_live(g, done | {v}):
+                        continue
+                    steps = max(exact_live(g, done) + own[v], exact_live(g, done | {v}) + own[w])
+                    assert max(steps, best[done | {v, w}]) <= max(steps, best[done])
+                    checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize(("free_moves", "backward"), [(True, False), (False, False), (True, True), (False, True)])
+def test_search_in_both_directions_is_exact_at_every_scale(free_moves, backward):
     from tests.heuristics.peak_memory.test_mixed_scales import cases, exact_optimum, exact_peak
 
     for g in cases(44, 40):
         opt = exact_optimum(g)
         for mb in (None, 1e-4, 2e-4):
-            res = best_first_search(g, memory_mb=512 if mb is None else mb, free_moves=free_moves)
+            kw = {"free_moves": free_moves, "backward": backward}
+            res = best_first_search(g, memory_mb=512 if mb is None else mb, **kw)
             assert Fraction(res.lower_bound) <= opt <= exact_peak(g, res.order)
             if res.optimal:
                 assert exact_peak(g, res.order) <= opt * (1 + Fraction(1, 10**9))
+
+
+def test_backward_search_equals_brute_force_and_interrupted_bounds_hold():
+    for it, g in random_cases(7, 80, 7):
+        opt = brute_force_peak(g)
+        res = best_first_search(g, backward=True, upper_order=None if it % 2 else g.topological_order)
+        assert res.optimal and abs(res.peak - opt) <= 1e-9 * max(1.0, opt)
+        assert res.peak == peak_memory(g, res.order) and is_topological(g, res.order)
+        assert res.lower_bound <= opt * (1 + 1e-12)
+        small = best_first_search(g, memory_mb=1e-4, backward=True, static_bound=forced_live_memory(g))
+        assert small.lower_bound <= opt + 1e-9 <= small.peak + 2e-9 and is_topological(g, small.order)
+
+
+def test_backward_search_proves_a_layered_graph_with_a_late_peak():
+    # the critical op has many more ancestors than descendants: forward, every set before
+    # it keeps the root's key; backward, only the few sets after it do
+    from mtpp.scheduling import _backward_first
+
+    g = layered_graph(120, 3)
+    assert _backward_first(g)
+    back = best_first_search(g, backward=True, time_limit=60)
+    assert back.optimal
+    fwd = best_first_search(g, time_limit=60, memory_mb=float(back.memory_bytes) / 2**20)
+    assert fwd.lower_bound <= back.peak <= fwd.peak
