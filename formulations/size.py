@@ -29,7 +29,8 @@ from formulations.errors import FormulationError
 from mtpp.problem import Problem
 
 BYTES_PER_NONZERO = 280.0  # peak RSS per non-zero of HiGHS exact solves: 195-372 measured (benchmarks/model_size.py)
-LIMIT_ENV = "MTPP_MAX_MODEL_GB"  # overrides the default limit: half of the memory available now
+LIMIT_ENV = "MTPP_MAX_MODEL_GB"  # overrides the default limit (memory_limit)
+MACHINE_SHARE = 0.25  # the default cap: a quarter of the machine (issue 24)
 GB = 1e9
 
 
@@ -79,18 +80,22 @@ def estimate_model_size(problem: Problem, method: str, n_jobs: int = 1) -> Model
 
 
 def memory_limit() -> float:
-    """Bytes a model may take: ``MTPP_MAX_MODEL_GB`` if set, else half of the memory
-    available now (``MemAvailable``; all of physical memory where that is unknown)."""
+    """Bytes a model may take: ``MTPP_MAX_MODEL_GB`` if set, else a quarter of the
+    machine's memory (``MemTotal``), and never more than is available now
+    (``MemAvailable``); all of physical memory stands in where ``/proc`` is missing."""
     if os.environ.get(LIMIT_ENV):
         return float(os.environ[LIMIT_ENV]) * GB
+    info: dict[str, float] = {}
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return 0.5 * float(line.split()[1]) * 1024
+                name, _, rest = line.partition(":")
+                if name in ("MemTotal", "MemAvailable"):
+                    info[name] = float(rest.split()[0]) * 1024
     except OSError:
         pass
-    return 0.5 * float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    total = info.get("MemTotal", float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")))
+    return min(MACHINE_SHARE * total, info.get("MemAvailable", total))
 
 
 def check_model_size(problem: Problem, method: str, n_jobs: int = 1) -> ModelSize:
