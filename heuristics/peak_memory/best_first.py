@@ -66,9 +66,17 @@ a state is the set ``T`` of ops run last (up-closed), its boundary memory ``I(V 
 T)``, an op is ready when all its consumers are in ``T``, and adding ``v`` costs the
 step of ``v``, ``I(V - T - v) + size_out(v) + size_param(v)`` (:func:`back_live`).
 Every order is one path, so the bound argument holds word for word with ``h(T)``
-the larger of a next-step term and ``max_{v not in T} max(F(v), B(v))``: the
-static terms bound ``v``'s step in every order (the relative terms belong to
-prefixes and are left out); the next step adds at least ``size_param(z)`` (plus
+the larger of a next-step term and ``max_{v not in T} h_v(T)``,
+
+    h_v(T) = max(F(v) + sum_{u in A(v) cap feed(T)} size_out(u),
+                 B(v) + sum_{u in A(v) cap feed(T)} R[v, u]),   A(v) = anc(v) - P(v),
+
+``feed(T)`` the ops with a consumer in ``T``: every op of ``T`` runs after ``v``, so
+an ancestor ``u`` of ``v`` feeding ``T`` is live at ``v``'s step (outside ``P(v)``,
+not yet counted by ``F(v)``); in the min-cut network, forcing ``T`` to the sink side
+adds for each such ``u`` the path source ``-> x_u -> c_u ->`` its consumer in ``T ->``
+sink, whose only finite arc is ``u``'s own (``tests/heuristics/peak_memory`` checks
+both against the brute-force step given ``T``).  The next step adds at least ``size_param(z)`` (plus
 ``size_out(z)`` for a sink ``z``) to the boundary after ``T``, since ``z``'s output
 leaves it.  The free-move lemma holds mirrored: with ``v`` ready at ``T``, ``I(V - T'
 - v) - I(V - T') <= I(V - T - v) - I(V - T)`` for ``T <= T'`` (the inputs of ``v``
@@ -206,9 +214,11 @@ def _pop(hk, hd, hi, hg, size):
 
 
 @njit(cache=True)
-def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best):
+def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best, over, row):
     """``max(best, max_{v not in S} h_v(S))`` (module docstring); ``order`` sorts the
-    ops by decreasing ``top``, the largest ``h_v`` can get."""
+    ops by decreasing ``top``, the largest ``h_v`` can get.  The relative terms sum
+    over ``over[row] cap Q(v)``: ``over[row]`` is ``S`` forward, the ops feeding
+    ``T`` backward."""
     n_words = bits.shape[1]
     for k in range(order.shape[0]):
         v = order[k]
@@ -219,7 +229,7 @@ def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best
         total = forced[v]
         cut = static[v]
         for w in range(n_words):
-            x = bits[s, w] & q_bits[v, w]
+            x = over[row, w] & q_bits[v, w]
             while x != 0:
                 low = x & (~x + ONE)
                 x ^= low
@@ -258,6 +268,23 @@ def frees_enough(bits, s, v, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, e
     if exact:
         return size_out[v] <= freed
     return size_out[v] <= freed * (1.0 - 4.0 * (k + 1) * UNIT)
+
+
+@njit(cache=True)
+def feeding(bits, s, feeds, pred_ptr, pred_idx):
+    """``feeds[0]``: the ops with a consumer in the set ``bits[s]``."""
+    n_words = bits.shape[1]
+    for w in range(n_words):
+        feeds[0, w] = 0
+    for w in range(n_words):
+        x = bits[s, w]
+        while x != 0:
+            low = x & (~x + ONE)
+            x ^= low
+            z = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
+            for a in range(pred_ptr[z], pred_ptr[z + 1]):
+                u = pred_idx[a]
+                feeds[0, u >> 6] |= ONE << np.uint64(u & 63)
 
 
 @njit(cache=True, inline="always")
@@ -370,6 +397,7 @@ def search_kernel(
     hcap = hk.shape[0]
     mask = np.uint64(table.shape[0] - 1)
     child = np.empty(n_words, dtype=np.uint64)
+    feeds = np.empty((1, n_words), dtype=np.uint64)
     for _ in range(max_expansions):
         size = ctr[1]
         if size == 0 or hk[0] >= ub_box[0]:
@@ -496,7 +524,11 @@ def search_kernel(
                 if add < nxt:
                     nxt = add
             hb = cl + nxt
-            hb = set_bound(bits, c, order, static, forced, top, q_bits, resid, size_out, hb)
+            if backward:
+                feeding(bits, c, feeds, pred_ptr, pred_idx)
+                hb = set_bound(bits, c, order, static, forced, top, q_bits, resid, size_out, hb, feeds, 0)
+            else:
+                hb = set_bound(bits, c, order, static, forced, top, q_bits, resid, size_out, hb, bits, c)
             key = cg if cg > hb else hb
             if key >= ub:
                 continue  # not stored: it can never beat the best order
@@ -605,9 +637,11 @@ def best_first_search(
     else:
         static, resid = np.asarray(static_bound, dtype=np.float64), np.zeros((n, n))
     forced, q_bits, top, by_bound = _relative_bound_data(g, static, resid)
-    if backward:  # the relative terms hold for scheduled prefixes only: the static ones remain
-        q_bits = np.zeros_like(q_bits)
-        top = np.maximum(forced, static)
+    if backward:  # the relative terms over the ancestors feeding T (module docstring)
+        anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)
+        q_bits = anc & ~needed_bits(g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
+        q_mask = bits_to_bool(q_bits, n)
+        top = np.maximum(forced + q_mask @ g.size_out, static + (q_mask * resid).sum(axis=1))
         by_bound = np.argsort(-top, kind="stable").astype(np.int64)
     zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
     # the root: nothing scheduled, the sources ready

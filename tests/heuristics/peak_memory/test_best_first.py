@@ -264,3 +264,42 @@ def test_backward_search_proves_a_layered_graph_with_a_late_peak():
     assert back.optimal
     fwd = best_first_search(g, time_limit=60, memory_mb=float(back.memory_bytes) / 2**20)
     assert fwd.lower_bound <= back.peak <= fwd.peak
+
+
+def naive_cut_live_before(g: Graph, v: int, later: frozenset[int]) -> float:
+    """min over ideals S with anc(v) <= S, S cap (desc*(v) + later) = {} of I(S), plus v's
+    own step: v's step memory when the ops ``later`` run after it."""
+    h = g.to_networkx()
+    anc = {g.index(a) for a in nx.ancestors(h, g.ids[v])}
+    down = {g.index(a) for a in nx.descendants(h, g.ids[v])} | {v} | set(later)
+    free = [u for u in range(g.n) if u not in anc and u not in down]
+    best = np.inf
+    for pick in itertools.product((0, 1), repeat=len(free)):
+        s = anc | {u for u, x in zip(free, pick) if x}
+        if any(set(g.predecessors(z).tolist()) - s for z in s):
+            continue
+        best = min(best, sum(g.size_out[u] for u in s if set(g.successors(u).tolist()) - s))
+    return float(best + g.size_out[v] + g.size_param[v])
+
+
+def test_backward_relative_bounds_stay_below_the_step_given_the_ops_run_last():
+    """The backward search's ``h_v(T)``: ``F(v)`` plus the ancestors of ``v`` outside
+    ``P(v)`` that feed ``T``, and ``B(v)`` plus their residuals, never exceed ``v``'s
+    step over the ideals that leave ``T`` for later."""
+    from heuristics.peak_memory.bounds import ancestor_bits, needed_bits
+    from heuristics.peak_memory.cut_bound import bits_to_bool
+
+    for _, g in random_cases(8, 30, 7):
+        values, _, resid = cut_live_memory(g, every_op=True)
+        forced = forced_live_memory(g)
+        anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)
+        reach = needed_bits(g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
+        q = bits_to_bool(anc & ~reach, g.n)
+        for size in range(g.n):
+            later = frozenset(g.topological_order[g.n - size :].tolist())
+            feeds = {u for z in later for u in g.predecessors(z).tolist()}
+            for v in set(range(g.n)) - later:
+                us = [u for u in feeds if q[v, u]]
+                truth = naive_cut_live_before(g, v, later)
+                assert forced[v] + sum(g.size_out[u] for u in us) <= truth + 1e-9
+                assert values[v] + sum(resid[v, u] for u in us) <= truth + 1e-9
