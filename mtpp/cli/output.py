@@ -18,6 +18,7 @@ import contextlib
 import ctypes
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,6 +133,36 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` (UTF-8); a :class:`WriteError` on failure."""
     with writing(path), open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
+
+
+_IMPORTED = time.monotonic()
+
+
+def elapsed() -> float:
+    """Seconds since this process started (``/proc/self/stat``; else since this module
+    was imported): interpreter start, imports and reading the graph count toward a
+    command's budget."""
+    try:
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        start = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time, ticks after boot
+        with open("/proc/uptime") as fh:
+            return max(0.0, float(fh.read().split()[0]) - start)
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _IMPORTED
+
+
+def remaining(limit: float | None) -> float | None:
+    """A command's whole-call ``limit`` (``--budget``, or the ``--time-limit`` of solve,
+    schedule and place) less what the process has already taken, so the command as a
+    user waits for it keeps the promise; ``None`` stays ``None``."""
+    if limit is None:
+        return None
+    return max(MIN_LEFT, limit - elapsed())
+
+
+MIN_LEFT = 0.01
+"""The least a call is handed: its methods then stop at their first check."""
 
 
 def emit_json(document: Any, args: argparse.Namespace) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from mtpp.cli.output import compile_notice, emit_json, notes, unit, units_label, working
+from mtpp.cli.output import compile_notice, emit_json, notes, remaining, unit, units_label, working
 from mtpp.errors import InputFileError
 from mtpp.io.graph_file import load_graph
 from mtpp.io.json_file import read_json
@@ -66,7 +66,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
         sched = schedule(
             graph,
             method=args.method,
-            time_limit=args.time_limit,
+            time_limit=remaining(args.time_limit),
             seed=args.seed,
             beam_width=args.beam_width,
             threads=args.threads,
@@ -103,7 +103,7 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
             devices,
             objective=args.objective,
             method=args.method,
-            time_limit=args.time_limit,
+            time_limit=remaining(args.time_limit),
             seed=args.seed,
             threads=args.threads,
         )

@@ -176,3 +176,19 @@ def test_json_parses_when_highs_chatters(tmp_path: Path) -> None:
     doc = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     check_document(doc, "mtpp-certificate")
     assert all(math.isfinite(rec["cost"]) for rec in doc["blocks"])
+
+
+def test_a_command_budget_counts_from_process_start() -> None:
+    """--budget / --time-limit cap the command as a user waits for it: what the process
+    already took (interpreter, imports, reading the graph) is taken off."""
+    import time
+
+    from mtpp.cli.output import MIN_LEFT, elapsed, remaining
+
+    first = elapsed()
+    assert first > 0
+    time.sleep(0.05)
+    assert elapsed() >= first + 0.04
+    assert remaining(None) is None
+    assert remaining(1e6) <= 1e6 - first
+    assert remaining(first / 2) == MIN_LEFT  # already spent: the call gets the least, never a negative limit
