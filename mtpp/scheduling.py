@@ -249,6 +249,7 @@ def _run_search(search: _Search, seed: int) -> None:
     bound is the largest part bound (both exact by the proof in
     :mod:`heuristics.peak_memory.split`)."""
     from heuristics.peak_memory.best_first import best_first_search
+    from heuristics.peak_memory.cut_bound import cut_live_memory
     from heuristics.peak_memory.split import split_graph
 
     assert search.order is not None
@@ -262,27 +263,30 @@ def _run_search(search: _Search, seed: int) -> None:
         share = None if left is None else left / (len(parts) - count)
         start, part_lower, t_part = part.restrict(search.order), 0.0, time.perf_counter()
         backward = _backward_first(part.graph)
+        static, _, resid = cut_live_memory(part.graph, None if share is None else share / 2, every_op=True)
         for turn in (0, 1):
             used = time.perf_counter() - t_part
             res = best_first_search(
                 part.graph,
                 start,
-                time_limit=None if share is None else (share / 2 if turn == 0 else max(0.0, share - used)),
+                time_limit=None if share is None else max(0.0, (share / 2 if turn == 0 else share) - used),
                 memory_mb=SEARCH_MEMORY_MB,
                 target=max(search.lower, lower),
                 seed=seed,
+                static_bound=static,
+                residuals=resid,
                 backward=backward != (turn == 1),
             )
             start = res.order
             part_lower = max(part_lower, res.lower_bound)  # lowered for rounding (heuristics.peak_memory.best_first)
             states += res.states
+            memory_hit += res.memory_hit
+            timed_out += res.stopped_by_time
             if res.optimal or res.target_reached or part_lower >= res.peak:
                 break
         orders[i] = part.lift(res.order)
         lower = max(lower, part_lower)
         solved += res.optimal or part_lower >= res.peak
-        memory_hit += res.memory_hit
-        timed_out += res.stopped_by_time
     order = np.concatenate(orders)
     status = "optimal" if solved == len(parts) else "feasible"
     detail = f"parts={len(parts)} solved={solved} states={states}"

@@ -595,6 +595,7 @@ def best_first_search(
     static_bound: np.ndarray | None = None,
     free_moves: bool = True,
     backward: bool = False,
+    residuals: np.ndarray | None = None,
 ) -> SearchResult:
     """Minimum-peak order of ``graph`` by anytime best-first search over scheduled
     sets (module docstring).
@@ -604,7 +605,9 @@ def best_first_search(
     ``memory_mb`` megabytes of state arrays stop it with a valid ``lower_bound``;
     ``target`` ends it as soon as an order with peak ``<= target`` is known (a caller
     that needs no better).  ``static_bound`` gives ``B(v)`` (default: the min-cut
-    live memory of every op, :mod:`heuristics.peak_memory.cut_bound`).  ``free_moves``
+    live memory of every op, :mod:`heuristics.peak_memory.cut_bound`), and ``residuals``
+    its ``R`` (default zero, the relative min-cut terms off; pass both from one
+    ``cut_live_memory(graph, every_op=True)`` to search twice without recomputing).  ``free_moves``
     (default on) expands a state by one free move only when it has one (module
     docstring); off, every ready op is tried.  ``backward`` searches the sets of ops
     run last instead (module docstring).  ``seed`` only fixes the hash keys.
@@ -635,7 +638,8 @@ def best_first_search(
     if static_bound is None:
         static, _, resid = cut_live_memory(g, time_limit, every_op=True)
     else:
-        static, resid = np.asarray(static_bound, dtype=np.float64), np.zeros((n, n))
+        static = np.asarray(static_bound, dtype=np.float64)
+        resid = np.zeros((n, n)) if residuals is None else np.asarray(residuals, dtype=np.float64)
     forced, q_bits, top, by_bound = _relative_bound_data(g, static, resid)
     if backward:  # the relative terms over the ancestors feeding T (module docstring)
         anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)

@@ -303,3 +303,12 @@ def test_backward_relative_bounds_stay_below_the_step_given_the_ops_run_last():
                 truth = naive_cut_live_before(g, v, later)
                 assert forced[v] + sum(g.size_out[u] for u in us) <= truth + 1e-9
                 assert values[v] + sum(resid[v, u] for u in us) <= truth + 1e-9
+
+
+def test_precomputed_cut_values_and_residuals_give_the_same_search():
+    for _, g in random_cases(9, 30, 8):
+        static, _, resid = cut_live_memory(g, every_op=True)
+        for backward in (False, True):
+            own = best_first_search(g, backward=backward)
+            given = best_first_search(g, backward=backward, static_bound=static, residuals=resid)
+            assert (own.peak, own.lower_bound, own.expanded) == (given.peak, given.lower_bound, given.expanded)
