@@ -55,6 +55,10 @@ def as_problem(
     )
 
 
+SLICE_SLACK = 1e-9
+"""Relative slack on the search's own value of its best order when re-slicing it."""
+
+
 def unique_order(graph: Graph) -> np.ndarray | None:
     """The graph's topological order when it is its only one (consecutive ops are
     joined by an edge: a Hamiltonian path, e.g. a chain), else ``None``.  Then every
@@ -120,7 +124,13 @@ def partition(
         found = OrderSearch(priorities_for(only), only, evaluations=1, objective="none")
     else:
         found = search(problem, seed=seed, time_limit=time_limit, progress=progress)
-    seg = slice_order(problem, found.order)
+    seg = None
+    if found.objective == "bottleneck" and found.history and math.isfinite(found.history[-1]):
+        # the search already sliced this order: its value caps the DP's sweeps (values below
+        # the cap are exact), which at 20,000 ops cuts the final slice from 8 s to far less
+        seg = slice_order(problem, found.order, found.history[-1] * (1 + SLICE_SLACK) + SLICE_SLACK)
+    if seg is None:
+        seg = slice_order(problem, found.order)
     assert seg is not None  # no upper bound given: the DP always returns a split
     checked = evaluate(problem, seg.assignment, seg.order)
     g = problem.graph  # the DP sums costs incrementally: its rounding error scales with all the costs summed
