@@ -18,6 +18,8 @@ from typing import Any
 
 from rich.console import Console
 
+from mtpp.cli.output import writing
+
 
 def add_import_command(sub: Any) -> argparse.ArgumentParser:
     """Add ``import`` to ``sub`` (from ``add_subparsers``) and return its parser."""
@@ -45,7 +47,8 @@ def cmd_import(args: argparse.Namespace, out: Console) -> int:
 
     spec = get_device(args.device)
     graph = from_onnx(args.model, batch_size=args.batch, device_spec=spec, fallback_cost=args.fallback_cost)
-    text = graph.to_json(args.output, indent=None)
+    with writing(args.output or "<stdout>"):
+        text = graph.to_json(args.output, indent=None)
     if not args.output:
         sys.stdout.write(text + "\n")
         return 0

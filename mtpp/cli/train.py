@@ -19,6 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from mtpp.cli.output import writing
+
 
 def add_train_command(sub: Any) -> argparse.ArgumentParser:
     """Add ``train`` to ``sub`` (from ``add_subparsers``) and return its parser."""
@@ -125,12 +127,13 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
             shown = ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k not in ("epoch", "seconds"))
             bar.update(task, completed=epoch, total=epochs, info=shown)
 
-        if args.model == "topoformer":
-            result = train(config, args.out, not args.no_resume, progress)
-            weights, history = result.weights, result.history
-        else:
-            res = train_regal(config, args.out, not args.no_resume, progress)
-            weights, history = res.weights, res.history
+        with writing(args.out):  # checkpoints, weights and the loss plot go there as training runs
+            if args.model == "topoformer":
+                result = train(config, args.out, not args.no_resume, progress)
+                weights, history = result.weights, result.history
+            else:
+                res = train_regal(config, args.out, not args.no_resume, progress)
+                weights, history = res.weights, res.history
     last = history[-1] if history else {}
     out.print(f"trained {len(history)} epochs; weights: {weights}")
     out.print("last epoch: " + ", ".join(f"{k}={v:.4g}" for k, v in last.items()))

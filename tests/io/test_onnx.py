@@ -3,6 +3,7 @@ hand-built models whose costs are checked by hand."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,11 @@ def test_cli_import_handler(tmp_path: Path) -> None:
     g = mtpp.load_graph(str(out_path))
     assert g == from_onnx(light("squeezenet"), batch_size=2, device_spec="h100")
     assert "--bandwidth 450000" in console.export_text()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_cli_import_write_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from mtpp.cli import main
+
+    assert main(["import", str(light("squeezenet")), "-o", "/dev/full", "-q"]) == 1
+    assert capsys.readouterr().err.strip() == "mtpp: error: cannot write /dev/full: No space left on device"
