@@ -1,0 +1,78 @@
+"""Certified LB / UB on graphs too wide for the ideal DP (issue 23): one
+``mtpp.certify(G, k=[2, 4, 8, 16, 32, 64], budget=B)`` per graph, the geometric mean of
+LB / UB per k, how many ks are proven optimal, and which method gave each bound.
+
+    python benchmarks/wide_bounds.py                               # 4 layered graphs, 60 s each
+    python benchmarks/wide_bounds.py --kind regal --graphs 12 --budget 120
+    PYTHONPATH=/path/to/old/checkout python benchmarks/wide_bounds.py   # the same on another commit
+
+Graphs on seeds 8001.. (never used by the tests): ``layered`` (``layered_graph(n, seed)``,
+n alternating 250 and 500), ``regal`` (the faithful App. C.2 generator) or
+``regal-connected`` (the earlier generator; on a commit without it, ``regal_graph``,
+which it was).  The script uses only the public API, so it runs unchanged on older
+commits for a before / after comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import mtpp
+from mtpp import generators
+
+KS = [2, 4, 8, 16, 32, 64]
+
+
+def graph(kind: str, i: int) -> mtpp.Graph:
+    seed = 8001 + i
+    if kind == "layered":
+        return mtpp.layered_graph(250 if i % 2 == 0 else 500, seed=seed)
+    if kind == "regal":
+        return mtpp.regal_graph(None, seed=seed)
+    old = getattr(generators, "regal_connected_graph", None) or mtpp.regal_graph
+    return old(None, seed=seed)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kind", choices=["layered", "regal", "regal-connected"], default="layered")
+    ap.add_argument("--graphs", type=int, default=4)
+    ap.add_argument("--budget", type=float, default=60.0)
+    ap.add_argument("--ks", type=int, nargs="+", default=KS)
+    args = ap.parse_args()
+    ratios: dict[int, list[float]] = defaultdict(list)
+    proven: Counter[int] = Counter()
+    by: dict[int, Counter[str]] = defaultdict(Counter)
+    for i in range(args.graphs):
+        g = graph(args.kind, i)
+        t0 = time.perf_counter()
+        certs = mtpp.certify(g, k=args.ks, budget=args.budget)
+        wall = time.perf_counter() - t0
+        row = []
+        for c in certs:
+            r = 1.0 if c.upper_bound == 0 else c.lower_bound / c.upper_bound
+            ratios[c.k].append(r)
+            proven[c.k] += c.optimal
+            by[c.k][c.lower_bound_method.split(" (")[0]] += 1
+            row.append(f"k={c.k}: {r:.3f}")
+        print(f"{args.kind} #{i} n={g.n}: {wall:.1f} s  " + "  ".join(row), flush=True)
+    print(f"\nmtpp {mtpp.__version__} at {mtpp.__file__}; budget {args.budget:g} s per graph")
+    print(f"{'k':>4} {'LB/UB (geomean)':>16} {'proven':>7}  bound by")
+    for k in sorted(ratios):
+        mean = math.exp(sum(math.log(max(r, 1e-12)) for r in ratios[k]) / len(ratios[k]))
+        methods = ", ".join(f"{m} {n}" for m, n in by[k].most_common())
+        print(f"{k:>4} {mean:>16.3f} {proven[k]:>4}/{len(ratios[k]):<2}  {methods}")
+
+
+if __name__ == "__main__":
+    main()
