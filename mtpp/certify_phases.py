@@ -199,35 +199,25 @@ def dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> BoundR
     wall = res.wall_time + extra_time
     peak_note = "; peak-aware: blocks are priced without their activation peak, so the value is a lower bound"
     note = peak_note if peak_aware else ""
-    if res.status == "optimal" and res.lower_bound is not None:
+    proofs = {  # status -> (record status, proven optimal, message)
+        "optimal": ("optimal", not peak_aware, f"{res.ideals} ideals, every chain searched{note}"),
+        "bound_reached": (
+            "bound_reached",
+            False,
+            f"{res.ideals} ideals; a partition within the known lower bound{note}",
+        ),
+        "no_improvement": ("optimal", not peak_aware, f"{res.ideals} ideals; no partition beats the upper bound"),
+    }
+    if res.status in proofs and res.lower_bound is not None:
+        status, optimal, message = proofs[res.status]
         return BoundRecord(
             method="ideal-dp",
-            ideals=res.ideals,
             bound=res.lower_bound,
-            status="optimal",
-            proven_optimal=not peak_aware,
+            status=status,
+            proven_optimal=optimal,
             wall_time=wall,
-            message=f"{res.ideals} ideals, every chain searched" + note,
-        )
-    if res.status == "bound_reached" and res.lower_bound is not None:
-        return BoundRecord(
-            method="ideal-dp",
+            message=message,
             ideals=res.ideals,
-            bound=res.lower_bound,
-            status="bound_reached",
-            proven_optimal=False,
-            wall_time=wall,
-            message=f"{res.ideals} ideals; a partition within the known lower bound" + note,
-        )
-    if res.status == "no_improvement" and res.lower_bound is not None:
-        return BoundRecord(
-            method="ideal-dp",
-            ideals=res.ideals,
-            bound=res.lower_bound,
-            status="optimal",
-            proven_optimal=not peak_aware,
-            wall_time=wall,
-            message=f"{res.ideals} ideals; no partition beats the upper bound",
         )
     return BoundRecord(
         method="ideal-dp",

@@ -457,9 +457,10 @@ LEGACY_ARGS = ("objective", "method", "time_limit", "seed", "beam_width", "threa
 """The order :func:`schedule` took these positionally before they became keyword-only."""
 
 
+@legacy_positional(1, LEGACY_ARGS)
 def schedule(
     graph: Graph,
-    *legacy: Any,
+    *,
     objective: str = "peak_memory",
     method: str = "auto",
     time_limit: float | None = 60.0,
@@ -510,16 +511,6 @@ def schedule(
     min-cut live bound and every bound proven on the way.
     Raises :class:`InvalidParameterError` for a bad argument.
     """
-    if legacy:
-        given = legacy_positional("schedule", LEGACY_ARGS, legacy)
-        objective = given.get("objective", objective)
-        method = given.get("method", method)
-        time_limit = given.get("time_limit", time_limit)
-        seed = given.get("seed", seed)
-        beam_width = given.get("beam_width", beam_width)
-        threads = given.get("threads", threads)
-        verbose = given.get("verbose", verbose)
-        weights = given.get("weights", weights)
     check_instance("graph", graph, Graph, "an mtpp.Graph")
     _check_args(objective, method, time_limit, beam_width, threads)
     seed = check_seed(seed)

@@ -12,14 +12,17 @@ their head, and trust them afterwards.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
 from numbers import Integral, Real
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from mtpp.errors import InvalidParameterError
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_NODES = 10_000_000
 """The largest graph the generators build (``n``); a larger request is refused
@@ -126,21 +129,34 @@ def check_iterable(name: str, value: object, what: str) -> Iterable[Any]:
     return value
 
 
-def legacy_positional(function: str, names: tuple[str, ...], values: tuple[Any, ...]) -> dict[str, Any]:
-    """Map arguments passed by position to the keyword-only parameters ``names`` they
-    used to fill, with a :class:`DeprecationWarning` (one release); too many raise
-    :class:`InvalidParameterError`."""
-    import warnings
+def legacy_positional(positional: int, names: tuple[str, ...]) -> Callable[[F], F]:
+    """Decorate a function whose parameters after the first ``positional`` became
+    keyword-only: arguments still passed by position fill ``names`` in order, with a
+    :class:`DeprecationWarning` (one release); too many, or one also given by keyword,
+    raise :class:`InvalidParameterError`.  ``inspect.signature`` shows the new one."""
 
-    if len(values) > len(names):
-        raise InvalidParameterError(f"{function}() takes at most {len(names)} arguments after the first")
-    given = dict(zip(names, values))
-    warnings.warn(
-        f"{function}(): pass {', '.join(given)} by keyword; positional use stops in the next release",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return given
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > positional:
+                extra = args[positional:]
+                if len(extra) > len(names):
+                    raise InvalidParameterError(f"{fn.__name__}() takes at most {len(names)} arguments after the first")
+                given = dict(zip(names, extra))
+                twice = sorted(given.keys() & kwargs.keys())
+                if twice:
+                    raise InvalidParameterError(f"{fn.__name__}() got {', '.join(twice)} both by position and keyword")
+                warnings.warn(
+                    f"{fn.__name__}(): pass {', '.join(given)} by keyword; positional use stops in the next release",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                args, kwargs = args[:positional], {**kwargs, **given}
+            return fn(*args, **kwargs)
+
+        return cast(F, call)
+
+    return wrap
 
 
 def _describe(value: object) -> str:

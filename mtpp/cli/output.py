@@ -155,9 +155,10 @@ def elapsed() -> float:
 def remaining(limit: float | None) -> float | None:
     """A command's whole-call ``limit`` (``--budget``, or the ``--time-limit`` of solve,
     schedule and place) less what the process has already taken, so the command as a
-    user waits for it keeps the promise; ``None`` stays ``None``."""
-    if limit is None:
-        return None
+    user waits for it keeps the promise; ``None``, ``inf`` and values that are not a
+    positive number pass unchanged (the API refuses the bad ones, naming them)."""
+    if limit is None or not 0 < limit < float("inf"):
+        return limit  # None, inf, or a bad value the API will name
     return max(MIN_LEFT, limit - elapsed())
 
 

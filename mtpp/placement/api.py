@@ -218,10 +218,11 @@ def coarse_brkga(
     return evaluate(ctx, "coarse-brkga", fine, order)
 
 
+@legacy_positional(2, LEGACY_ARGS)
 def place(
     graph: Graph,
     devices: str | DeviceSet,
-    *legacy: Any,
+    *,
     objective: str = "runtime",
     method: str = "auto",
     time_limit: float | None = 10.0,
@@ -245,17 +246,6 @@ def place(
     from heuristics.placement.brkga import OBJECTIVES, placement_brkga
 
     t0 = time.perf_counter()
-    if legacy:
-        given = legacy_positional("place", LEGACY_ARGS, legacy)
-        objective = given.get("objective", objective)
-        method = given.get("method", method)
-        time_limit = given.get("time_limit", time_limit)
-        seed = given.get("seed", seed)
-        times = given.get("times", times)
-        cpsat_memory = given.get("cpsat_memory", cpsat_memory)
-        cpsat_max_ops = given.get("cpsat_max_ops", cpsat_max_ops)
-        threads = given.get("threads", threads)
-        coarse_target = given.get("coarse_target", coarse_target)
     check_instance("graph", graph, Graph, "an mtpp.Graph")
     check_choice("objective", objective, OBJECTIVES)
     check_choice("method", method, METHODS)

@@ -192,3 +192,5 @@ def test_a_command_budget_counts_from_process_start() -> None:
     assert remaining(None) is None
     assert remaining(1e6) <= 1e6 - first
     assert remaining(first / 2) == MIN_LEFT  # already spent: the call gets the least, never a negative limit
+    for bad in (0.0, -1.0, float("nan"), float("inf")):  # passed on for the API to accept or name
+        assert remaining(bad) is bad

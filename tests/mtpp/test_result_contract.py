@@ -127,3 +127,5 @@ def test_one_signature_shape(graph: mtpp.Graph) -> None:
         assert mtpp.place(graph, "two-devices", "runtime", "heft").method == "heft"
     with pytest.raises(mtpp.InvalidParameterError, match="at most"):
         mtpp.schedule(graph, *range(9))
+    with pytest.raises(mtpp.InvalidParameterError, match="both by position and keyword"):
+        mtpp.schedule(graph, "peak_memory", objective="peak_memory")
