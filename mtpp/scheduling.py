@@ -494,8 +494,10 @@ def schedule(
       the REGAL GNN (weights ``regal-peak``), seeded with the kahn, dfs and bfs orders;
     * ``"search"``: the baselines, the min-cut live bound, then the graph split at
       its cut nodes and every part solved by the anytime best-first search of
-      :mod:`heuristics.peak_memory.best_first` (optimal when every part finishes; otherwise
-      its bound is the smallest open key, proven at any stop);
+      :mod:`heuristics.peak_memory.best_first`, forward and backward (first the
+      direction with fewer ops beyond the critical op, half the part's time each;
+      optimal when a part finishes; otherwise its bound is the larger of the two
+      smallest open keys, proven at any stop);
     * ``"auto"`` (default): the baselines, the min-cut live bound, the beam with
       15% of the time left, a 10 times wider beam if it likely fits in 25% of the
       rest, BRKGA (2000 generations, seeded with the best order) with 20% of the
