@@ -42,6 +42,7 @@ from mtpp.cli.output import (
     progress_bar,
     remaining,
     reserved_stdout,
+    start_clock,
     unit,
     units_label,
     writing,
@@ -452,6 +453,7 @@ def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status (see the module docstring)."""
+    start_clock(with_startup=argv is None)  # from a shell: the budget counts from process start
     args = build_parser().parse_args(argv)
     out = Console(soft_wrap=True)
     try:

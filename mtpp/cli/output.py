@@ -136,12 +136,12 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
 
 
 _IMPORTED = time.monotonic()
+_clock = [_IMPORTED]  # when the running command started, on the time.monotonic() clock
 
 
-def elapsed() -> float:
+def process_age() -> float:
     """Seconds since this process started (``/proc/self/stat``; else since this module
-    was imported): interpreter start, imports and reading the graph count toward a
-    command's budget."""
+    was imported)."""
     try:
         with open("/proc/self/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
@@ -150,6 +150,20 @@ def elapsed() -> float:
             return max(0.0, float(fh.read().split()[0]) - start)
     except (OSError, ValueError, IndexError):
         return time.monotonic() - _IMPORTED
+
+
+def start_clock(with_startup: bool) -> None:
+    """Start a command's clock now; ``with_startup`` (the process runs this one
+    command: ``mtpp ...`` from a shell) backdates it to the process start, so the
+    interpreter start and imports count too.  A command run in-process
+    (``main([...])`` from Python) counts from its call."""
+    _clock[0] = time.monotonic() - (process_age() if with_startup else 0.0)
+
+
+def elapsed() -> float:
+    """Seconds the running command has taken (:func:`start_clock`): reading the graph
+    counts toward its budget."""
+    return time.monotonic() - _clock[0]
 
 
 def remaining(limit: float | None) -> float | None:
