@@ -66,9 +66,12 @@ def unique_order(graph: Graph) -> np.ndarray | None:
     order = graph.topological_order
     if order.size <= 1:
         return order
-    n = graph.n
-    pairs = order[:-1] * n + order[1:]
-    return order if np.isin(pairs, graph.edge_src * n + graph.edge_dst).all() else None
+    position = np.empty(graph.n, dtype=np.int64)
+    position[order] = np.arange(graph.n)
+    step = position[graph.edge_src]
+    joined = np.zeros(graph.n, dtype=bool)  # joined[i]: an edge runs from order[i] to order[i + 1]
+    joined[step[position[graph.edge_dst] == step + 1]] = True
+    return order if joined[:-1].all() else None
 
 
 def partition(
