@@ -36,8 +36,10 @@ increase with k (blocks may be empty), so a lower bound proven for ``k' >= k`` h
 for ``k`` and a partition for ``k'' <= k`` is one for ``k`` (re-checked by the
 evaluator at ``k``); a shared bound's record says which k proved it (``from_k``).
 With a total ``budget`` the call spends its time cheapest first: a quick partition
-(SliceGraph on Kahn's order), the cut bound, the ideal DP (smallest k first, so each k
-starts from the optimal partition of the next smaller k), the orderer's search
+(SliceGraph on Kahn's order, each k with ``QUICK_SHARE`` of the time left split over
+the ks to do; a DP that does not fit gives the best equal-work split), the cut bound,
+the ideal DP (smallest k first, so each k starts from the optimal partition of the
+next smaller k), the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
 split evenly among them), then the MIPs with what is left: at each k ``bottleneck``,
 ``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
@@ -64,6 +66,7 @@ from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.certify_phases import (
     MIP_PHASE_ORDER,
     QUICK_ORDERER,
+    QUICK_SHARE,
     Report,
     Run,
     ideal_dp_phase,
@@ -304,15 +307,17 @@ def certify(
         return f"k={problem.k}: " if many else ""
 
     runs: list[Run] = []
-    for problem in problems:  # cheapest first: one SliceGraph pass over Kahn's order
-        sol = partition(problem, orderer=QUICK_ORDERER, seed=seed, presolve=False)
+    for i, problem in enumerate(problems):  # cheapest first: one SliceGraph pass over Kahn's order
+        quick = None if deadline is None else max(0.0, QUICK_SHARE * left() / (len(problems) - i))
+        sol = partition(problem, orderer=QUICK_ORDERER, seed=seed, presolve=False, time_limit=quick)
         run = Run(
             problem,
             sol.evaluation,
             sol.index_order,
-            f"slicegraph ({QUICK_ORDERER})",
+            f"slicegraph ({QUICK_ORDERER})" + (", equal-work split: the DP did not fit" if sol.stopped_by_time else ""),
             [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
             _notes(problem),
+            decode_seconds=sol.wall_time if quick is None or not sol.stopped_by_time else max(quick, sol.wall_time),
         )
         for smaller in runs:  # a partition into fewer blocks is one into k blocks
             shared = evaluate(problem, smaller.best_eval.assignment, smaller.best_order)

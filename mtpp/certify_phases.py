@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.bounds import bound_record
+from formulations.size import estimate_model_size
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
 from mtpp.cross_check import CROSS_CHECK_TIME, cross_check
@@ -22,14 +23,29 @@ from mtpp.problem import Problem
 from mtpp.records import BoundRecord, checked, closes, skipped
 
 QUICK_ORDERER = "kahn"
-"""The first partition of every k: one SliceGraph pass, milliseconds."""
+"""The first partition of every k: one SliceGraph pass, milliseconds (seconds at 20,000 ops)."""
+QUICK_SHARE = 0.5
+"""With a budget, each k's first partition may use this part of the time left, split evenly over
+the ks still to do; a DP cut off there returns the best equal-work split (always feasible)."""
 PARTITION_SHARE = 0.2
 """Part of the budget left that the orderer's search may use, split evenly over the ks still open."""
+SEARCH_MIN_DECODES = 2
+"""The search runs at a k only if its share fits this many DPs as long as the first partition's
+(its first decode repeats that partition's order)."""
+SOLVER_STOP_SECONDS_PER_NONZERO = 2.5e-6
+"""How late a MIP solver may stop after its time limit, per non-zero of the model: HiGHS 1.16's
+presolve does not look at the clock in some steps (measured on layered graphs: the exact MIP at
+2,000 ops and k = 8, 1.33 M non-zeros, stopped 3.2 s after a 2 s limit; the three-block MIP at
+5,000 ops, 1.47 M non-zeros, 1.35 s late).  A MIP gets its share less this, and is skipped when
+its share cannot cover it."""
 MIP_PHASE_ORDER = ("bottleneck", "exact", "guess")
 """The order the MIPs run in at each k (:mod:`mtpp.certificate`)."""
 ENUMERATION_SHARE = 0.25
 IDEALS_PER_SECOND = 100_000
-"""With a budget, the ideal lattice is capped at what a quarter of the time left enumerates at this (slow) rate."""
+IDEAL_BITS_PER_SECOND = 8e8
+"""With a budget, the ideal lattice is capped at what a quarter of the time left enumerates at
+the (slow) rate ``min(IDEALS_PER_SECOND, IDEAL_BITS_PER_SECOND / n)`` (each ideal is an ``n``-bit
+set: measured 500,000 a second at 2,000 ops, 41,000 at 20,000)."""
 MIN_RUN_SECONDS = 0.5
 """A method is skipped when less than this is left of the budget."""
 
@@ -47,6 +63,9 @@ class Run:
     records: list[BoundRecord]
     notes: list[str]
     interrupted: bool = False
+    decode_seconds: float = 0.0
+    """What one SliceGraph DP costs at this k: the first partition's time (its time limit
+    if the DP was cut off there); the search is sized by it."""
 
     @property
     def ub(self) -> float:
@@ -81,7 +100,9 @@ def search_phase(
     """The user's orderer (BRKGA by default) for every k still open, each with an
     even share of ``PARTITION_SHARE`` of the budget left when the phase starts (a
     search that stops early leaves its time to the next) and at most ``time_limit``
-    (like every method); a better partition is adopted at its k and at every larger k."""
+    (like every method); a better partition is adopted at its k and at every larger k.
+    A k whose share cannot fit :data:`SEARCH_MIN_DECODES` DPs as long as its first
+    partition's is skipped with a note (at 20,000 ops one DP takes seconds)."""
     open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
     phase_end = None if math.isinf(left()) else time.perf_counter() + PARTITION_SHARE * left()
     for i, run in enumerate(open_runs):
@@ -92,6 +113,15 @@ def search_phase(
         )
         if share < MIN_RUN_SECONDS:
             break
+        need = SEARCH_MIN_DECODES * run.decode_seconds
+        if share < need:
+            note = (
+                f"partition search ({orderer}) skipped: one SliceGraph DP takes about {run.decode_seconds:.2g} s "
+                f"here, and {SEARCH_MIN_DECODES} do not fit in its {share:.2g} s share of the budget"
+            )
+            run.notes.append(note)
+            say(f"{tag(run.problem)}{note}")
+            continue
         sol = partition(run.problem, orderer=orderer, seed=seed, time_limit=share, presolve=False)
         source = f"slicegraph ({sol.orderer}, seed {seed})"
         if run.adopt(sol.evaluation, sol.index_order, source):
@@ -125,7 +155,8 @@ def ideal_dp_phase(
             run.records.append(skipped("ideal-dp", "the budget is spent"))
         return
     t0 = time.perf_counter()
-    cap = max_ideals if math.isinf(left()) else min(max_ideals, int(ENUMERATION_SHARE * left() * IDEALS_PER_SECOND))
+    rate = min(IDEALS_PER_SECOND, IDEAL_BITS_PER_SECOND / max(runs[0].problem.graph.n, 1))
+    cap = max_ideals if math.isinf(left()) else min(max_ideals, int(ENUMERATION_SHARE * left() * rate))
     lattice = enumerate_ideals(runs[0].problem.graph, cap)
     t_enum = time.perf_counter() - t0
     if lattice is None:
@@ -244,9 +275,12 @@ def mip_phase(
     tag: Callable[[Problem], str],
 ) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
-    the budget left over this k's remaining methods and the methods of the ``later``
-    ks that are still open (a k proven meanwhile takes no share)."""
+    the budget left over this k's remaining methods that can still fit and the methods
+    of the ``later`` ks that are still open (a k proven meanwhile takes no share).  The
+    solver gets its share less :func:`solver_lateness`; a method that cannot cover
+    that is skipped with a record, its time left to the others."""
     problem = run.problem
+    late = {method: solver_lateness(problem, method) for method in mip_methods}
     for j, method in enumerate(mip_methods):
         if run.interrupted:
             break
@@ -254,12 +288,25 @@ def mip_phase(
             run.records.append(skipped(method, "the partition is already proven optimal"))
             continue
         open_after = sum(not closes(r.lb, r.ub_hi) for r in later)
-        share = left() / (len(mip_methods) - j + open_after * len(mip_methods))
-        if share < MIN_RUN_SECONDS:
+        most = min(time_limit, left())
+        if late[method] + MIN_RUN_SECONDS > most and most >= MIN_RUN_SECONDS:
+            size = estimate_model_size(problem, method, n_jobs)
+            run.records.append(
+                skipped(
+                    method,
+                    f"its MIP ({size.nonzeros:,} non-zeros) may keep the solver about {late[method]:.2g} s past "
+                    f"its time limit, more than the {most:.2g} s it could have",
+                )
+            )
+            continue
+        fits = sum(late[m] + MIN_RUN_SECONDS <= most for m in mip_methods[j:])
+        share = left() / (fits + open_after * len(mip_methods))
+        limit = min(time_limit, share) - late[method]
+        if limit < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
             continue
         record, incumbent = bound_record(
-            problem, method, solver, min(time_limit, share), threads, n_jobs, run.ub, run.best_eval.assignment, seed
+            problem, method, solver, limit, threads, n_jobs, run.ub, run.best_eval.assignment, seed
         )
         if incumbent is not None and run.adopt(
             incumbent, problem.graph.topological_order, f"exact MIP incumbent ({record.solver})"
@@ -280,6 +327,13 @@ def mip_phase(
                 problem, run.records, record, solver, run.ub_hi, seed, say, min(CROSS_CHECK_TIME, max(left(), 1.0))
             )
             run.notes.extend(extra)
+
+
+def solver_lateness(problem: Problem, method: str) -> float:
+    """How long after its time limit the solver of ``method``'s MIP (one sub-MIP for
+    ``guess``) may stop: :data:`SOLVER_STOP_SECONDS_PER_NONZERO` per estimated
+    non-zero (:func:`formulations.size.estimate_model_size`, ``O(m)``)."""
+    return SOLVER_STOP_SECONDS_PER_NONZERO * estimate_model_size(problem, method).nonzeros
 
 
 def share_lower_bounds(runs: list[Run]) -> None:

@@ -99,8 +99,11 @@ def partition(
     ratio ``LB / UB``.
 
     ``peak_aware=True`` prices overflow with each block's activation peak (Eq. 2,
-    see :class:`mtpp.Problem`).  ``time_limit`` (seconds) caps the orderer's search; the best order found so far
-    is still sliced and returned.  ``progress(done, total, best)`` is called as the
+    see :class:`mtpp.Problem`).  ``time_limit`` (seconds) caps the wall time of the
+    whole call: the search stops at it with the best partition found so far, and every
+    DP (one takes seconds at 20,000 ops) stops at it too; where no slicing finished in
+    time the best equal-work split of the order is returned (``stopped_by_time``), so
+    a partition always arrives.  ``progress(done, total, best)`` is called as the
     search advances.  ``weights`` (a path or a shipped name) replaces the default
     weights of a learned orderer (``topoformer*``, ``regal-brkga*``, extra ``mtpp[neural]``).
     ``presolve`` (default on) first removes the ops that provably cost nothing where
@@ -118,22 +121,24 @@ def partition(
     if progress is not None and not callable(progress):
         raise InvalidParameterError(f"progress must be a callable or None, got {progress!r}")
     search = get_orderer(orderer, weights) if isinstance(orderer, str) else orderer
+    start = time.perf_counter()
+    deadline = math.inf if time_limit is None else start + time_limit
     pre = presolve_problem(original) if presolve else None
     problem = original if pre is None else pre.problem
     name = orderer if isinstance(orderer, str) else getattr(orderer, "__name__", "custom")
-    start = time.perf_counter()
     only = unique_order(problem.graph)
     if only is not None:  # every order is this one: no search can find another
         found = OrderSearch(priorities_for(only), only, evaluations=1, objective="none")
     else:
-        found = search(problem, seed=seed, time_limit=time_limit, progress=progress)
-    seg = None
-    if found.objective == "bottleneck" and found.history and math.isfinite(found.history[-1]):
+        left = None if time_limit is None else max(0.0, deadline - time.perf_counter())
+        found = search(problem, seed=seed, time_limit=left, progress=progress)
+    seg = found.split  # the bottleneck searches keep their best slicing
+    if seg is None and found.objective == "bottleneck" and found.history and math.isfinite(found.history[-1]):
         # the search already sliced this order: its value caps the DP's sweeps (values below
         # the cap are exact), which at 20,000 ops cuts the final slice from 8 s to far less
-        seg = slice_order(problem, found.order, found.history[-1] * (1 + SLICE_SLACK) + SLICE_SLACK)
+        seg = slice_order(problem, found.order, found.history[-1] * (1 + SLICE_SLACK) + SLICE_SLACK, deadline)
     if seg is None:
-        seg = slice_order(problem, found.order)
+        seg = slice_order(problem, found.order, deadline=deadline)  # past the deadline: the equal-work split
     assert seg is not None  # no upper bound given: the DP always returns a split
     checked = evaluate(problem, seg.assignment, seg.order)
     g = problem.graph  # the DP sums costs incrementally: its rounding error scales with all the costs summed
@@ -156,5 +161,5 @@ def partition(
         index_order=order,
         evaluations=found.evaluations,
         wall_time=time.perf_counter() - start,
-        stopped_by_time=found.stopped_by_time,
+        stopped_by_time=found.stopped_by_time or not seg.exact,
     )

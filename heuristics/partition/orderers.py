@@ -42,10 +42,10 @@ from typing import Protocol
 
 import numpy as np
 
-from heuristics.brkga import BrkgaParams, Progress, brkga, decode_until
+from heuristics.brkga import BrkgaParams, Decoder, Progress, brkga, decode_until
 from heuristics.kahn import kahn_order, priorities_for
 from heuristics.partition.mla import mla_fitness
-from heuristics.partition.slicegraph import sort_and_slice_fitness
+from heuristics.partition.slicegraph import Segmentation, sort_and_slice
 from heuristics.traversal import bfs_order, classic_priorities, dfs_order
 from mtpp.errors import InvalidParameterError
 from mtpp.problem import Problem
@@ -56,7 +56,9 @@ RANDOM_BATCH = 64
 @dataclass(frozen=True)
 class OrderSearch:
     """What an orderer found: its best priorities, the Kahn order they give, the
-    number of orders it decoded, and the objective it minimised with its history."""
+    number of orders it decoded, and the objective it minimised with its history.
+    ``split``: the optimal slicing of ``order`` where the search already computed it
+    (the bottleneck searches), so the caller need not slice it again."""
 
     priorities: np.ndarray
     order: np.ndarray
@@ -64,6 +66,30 @@ class OrderSearch:
     objective: str
     history: tuple[float, ...] = ()
     stopped_by_time: bool = False
+    split: Segmentation | None = None
+
+
+class BestSplit:
+    """A bottleneck decoder that remembers the best slicing it has seen; each decode
+    stops at the search's ``deadline`` (a row it cuts off counts as ``inf``)."""
+
+    def __init__(self, problem: Problem, time_limit: float | None) -> None:
+        self.problem = problem
+        self.deadline = math.inf if time_limit is None else time.perf_counter() + time_limit
+        self.best: Segmentation | None = None
+
+    def __call__(self, keys: np.ndarray, ub: float) -> np.ndarray:
+        fit, seg = sort_and_slice(self.problem, keys, upper_bound=ub, deadline=self.deadline)
+        if seg is not None and (self.best is None or seg.bottleneck < self.best.bottleneck):
+            self.best = seg
+        return fit
+
+    def search(self, keys: np.ndarray, evaluations: int, history: tuple[float, ...], stopped: bool) -> OrderSearch:
+        """The :class:`OrderSearch` of a search whose best priorities are ``keys``:
+        the remembered slicing's order (the same value) where there is one."""
+        best = self.best
+        order = kahn_order(self.problem.graph, keys) if best is None else best.order
+        return OrderSearch(keys, order, evaluations, "bottleneck", history, stopped, best)
 
 
 class Orderer(Protocol):
@@ -85,13 +111,10 @@ def random_orderer(samples: int) -> Orderer:
 
     def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
         rng = np.random.default_rng(seed)
-        deadline = math.inf if time_limit is None else time.perf_counter() + time_limit
+        decode = BestSplit(problem, time_limit)
+        deadline = decode.deadline
         best_keys, best, done = None, math.inf, 0
         history = []
-
-        def decode(keys: np.ndarray, ub: float) -> np.ndarray:
-            return sort_and_slice_fitness(problem, keys, upper_bound=ub)
-
         while done < samples:
             keys = rng.random((min(RANDOM_BATCH, samples - done), problem.graph.n))
             fit, count = decode_until(decode, keys, best, deadline)  # a large graph's batch stops at the limit
@@ -106,9 +129,7 @@ def random_orderer(samples: int) -> Orderer:
             if time.perf_counter() >= deadline:
                 break
         assert best_keys is not None
-        return OrderSearch(
-            best_keys, kahn_order(problem.graph, best_keys), done, "bottleneck", tuple(history), done < samples
-        )
+        return decode.search(best_keys, done, tuple(history), done < samples)
 
     return run
 
@@ -119,11 +140,10 @@ def brkga_orderer(evaluations: int, objective: str = "bottleneck") -> Orderer:
     params = BrkgaParams.for_budget(evaluations)
 
     def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
+        split = None
+        decode: Decoder
         if objective == "bottleneck":
-
-            def decode(keys: np.ndarray, ub: float) -> np.ndarray:
-                return sort_and_slice_fitness(problem, keys, upper_bound=ub)
-
+            decode = split = BestSplit(problem, time_limit)
             initial = classic_priorities(problem.graph)
         else:
             weighted = objective == "mla-weighted"
@@ -135,6 +155,8 @@ def brkga_orderer(evaluations: int, objective: str = "bottleneck") -> Orderer:
         res = brkga(
             decode, problem.graph.n, params, seed=seed, initial=initial, time_limit=time_limit, progress=progress
         )
+        if split is not None:
+            return split.search(res.keys, res.evaluations, res.history, res.stopped_by_time)
         return OrderSearch(
             res.keys,
             kahn_order(problem.graph, res.keys),

@@ -27,20 +27,38 @@ size ``n^2`` is stored: memory is ``O(n k)``.  Two prunings keep it far below th
 * an optional ``upper_bound`` caps everything: values ``< upper_bound`` are exact,
   and if the optimum is ``>= upper_bound`` the DP reports ``inf`` (BRKGA uses this to
   skip work on chromosomes that cannot enter the elite).
+
+A ``deadline`` (a :func:`time.perf_counter` value) stops the DP between two columns
+once the clock passes it (looked at every :data:`CHECK_STEPS` sweep steps): at 20,000
+ops one DP takes seconds, so a budget must be able to cut it.  A cut-off slice falls
+back to the best equal-work split (:func:`equal_work_split`, ``O((n + m) log k)``): a
+feasible partition always arrives, marked ``exact=False``.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
 from heuristics.kahn import in_degrees, kahn_kernel
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
 from heuristics.partition.segments import extend_left, overflow, prepare, prepare_kernel
 from mtpp.problem import Problem
+
+CHECK_STEPS = 1 << 16
+"""Sweep steps of the DP between two looks at the clock under a deadline (about a millisecond)."""
+
+
+@njit(cache=True)
+def clock():
+    """:func:`time.perf_counter` from compiled code."""
+    with objmode(now="float64"):
+        now = time.perf_counter()
+    return now
 
 
 @njit(cache=True)
@@ -62,10 +80,15 @@ def dp_kernel(
     inv_b,
     ub,
     peak_aware,
+    deadline,
 ):
-    """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty).
-    The first twelve arguments are a :class:`heuristics.partition.segments.PreparedOrder`."""
+    """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty);
+    ``complete`` is false when the clock passed ``deadline`` first (``dp[k, n - 1]`` is
+    then ``inf``).  The first twelve arguments are a
+    :class:`heuristics.partition.segments.PreparedOrder`."""
     n = w.shape[0]
+    timed = deadline < np.inf
+    steps = CHECK_STEPS  # a deadline already passed stops the DP before its first column
     t, d, size = peak_tree(n if peak_aware else 1)
     prefix_peak = prefix_peaks_kernel(out_raw, last, in_ptr, in_size_raw, in_next) if peak_aware else np.zeros(n)
     dp = np.full((k + 1, n), np.inf)
@@ -74,6 +97,12 @@ def dp_kernel(
     arg = np.empty(k + 1, dtype=np.int64)
     prefix = 0.0
     for r in range(n):
+        steps += 1
+        if timed and steps >= CHECK_STEPS:
+            steps = 0
+            if clock() >= deadline:
+                dp[k, n - 1] = np.inf
+                return dp, choice, False
         # dp[1, r]: the prefix [0, r] as one block has only output IO
         prefix += w[r]
         if last[r] >= 0:
@@ -94,6 +123,7 @@ def dp_kernel(
         pk = 0.0  # the peak also only grows as l moves left
         used = -1  # leaves of the peak tree this column filled
         for l in range(r, 0, -1):
+            steps += 1
             base += extend_left(l, r, w, out, first, last, in_ptr, in_size, in_next)
             if peak_aware:
                 in_sum, pk = peak_extend_left(
@@ -124,11 +154,83 @@ def dp_kernel(
             else:
                 dp[j, r] = best[j]
                 choice[j, r] = arg[j]
-    return dp, choice
+    return dp, choice, True
 
 
 @njit(cache=True)
-def equal_work_split_value(
+def equal_work_starts(w, k):
+    """Start positions of the pieces of about equal work that cut the order into at
+    most ``k`` non-empty pieces (piece ``b`` ends where the running work reaches
+    ``b / k`` of the total).  ``O(n)``."""
+    n = w.shape[0]
+    total = 0.0
+    for i in range(n):
+        total += w[i]
+    starts = np.empty(k, dtype=np.int64)
+    s = 0
+    l = 0
+    acc = 0.0
+    for b in range(1, k + 1):
+        if l >= n:
+            break
+        starts[s] = l
+        s += 1
+        r = l
+        acc += w[l]
+        while r + 1 < n and (b == k or acc + w[r + 1] <= total * b / k):
+            r += 1
+            acc += w[r]
+        l = r + 1
+    return starts[:s].copy()
+
+
+@njit(cache=True)
+def split_value(
+    w,
+    param_prefix,
+    out,
+    first,
+    last,
+    in_ptr,
+    in_size,
+    in_next,
+    out_raw,
+    in_size_raw,
+    cons_ptr,
+    cons_pos,
+    starts,
+    budget,
+    inv_b,
+    peak_aware,
+):
+    """Bottleneck of cutting the order at ``starts``, each block priced exactly as the
+    DP prices it (grown to the left from its last position).  ``O(n + m)``
+    (``O((n + m) log n)`` peak-aware)."""
+    n = w.shape[0]
+    t, d, size = peak_tree(n if peak_aware else 1)
+    worst = 0.0
+    for b in range(starts.shape[0]):
+        l = starts[b]
+        r = starts[b + 1] - 1 if b + 1 < starts.shape[0] else n - 1
+        base = 0.0
+        in_sum = 0.0
+        pk = 0.0
+        for i in range(r, l - 1, -1):
+            base += extend_left(i, r, w, out, first, last, in_ptr, in_size, in_next)
+            if peak_aware:
+                in_sum, pk = peak_extend_left(
+                    i, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos, in_ptr, in_size_raw, in_next
+                )
+        if peak_aware:
+            peak_tree_reset(t, d, size, r - l)
+        cost = base + overflow(param_prefix[r + 1] - param_prefix[l] + pk, budget, inv_b)
+        if cost > worst:
+            worst = cost
+    return worst
+
+
+@njit(cache=True)
+def equal_work_split(
     w,
     param_prefix,
     out,
@@ -146,42 +248,41 @@ def equal_work_split_value(
     inv_b,
     peak_aware,
 ):
-    """Bottleneck of cutting the order into k pieces of about equal work: a feasible
-    split, so its value caps the DP without changing the optimum.  ``O(n + m)``
-    (``O((n + m) log n)`` peak-aware).  It must price blocks exactly as the DP does."""
-    n = w.shape[0]
-    t, d, size = peak_tree(n if peak_aware else 1)
-    total = 0.0
-    for i in range(n):
-        total += w[i]
-    worst = 0.0
-    l = 0
-    acc = 0.0
-    for b in range(1, k + 1):
-        if l >= n:
+    """The best of the equal-work splits (:func:`equal_work_starts`) into ``j = 1, 2,
+    4, ..., k`` pieces, as ``(value, starts)``: a feasible split (at most ``k``
+    blocks), so its value caps the DP without changing the optimum, and the partition
+    a DP cut off by its deadline falls back to.  ``O((n + m) log k)``; where IO
+    dominates, fewer pieces than ``k`` are often far cheaper."""
+    best = np.inf
+    best_starts = np.zeros(1, dtype=np.int64)
+    j = 1
+    while True:
+        starts = equal_work_starts(w, j)
+        value = split_value(
+            w,
+            param_prefix,
+            out,
+            first,
+            last,
+            in_ptr,
+            in_size,
+            in_next,
+            out_raw,
+            in_size_raw,
+            cons_ptr,
+            cons_pos,
+            starts,
+            budget,
+            inv_b,
+            peak_aware,
+        )
+        if value < best:
+            best = value
+            best_starts = starts
+        if j >= k:
             break
-        # last position of piece b: where the running work reaches b / k of the total
-        r = l
-        acc += w[l]
-        while r + 1 < n and (b == k or acc + w[r + 1] <= total * b / k):
-            r += 1
-            acc += w[r]
-        base = 0.0
-        in_sum = 0.0
-        pk = 0.0
-        for i in range(r, l - 1, -1):
-            base += extend_left(i, r, w, out, first, last, in_ptr, in_size, in_next)
-            if peak_aware:
-                in_sum, pk = peak_extend_left(
-                    i, r, in_sum, t, d, size, out_raw, first, last, cons_ptr, cons_pos, in_ptr, in_size_raw, in_next
-                )
-        if peak_aware:
-            peak_tree_reset(t, d, size, r - l)
-        cost = base + overflow(param_prefix[r + 1] - param_prefix[l] + pk, budget, inv_b)
-        if cost > worst:
-            worst = cost
-        l = r + 1
-    return worst
+        j = min(2 * j, k)
+    return best, best_starts
 
 
 def _cap(value: float) -> float:
@@ -208,51 +309,83 @@ def segment_starts(choice, k):
 
 @dataclass(frozen=True)
 class Segmentation:
-    """An optimal slicing of one order: ``starts[b]`` is the first position of block
-    ``b``; ``assignment[v]`` the block of node ``v``.  ``bottleneck`` is the DP's value
-    (callers re-check it with :func:`mtpp.evaluate`)."""
+    """A slicing of one order: ``starts[b]`` is the first position of block ``b``;
+    ``assignment[v]`` the block of node ``v``.  ``bottleneck`` is the DP's value
+    (callers re-check it with :func:`mtpp.evaluate`).  ``exact``: the optimal slicing
+    of the order; false for the equal-work fallback of a DP cut off by its deadline."""
 
     order: np.ndarray
     starts: np.ndarray
     assignment: np.ndarray
     bottleneck: float
+    exact: bool = True
+
+    @classmethod
+    def of(cls, order: np.ndarray, starts: np.ndarray, value: float, exact: bool = True) -> Segmentation:
+        """The segmentation of ``order`` cut at ``starts`` (its value ``value``)."""
+        blocks = np.zeros(order.size, dtype=np.int64)
+        blocks[starts[1:]] = 1
+        assignment = np.empty(order.size, dtype=np.int64)
+        assignment[order] = np.cumsum(blocks)
+        return cls(order=order, starts=starts, assignment=assignment, bottleneck=float(value), exact=exact)
 
 
-def slice_order(problem: Problem, order: np.ndarray, upper_bound: float = math.inf) -> Segmentation | None:
+def slice_order(
+    problem: Problem, order: np.ndarray, upper_bound: float = math.inf, deadline: float = math.inf
+) -> Segmentation | None:
     """Algorithm 1: the optimal split of topological ``order`` into at most
     ``problem.k`` contiguous blocks.  Returns ``None`` if no split beats
     ``upper_bound``.  Time ``O(n (n + m) k)`` worst case, far less with the
-    prunings above; memory ``O(n k)``."""
+    prunings above; memory ``O(n k)``.  Past ``deadline`` (a :func:`time.perf_counter`
+    value) the DP stops and the best equal-work split is returned instead
+    (``exact=False``; ``None`` if it does not beat ``upper_bound``)."""
     order = np.asarray(order, dtype=np.int64)
     arrays = prepare(problem, order)
     k = min(problem.k, order.size)  # more blocks than nodes would only be empty
     params = (k, problem.param_budget, 1.0 / problem.bandwidth)
-    cap = min(upper_bound, _cap(equal_work_split_value(*arrays, *params, problem.peak_aware)))
-    dp, choice = dp_kernel(*arrays, *params, cap, problem.peak_aware)
+    fallback, fallback_starts = equal_work_split(*arrays, *params, problem.peak_aware)
+    cap = min(upper_bound, _cap(fallback))
+    dp, choice, complete = dp_kernel(*arrays, *params, cap, problem.peak_aware, deadline)
+    if not complete:
+        return Segmentation.of(order, fallback_starts, fallback, exact=False) if fallback < upper_bound else None
     value = float(dp[k, -1])
     if not value < upper_bound:
         return None
-    starts = segment_starts(choice, k)
-    blocks = np.zeros(order.size, dtype=np.int64)
-    blocks[starts[1:]] = 1
-    assignment = np.empty(order.size, dtype=np.int64)
-    assignment[order] = np.cumsum(blocks)
-    return Segmentation(order=order, starts=starts, assignment=assignment, bottleneck=value)
+    return Segmentation.of(order, segment_starts(choice, k), value)
 
 
 @njit(cache=True)
 def decode_batch_kernel(
-    keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, work, size_param, size_out, inv_b, k, budget, ub, peak_aware
+    keys,
+    succ_ptr,
+    succ_idx,
+    pred_ptr,
+    pred_idx,
+    indeg,
+    work,
+    size_param,
+    size_out,
+    inv_b,
+    k,
+    budget,
+    ub,
+    peak_aware,
+    deadline,
 ):
     """Algorithm 2 for every row of ``keys``: Kahn order, then the sliced bottleneck
-    (``inf`` where it is not below ``ub``)."""
-    fitness = np.empty(keys.shape[0])
+    (``inf`` where it is not below ``ub``, and for the rows from the one the
+    ``deadline`` cut off), with the order and block starts of the best row (empty
+    when no row is finite)."""
+    fitness = np.full(keys.shape[0], np.inf)
+    best = np.inf
+    best_order = np.zeros(0, dtype=np.int64)
+    best_starts = np.zeros(0, dtype=np.int64)
     for c in range(keys.shape[0]):
         order = kahn_kernel(succ_ptr, succ_idx, indeg, keys[c])
         w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr, cons_pos = prepare_kernel(
             order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, inv_b
         )
-        cap = equal_work_split_value(
+        cap, _ = equal_work_split(
             w,
             pp,
             out,
@@ -271,7 +404,7 @@ def decode_batch_kernel(
             peak_aware,
         )
         cap += 1e-9 * abs(cap) + 1e-12  # as _cap: strictly above a feasible value
-        dp, _ = dp_kernel(
+        dp, choice, complete = dp_kernel(
             w,
             pp,
             out,
@@ -289,17 +422,30 @@ def decode_batch_kernel(
             inv_b,
             min(cap, ub),
             peak_aware,
+            deadline,
         )
+        if not complete:
+            break
         v = dp[k, order.shape[0] - 1]
-        fitness[c] = v if v < ub else np.inf
-    return fitness
+        if v < ub:
+            fitness[c] = v
+            if v < best:
+                best = v
+                best_order = order
+                best_starts = segment_starts(choice, k)
+    return fitness, best_order, best_starts
 
 
-def sort_and_slice_fitness(problem: Problem, keys: np.ndarray, upper_bound: float = math.inf) -> np.ndarray:
+def sort_and_slice(
+    problem: Problem, keys: np.ndarray, upper_bound: float = math.inf, deadline: float = math.inf
+) -> tuple[np.ndarray, Segmentation | None]:
     """BrkgaSortAndSliceDecoder (Algorithm 2) on a batch of priority vectors (one per
-    row): the bottleneck of each, or ``inf`` where it is not below ``upper_bound``."""
+    row): the bottleneck of each, or ``inf`` where it is not below ``upper_bound``
+    or the DP did not finish by ``deadline`` (a :func:`time.perf_counter` value), and
+    the optimal slicing of the best row's order (``None`` if no row is finite), so a
+    search keeps its best partition without slicing it again."""
     g = problem.graph
-    return decode_batch_kernel(
+    fitness, order, starts = decode_batch_kernel(
         np.ascontiguousarray(keys, dtype=np.float64),
         g.succ_ptr,
         g.succ_idx,
@@ -314,4 +460,15 @@ def sort_and_slice_fitness(problem: Problem, keys: np.ndarray, upper_bound: floa
         problem.param_budget,
         upper_bound,
         problem.peak_aware,
+        deadline,
     )
+    if order.size == 0:
+        return fitness, None
+    return fitness, Segmentation.of(order, starts, float(fitness.min()))
+
+
+def sort_and_slice_fitness(
+    problem: Problem, keys: np.ndarray, upper_bound: float = math.inf, deadline: float = math.inf
+) -> np.ndarray:
+    """The fitness of :func:`sort_and_slice` alone."""
+    return sort_and_slice(problem, keys, upper_bound, deadline)[0]

@@ -1,3 +1,5 @@
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -65,13 +67,13 @@ def test_random_orderer_time_limit_holds_within_a_batch(monkeypatch: pytest.Monk
     from mtpp import Problem
     from mtpp.generators import layered_graph
 
-    real = orderers.sort_and_slice_fitness
+    real = orderers.sort_and_slice
 
-    def slow(problem: Problem, keys: np.ndarray, upper_bound: float = np.inf) -> np.ndarray:
+    def slow(problem: Problem, keys: np.ndarray, upper_bound: float = np.inf, deadline: float = np.inf) -> Any:
         time.sleep(0.05 * len(keys))
-        return real(problem, keys, upper_bound=upper_bound)
+        return real(problem, keys, upper_bound=upper_bound, deadline=deadline)
 
-    monkeypatch.setattr(orderers, "sort_and_slice_fitness", slow)
+    monkeypatch.setattr(orderers, "sort_and_slice", slow)
     problem = Problem(layered_graph(30, seed=1), 3)
     t0 = time.perf_counter()
     search = orderers.get_orderer("random-1000")(problem, seed=0, time_limit=0.5, progress=None)
