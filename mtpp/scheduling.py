@@ -159,10 +159,11 @@ class _Search:
 
     def add_cut_bound(self) -> None:
         """The min-cut live bound (:mod:`heuristics.peak_memory.cut_bound`), within the time left."""
+        from formulations.size import memory_limit
         from heuristics.peak_memory.cut_bound import cut_live_memory, proven_bound
 
         t = time.perf_counter()
-        values, done, _ = cut_live_memory(self.graph, self.left())
+        values, done, _ = cut_live_memory(self.graph, self.left(), max_bytes=memory_limit())
         lower = proven_bound(self.graph, values)
         self.offer("cut-live", None, lower, time.perf_counter() - t, "bound", f"cuts={int(done.sum())}")
 
@@ -248,12 +249,19 @@ def _run_search(search: _Search, seed: int) -> None:
     the larger counts).  The combined order is the parts' orders concatenated; the
     bound is the largest part bound (both exact by the proof in
     :mod:`heuristics.peak_memory.split`)."""
-    from heuristics.peak_memory.best_first import best_first_search
-    from heuristics.peak_memory.cut_bound import cut_live_memory
+    from formulations.size import GB, memory_limit
+    from heuristics.peak_memory.best_first import best_first_search, search_memory_bytes
+    from heuristics.peak_memory.cut_bound import MAX_NODES, cut_live_memory
     from heuristics.peak_memory.split import split_graph
 
     assert search.order is not None
     t = time.perf_counter()
+    cap, n = memory_limit(), search.graph.n
+    need = search_memory_bytes(n, SEARCH_MEMORY_MB, residuals=n <= MAX_NODES)
+    if need > cap:  # skipped with a record, not attempted (issue 24)
+        detail = f"skipped: would need about {need / GB:.1f} GB, more than the {cap / GB:.1f} GB memory cap"
+        search.offer("search", None, 0.0, time.perf_counter() - t, "skipped", detail)
+        return
     parts = split_graph(search.graph)  # in run order
     orders: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(parts)
     lower, solved, states, memory_hit, timed_out = 0.0, 0, 0, 0, 0
@@ -262,10 +270,18 @@ def _run_search(search: _Search, seed: int) -> None:
         left = search.left()
         share = None if left is None else left / (len(parts) - count)
         start, part_lower, t_part = part.restrict(search.order), 0.0, time.perf_counter()
+        if share is not None and share <= 0:  # the time is spent: the part keeps the best order so far
+            orders[i], timed_out = part.lift(start), timed_out + 1
+            continue
         backward = _backward_first(part.graph)
-        static, _, resid = cut_live_memory(part.graph, None if share is None else share / 2, every_op=True)
+        static, _, resid = cut_live_memory(
+            part.graph, None if share is None else share / 2, every_op=True, max_bytes=cap
+        )
+        setup = 0.0  # seconds the first search took to set up (a second or so at 20,000 ops)
         for turn in (0, 1):
             used = time.perf_counter() - t_part
+            if turn == 1 and share is not None and share - used < setup:
+                break  # the other direction could not even set up in the time left
             res = best_first_search(
                 part.graph,
                 start,
@@ -277,7 +293,7 @@ def _run_search(search: _Search, seed: int) -> None:
                 residuals=resid,
                 backward=backward != (turn == 1),
             )
-            start = res.order
+            start, setup = res.order, res.setup_time
             part_lower = max(part_lower, res.lower_bound)  # lowered for rounding (heuristics.peak_memory.best_first)
             states += res.states
             memory_hit += res.memory_hit

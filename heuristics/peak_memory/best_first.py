@@ -153,11 +153,11 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
 from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready, ready_ops
 from heuristics.peak_memory.bounds import ancestor_bits, masked_sums, needed_bits
-from heuristics.peak_memory.cut_bound import bits_to_bool, cut_live_memory
+from heuristics.peak_memory.cut_bound import cut_live_memory
 from heuristics.peak_memory.orders import order_peak, traversal_order
 from heuristics.peak_memory.state_dp import child_live
 from mtpp.errors import InvalidParameterError
@@ -169,7 +169,15 @@ DEFAULT_MEMORY_MB = 512
 FIXED_BYTES_PER_STATE = 8 * 5 + 4 * 2 + 2 * (8 + 4 + 8 + 8) + 4 * 8  # arrays, heap, table
 
 # status codes of the kernel
-RUNNING, FINISHED, MEMORY_FULL, TARGET_REACHED = 0, 1, 2, 3
+RUNNING, FINISHED, MEMORY_FULL, TARGET_REACHED, TIME_UP = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def clock():
+    """:func:`time.perf_counter` from compiled code."""
+    with objmode(now="float64"):
+        now = time.perf_counter()
+    return now
 
 
 @njit(cache=True, inline="always")
@@ -218,8 +226,9 @@ def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best
     """``max(best, max_{v not in S} h_v(S))`` (module docstring); ``order`` sorts the
     ops by decreasing ``top``, the largest ``h_v`` can get.  The relative terms sum
     over ``over[row] cap Q(v)``: ``over[row]`` is ``S`` forward, the ops feeding
-    ``T`` backward."""
+    ``T`` backward; an empty ``resid`` (``(0, 0)``) leaves the min-cut terms static."""
     n_words = bits.shape[1]
+    relative = resid.shape[0] > 0  # an empty R: the relative min-cut terms are off
     for k in range(order.shape[0]):
         v = order[k]
         if top[v] <= best:
@@ -235,7 +244,8 @@ def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best
                 x ^= low
                 u = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
                 total += size_out[u]
-                cut += resid[v, u]
+                if relative:
+                    cut += resid[v, u]
         if total > best:
             best = total
         if cut > best:
@@ -386,12 +396,18 @@ def search_kernel(
     exact,
     backward,
     max_expansions,
+    deadline,
 ):
     """Runs at most ``max_expansions`` expansions of the best-first search on the
     state arrays (module docstring) and returns a status code.  ``ctr`` holds the
     number of states, the heap size, the expansions so far and the goal state;
-    ``ub_box[0]`` the best peak known."""
+    ``ub_box[0]`` the best peak known.  The clock is looked at between children (one
+    expansion can take seconds on 20,000 ops): past ``deadline`` the state goes back
+    on the heap, as when memory is full, and ``TIME_UP`` is returned."""
     n = succ_ptr.shape[0] - 1
+    timed = deadline < np.inf
+    every = 1 if bits.shape[1] >= 16 else 64  # children between two looks at the clock
+    seen = 0
     n_words = bits.shape[1]
     cap = bits.shape[0]
     hcap = hk.shape[0]
@@ -437,7 +453,15 @@ def search_kernel(
                 )
                 if k >= 0:
                     ops = ops[k : k + 1]
+        late = False
         for v in ops:
+            if timed:
+                seen += 1
+                if seen >= every:
+                    seen = 0
+                    if clock() >= deadline:
+                        late = True
+                        break
             if backward:  # the step of v runs on the boundary after it
                 cl = back_live(bits, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
                 step = cl + size_out[v] + size_param[v]
@@ -537,10 +561,10 @@ def search_kernel(
             parent[c], node[c], depth[c] = s, v, d
             table[i] = c
             size = _push(hk, hd, hi, hg, size, key, d, c, cg)
-        if full:  # the state goes back so that its key still bounds what lies below it
+        if full or late:  # the state goes back so that its key still bounds what lies below it
             size = _push(hk, hd, hi, hg, size, s_key, s_depth, s, s_g)
             ctr[1] = size
-            return MEMORY_FULL
+            return MEMORY_FULL if full else TIME_UP
         ctr[1] = size
     return RUNNING
 
@@ -565,6 +589,43 @@ class SearchResult:
     target_reached: bool
     memory_bytes: int
     wall_time: float
+    setup_time: float = 0.0
+    """Seconds spent before the first expansion (bitsets, bounds): ``O(n m / 64)``, a
+    second or so at 20,000 ops; a caller with little time left skips a second search."""
+
+
+@njit(cache=True)
+def relative_tops(q_bits, forced, static, size_out, resid):
+    """The largest value ``h_v`` can reach, ``max(F(v) + sum_{Q(v)} size_out,
+    B(v) + sum_{Q(v)} R[v, .])``, summed in the order :func:`set_bound` sums (so its
+    sums over subsets of ``Q(v)`` never exceed it), in ``O(n^2 / 64 + |Q|)`` time and
+    no ``n x n`` temporaries (an empty ``resid``: no min-cut terms)."""
+    n, n_words = q_bits.shape
+    relative = resid.shape[0] > 0
+    top = np.empty(n)
+    for v in range(n):
+        total = forced[v]
+        cut = static[v]
+        for w in range(n_words):
+            x = q_bits[v, w]
+            while x != 0:
+                low = x & (~x + ONE)
+                x ^= low
+                u = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
+                total += size_out[u]
+                if relative:
+                    cut += resid[v, u]
+        top[v] = total if total > cut else cut
+    return top
+
+
+def search_memory_bytes(n: int, memory_mb: float = DEFAULT_MEMORY_MB, residuals: bool = True) -> float:
+    """Bytes one :func:`best_first_search` on ``n`` ops may hold: its state arrays
+    (``memory_mb``), about eight ``n x n / 64`` bitset matrices (ancestors, needed
+    tensors, ``Q``, their temporaries, both directions) and, with ``residuals``, the
+    ``n x n`` float matrix ``R``.  A caller with a memory cap skips a search above it."""
+    words = 8 * n * ((n + 63) // 64)
+    return memory_mb * 2**20 + 8 * words + (8 * n * n if residuals else 0)
 
 
 def _relative_bound_data(
@@ -579,8 +640,7 @@ def _relative_bound_data(
     q_bits = reach & ~anc
     idx = np.arange(g.n)
     q_bits[idx, idx >> 6] &= ~(ONE << (idx & 63).astype(np.uint64))
-    q_mask = bits_to_bool(q_bits, g.n)
-    top = np.maximum(forced + q_mask @ g.size_out, static + (q_mask * resid).sum(axis=1))
+    top = relative_tops(q_bits, forced, static, g.size_out, resid)
     order = np.argsort(-top, kind="stable").astype(np.int64)
     return forced, q_bits, top, order
 
@@ -639,13 +699,15 @@ def best_first_search(
         static, _, resid = cut_live_memory(g, time_limit, every_op=True)
     else:
         static = np.asarray(static_bound, dtype=np.float64)
-        resid = np.zeros((n, n)) if residuals is None else np.asarray(residuals, dtype=np.float64)
+        resid = np.zeros((0, 0)) if residuals is None else np.asarray(residuals, dtype=np.float64)
+    if resid.shape != (n, n):
+        resid = np.zeros((0, 0))  # no residuals (a graph too large for them): the min-cut terms stay static
     forced, q_bits, top, by_bound = _relative_bound_data(g, static, resid)
     if backward:  # the relative terms over the ancestors feeding T (module docstring)
         anc = ancestor_bits(g.topological_order, g.pred_ptr, g.pred_idx)
         q_bits = anc & ~needed_bits(g.topological_order, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx)
-        q_mask = bits_to_bool(q_bits, n)
-        top = np.maximum(forced + q_mask @ g.size_out, static + (q_mask * resid).sum(axis=1))
+        del anc
+        top = relative_tops(q_bits, forced, static, g.size_out, resid)
         by_bound = np.argsort(-top, kind="stable").astype(np.int64)
     zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
     # the root: nothing scheduled, the sources ready
@@ -661,7 +723,13 @@ def best_first_search(
     hk[0], hi[0] = hval[0], 0
     ctr = np.array([1, 1 if hval[0] < ub else 0, 0, -1], dtype=np.int64)  # states, heap size, expansions, goal
     ub_box = np.array([ub])
-    status, batch, stopped = RUNNING, 64, False
+    status, batch, stopped = (
+        RUNNING,
+        1,
+        False,
+    )  # doubled while a batch takes < 0.05 s (one expansion can take 0.1 s at 20,000 ops)
+    deadline = math.inf if time_limit is None else t0 + time_limit
+    setup = time.perf_counter() - t0
     while status == RUNNING:
         if time_limit is not None and time.perf_counter() - t0 >= time_limit:
             stopped = True
@@ -703,7 +771,11 @@ def best_first_search(
             exact,
             backward,
             batch,
+            deadline,
         )
+        if status == TIME_UP:
+            stopped, status = True, RUNNING
+            break
         took = time.perf_counter() - t
         if took < 0.05:  # about 0.1 s between time checks
             batch *= 2
@@ -736,5 +808,6 @@ def best_first_search(
         stopped_by_time=stopped,
         target_reached=status == TARGET_REACHED,
         memory_bytes=memory_bytes,
+        setup_time=setup,
         wall_time=time.perf_counter() - t0,
     )

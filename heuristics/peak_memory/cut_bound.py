@@ -67,8 +67,16 @@ def bits_to_bool(bits: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8), axis=1, bitorder="little")[:, :n].astype(bool)
 
 
+def cut_memory_bytes(n: int, m: int, every_op: bool = False) -> float:
+    """Bytes the cuts of :func:`cut_live_memory` hold on ``n`` ops and ``m`` edges:
+    boolean ``n x n`` ancestor and descendant matrices, the ``n x m`` leaving-edge
+    matrix, the ``n x n`` live-ancestor matrix as floats and, with ``every_op``, the
+    ``n x n`` float residuals."""
+    return float(n) * m + 11.0 * n * n + (8.0 * n * n if every_op else 0.0)
+
+
 def cut_live_memory(
-    graph: Graph, time_limit: float | None = None, every_op: bool = False
+    graph: Graph, time_limit: float | None = None, every_op: bool = False, max_bytes: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per op ``v``, a lower bound on the memory of ``v``'s step in every order: the
     min-cut value ``size_out(v) + size_param(v) + C(v)`` of the module docstring where
@@ -85,7 +93,10 @@ def cut_live_memory(
         C(v | S) >= C(v) + sum_{u in S, u feeds desc*(v)} R[v, u],
 
     where ``C(v | S)`` also forces ``S`` to the source side (the search's
-    relative bound, :mod:`heuristics.peak_memory.best_first`)."""
+    relative bound, :mod:`heuristics.peak_memory.best_first`).  The cuts are skipped
+    (forced-live values) on graphs above ``MAX_NODES`` ops or whose matrices
+    (:func:`cut_memory_bytes`) would take more than ``max_bytes``; the residuals are
+    then ``(0, 0)`` (no relative terms)."""
     t0 = time.perf_counter()
     g = graph
     n = g.n
@@ -94,9 +105,10 @@ def cut_live_memory(
     own = g.size_out + g.size_param
     values = own + masked_sums(anc_bits & reach, g.size_out)  # forced-live: valid everywhere
     done = np.zeros(n, dtype=bool)
-    residual = np.zeros((n, n) if every_op else (0, 0))
     total = float(g.size_out.sum())
-    if g.m == 0 or total <= 0 or n > MAX_NODES:
+    too_big = max_bytes is not None and cut_memory_bytes(n, g.m, every_op) > max_bytes
+    residual = np.zeros((n, n) if every_op and n <= MAX_NODES and not too_big else (0, 0))
+    if g.m == 0 or total <= 0 or n > MAX_NODES or too_big:
         return values, done, residual
     anc = bits_to_bool(anc_bits, n)
     desc = anc.T.copy()

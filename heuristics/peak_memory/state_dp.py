@@ -74,7 +74,8 @@ from mtpp.rounding import UNIT, lower_by
 
 DEFAULT_MAX_STATES = 200_000  # per level, when the beam is unbounded (memory cap: it makes the run inexact)
 MAX_TOTAL_STATES = 20_000_000  # states kept over all levels (8 bytes each for the way back)
-TIMEOUT_WIDTH = 16  # beam width for the levels left once the time limit has passed
+TIMEOUT_WIDTH = 16  # beam width for the levels left once the time limit has passed ...
+TIMEOUT_WORDS = 1 << 22  # ... at most: width x levels left x bitset words stays below this (20,000 ops: width 1)
 
 
 @njit(cache=True)
@@ -259,8 +260,9 @@ def state_dp(
     ``max_states``, a memory guard).  ``upper_order`` (a known order) prunes every
     state whose peak reaches its peak and is returned if nothing better is found.
     Once ``time_limit`` seconds have passed (or ``MAX_TOTAL_STATES`` states are
-    stored), the remaining levels run with a beam of ``TIMEOUT_WIDTH`` so the call
-    still ends with an order and a valid bound (``stopped_by_time``).
+    stored), the remaining levels run with a beam of ``TIMEOUT_WIDTH`` (narrower on
+    large graphs, down to one state, so that ``TIMEOUT_WORDS`` bounds the finish) so
+    the call still ends with an order and a valid bound (``stopped_by_time``).
     ``seed`` only fixes the hash keys.  See :class:`DpResult`.
     """
     width = _check_width("beam_width", beam_width)
@@ -292,7 +294,9 @@ def state_dp(
             states >= MAX_TOTAL_STATES or (time_limit is not None and time.perf_counter() - t0 >= time_limit)
         ):
             stopped = True
-            limit = TIMEOUT_WIDTH if limit is None else min(limit, TIMEOUT_WIDTH)
+            # each state costs O(n / 64) per level: the finish must not outlast the limit by much
+            finish = max(1, min(TIMEOUT_WIDTH, TIMEOUT_WORDS // max(1, (n - level) * n_words)))
+            limit = finish if limit is None else min(limit, finish)
         c_parent, c_node, c_hash, c_peak, c_live, c_look = expand_kernel(
             sched,
             ready,
