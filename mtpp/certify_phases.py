@@ -289,7 +289,10 @@ def mip_phase(
             continue
         open_after = sum(not closes(r.lb, r.ub_hi) for r in later)
         most = min(time_limit, left())
-        if late[method] + MIN_RUN_SECONDS > most and most >= MIN_RUN_SECONDS:
+        if most < MIN_RUN_SECONDS:
+            run.records.append(skipped(method, "the budget is spent"))
+            continue
+        if late[method] + MIN_RUN_SECONDS > most:
             size = estimate_model_size(problem, method, n_jobs)
             run.records.append(
                 skipped(
@@ -299,7 +302,7 @@ def mip_phase(
                 )
             )
             continue
-        fits = sum(late[m] + MIN_RUN_SECONDS <= most for m in mip_methods[j:])
+        fits = sum(late[m] + MIN_RUN_SECONDS <= most for m in mip_methods[j:])  # this one among them
         share = left() / (fits + open_after * len(mip_methods))
         limit = min(time_limit, share) - late[method]
         if limit < MIN_RUN_SECONDS:

@@ -133,3 +133,14 @@ def test_a_dp_deadline_is_looked_at_while_it_runs() -> None:
     cut = slice_order(problem, order, deadline=time.perf_counter() + took / 20)
     assert full is not None and full.exact and cut is not None and not cut.exact
     assert evaluate(problem, cut.assignment, order).bottleneck == pytest.approx(cut.bottleneck)
+
+
+def test_certify_with_a_spent_budget_skips_every_mip_with_a_record() -> None:
+    g = layered_graph(30, seed=2)
+    for ks in ([3], [2, 3, 5]):
+        certs = certify(g, ks, bounds="simple,bottleneck,exact,guess", solver="highs", budget=1e-3, orderer="kahn")
+        for cert in certs:
+            for method in ("bottleneck", "exact", "guess"):
+                record = cert.bound(method)
+                assert record is not None and record.status == "skipped"
+            assert cert.lower_bound <= cert.upper_bound
