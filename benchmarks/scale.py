@@ -67,9 +67,17 @@ def gpt2_graph(layers: int, out: str) -> bool:
     except ImportError:
         return False
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    model = GPT2Model(GPT2Config(n_layer=layers)).eval()
+
+    class Hidden(torch.nn.Module):  # the hidden states only: no key/value cache in the output
+        def __init__(self) -> None:
+            super().__init__()
+            self.gpt2 = GPT2Model(GPT2Config(n_layer=layers, use_cache=False)).eval()
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.gpt2(ids, use_cache=False).last_hidden_state
+
     ids = torch.zeros((1, 128), dtype=torch.long)
-    from_torch(model, (ids,), keep_zero_cost_ops=True).to_json(out)
+    from_torch(Hidden().eval(), (ids,), keep_zero_cost_ops=True).to_json(out)
     return True
 
 
