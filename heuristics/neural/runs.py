@@ -1,8 +1,9 @@
 """What the two training loops share: options as JSON-able dicts and the checkpoint file.
 
 A training run keeps its options (a frozen dataclass) in its checkpoint; a resumed run
-must have been started with the same options, except those that only say how long or
-on how many threads to run (:data:`FREE_OPTIONS`).  Checkpoints are written atomically
+must have been started with the same options, except those that only say how long,
+where or on how many threads to run (:data:`FREE_OPTIONS`; ``imitation_epochs`` too: a
+longer warm start resumed before its end is the run that had asked for it).  Checkpoints are written atomically
 (a temporary file renamed into place) and hold only tensors, numbers, strings, lists
 and dicts, so ``torch.load(weights_only=True)`` reads them.
 """
@@ -18,7 +19,7 @@ import torch
 
 from mtpp.errors import InvalidParameterError
 
-FREE_OPTIONS = ("epochs", "threads")
+FREE_OPTIONS = ("epochs", "threads", "device", "jobs", "imitation_epochs")
 T = TypeVar("T")
 
 

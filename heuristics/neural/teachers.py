@@ -4,13 +4,13 @@ A policy trained by REINFORCE alone from a random start needs GPU-days (Topoform
 App. C.1); on a CPU and minutes, both trainers can first imitate a good order and
 only then optimise the objective.  The teacher is the approximate DP with state
 collapsing for peak memory (Topoformer App. C.3, ``effort`` states per level) and
-BRKGA for other objectives (``effort`` evaluations).  The targets:
-
-* Topoformer: the Eq. 17 priorities whose greedy (Kahn) order *is* the teacher's,
-  ``alpha * zscore(-position)`` (:func:`rank_targets`);
-* REGAL: per node the ``Beta(alpha, beta)`` pair from the choices whose mean is
-  closest to ``1 - position / (n - 1)``, among the sharpest such pairs, so mutants
-  are noisy copies of the teacher's priorities (:func:`beta_targets`).
+BRKGA for other objectives (``effort`` evaluations).  Topoformer imitates the
+teacher's order by its likelihood under the policy
+(:func:`heuristics.neural.training.imitation_loss`); the exact teacher's proven
+orders come from data sets (:mod:`heuristics.neural.proof_data`).  REGAL's target
+is, per node, the ``Beta(alpha, beta)`` pair from the choices whose mean is closest
+to ``1 - position / (n - 1)``, among the sharpest such pairs, so mutants are noisy
+copies of the teacher's priorities (:func:`beta_targets`).
 """
 
 from __future__ import annotations
@@ -50,14 +50,6 @@ def positions(order: np.ndarray) -> np.ndarray:
     pos = np.empty(order.size)
     pos[order] = np.arange(order.size)
     return pos
-
-
-def rank_targets(order: np.ndarray, alpha: float) -> torch.Tensor:
-    """``alpha * zscore(-position)``: the Eq. 17 priorities whose greedy order is ``order``."""
-    pos = positions(order)
-    spread = pos.std()
-    z = -(pos - pos.mean()) / spread if spread > 0 else np.zeros_like(pos)
-    return torch.from_numpy(alpha * z).float()
 
 
 def beta_targets(order: np.ndarray, choices: Sequence[float]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -17,12 +17,27 @@ by ``lr_decay`` per epoch (App. C.1: 1e-4 and 0.996 on a GPU); ``reinforce_lr``
 (default the paper's 1e-4) in the REINFORCE epochs, ``lr`` in the imitation epochs.
 
 Warm start by imitation (not in the paper, which trains for 1-2 GPU days): the
-first ``imitation_epochs`` epochs regress the normalised priorities (Eq. 17) onto
-``alpha * zscore(-position)`` of a teacher's order -- the approximate DP with state
-collapsing (``teacher_effort`` states per level) for peak memory, BRKGA with
-``teacher_effort`` evaluations for the bottleneck -- so that greedy decoding starts
-near the teacher; REINFORCE then optimises the objective itself.  With a CPU and
-minutes instead of GPU days this converges far faster than REINFORCE from scratch.
+first ``imitation_epochs`` epochs maximise the likelihood of a teacher's order under
+the policy itself, ``-log p(sigma* | G) / n`` with ``log p`` of Eq. 6 and 8
+(:func:`heuristics.neural.policy.order_log_probs`).  That is a listwise ranking loss
+over the ops ready at each step: step ``t`` is a softmax over the schedulable set
+``R_t`` whose target is the teacher's op, so the loss is zero exactly when greedy
+(and sampled) decoding reproduces the teacher, and it only asks the priorities to
+order ops that compete at some step (a pointwise regression onto the teacher's
+positions would also fit the order of ops that never meet, and spend the
+capacity there).  The teacher (``teacher``):
+
+* ``"exact"``: orders proven optimal (or within ``max_gap`` of the proven bound) by
+  the best-first search, read from the data sets ``teacher_data``
+  (:mod:`heuristics.neural.proof_data`, built by ``mtpp train ... --teacher exact``);
+  an imitation epoch takes the next ``graphs_per_epoch`` examples of a seeded
+  shuffle of all of them;
+* ``"approx"``: the approximate DP with state collapsing (``teacher_effort`` states
+  per level) for peak memory, BRKGA with ``teacher_effort`` evaluations for the
+  bottleneck, on the epoch's fresh graphs.
+
+REINFORCE then optimises the objective itself.  ``device`` (``"cpu"``, ``"cuda"``)
+is where the model and its inputs live; decoding and costs run on the CPU.
 
 Everything is seeded: graph ``i`` of epoch ``e`` and the sampling seeds are functions
 of ``(seed, e, i)``, and the model starts from ``torch.manual_seed(seed)``, so a run
@@ -52,8 +67,9 @@ from heuristics.neural.history import plot_history
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
 from heuristics.neural.policy import order_log_probs
+from heuristics.neural.proof_data import Example, load_examples
 from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
-from heuristics.neural.teachers import rank_targets, teacher_order
+from heuristics.neural.teachers import teacher_order
 from heuristics.neural.topoformer import Topoformer, TopoformerConfig
 from heuristics.neural.weights import save_weights
 from heuristics.traversal import bfs_order, dfs_order
@@ -66,6 +82,7 @@ WEIGHTS = "weights.pt"
 PLOT = "history.png"
 
 EpochProgress = Callable[[int, int, dict[str, float]], None]
+TEACHERS = ("approx", "exact")
 
 
 @dataclass(frozen=True)
@@ -92,6 +109,11 @@ class TrainConfig:
     head_dim: int = 16
     alpha: float = 5.0
     threads: int = 1
+    teacher: str = "approx"
+    teacher_data: tuple[str, ...] = ()
+    max_gap: float = 0.0
+    device: str = "cpu"
+    jobs: int = 1
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -104,12 +126,39 @@ class TrainConfig:
             or (self.imitation_epochs < 0)
         ):
             raise InvalidParameterError(f"imitation_epochs must be an integer >= 0, got {self.imitation_epochs!r}")
-        for name in ("k", "epochs", "graphs_per_epoch", "batch", "samples", "validation", "threads", "teacher_effort"):
+        for name in (
+            "k",
+            "epochs",
+            "graphs_per_epoch",
+            "batch",
+            "samples",
+            "validation",
+            "threads",
+            "teacher_effort",
+            "jobs",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
         if not all(x > 0 and math.isfinite(x) for x in (self.lr, self.reinforce_lr)) or not 0 < self.lr_decay <= 1:
             raise InvalidParameterError("lr and reinforce_lr must be > 0 and lr_decay in (0, 1]")
+        if self.teacher not in TEACHERS:
+            raise InvalidParameterError(f"teacher must be one of {', '.join(TEACHERS)}, got {self.teacher!r}")
+        object.__setattr__(self, "teacher_data", tuple(str(d) for d in self.teacher_data))
+        if self.teacher == "exact" and self.imitation_epochs and not self.teacher_data:
+            raise InvalidParameterError("teacher 'exact' needs teacher_data: the data sets of proven orders to imitate")
+        if self.teacher == "exact" and self.objective != "peak":
+            raise InvalidParameterError(
+                "teacher 'exact' is available for objective 'peak' (proven minimum-peak orders)"
+            )
+        if not (isinstance(self.max_gap, (int, float)) and 0 <= self.max_gap < math.inf):
+            raise InvalidParameterError(f"max_gap must be a number >= 0, got {self.max_gap!r}")
+        try:
+            torch.device(self.device)
+        except (RuntimeError, TypeError) as exc:
+            raise InvalidParameterError(
+                f"device must be a torch device such as 'cpu' or 'cuda', got {self.device!r}"
+            ) from exc
 
     def model_config(self) -> TopoformerConfig:
         return TopoformerConfig(
@@ -138,8 +187,9 @@ class Encoded:
     relation: torch.Tensor
 
     @classmethod
-    def of(cls, graph: Graph) -> Encoded:
-        return cls(graph, torch.from_numpy(node_features(graph)), torch.from_numpy(relation_matrix(graph)))
+    def of(cls, graph: Graph, device: str = "cpu") -> Encoded:
+        x, relation = _inputs(graph)
+        return cls(graph, torch.from_numpy(x).to(device), torch.from_numpy(relation).to(device))
 
 
 @dataclass
@@ -156,7 +206,9 @@ def greedy_costs(model: Topoformer, data: list[Encoded], objective: OrderObjecti
     model.eval()
     with torch.no_grad():
         costs = [
-            float(objective.order_costs(e.graph, greedy_order(e.graph, model(e.x, e.relation).double().numpy()))[0])
+            float(
+                objective.order_costs(e.graph, greedy_order(e.graph, model(e.x, e.relation).double().cpu().numpy()))[0]
+            )
             for e in data
         ]
     return np.array(costs)
@@ -173,6 +225,59 @@ def _sample_seed(seed: int, epoch: int, index: int) -> int:
     return int(np.random.default_rng([seed, epoch + 1, index, 7]).integers(2**31))
 
 
+def imitation_loss(y: torch.Tensor, order: np.ndarray, graph: Graph) -> torch.Tensor:
+    """``-log p(order | G) / n`` under Eq. 6 and 8: the mean over steps of the
+    cross-entropy between the softmax over the ready set and the teacher's pick
+    (module docstring)."""
+    return -order_log_probs(y, order, graph)[0] / graph.n
+
+
+def hardware(device: str) -> str:
+    """What trained: the GPU's name, or the CPU with its core count."""
+    if torch.device(device).type == "cuda" and torch.cuda.is_available():
+        return f"{torch.cuda.get_device_name(torch.device(device))} (torch {torch.__version__})"
+    return f"CPU, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads (torch {torch.__version__})"
+
+
+def _inputs(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    return node_features(graph), relation_matrix(graph)
+
+
+class _ExactTeacher:
+    """The examples of the exact teacher's data sets, encoded once, served as a
+    seeded shuffle: imitation epoch ``e`` takes the next ``per_epoch`` of them."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        examples: list[Example] = []
+        for root in config.teacher_data:
+            examples.extend(load_examples(root, config.max_gap))
+        if not examples:
+            raise InvalidParameterError(
+                f"the teacher data sets {list(config.teacher_data)} hold no example within max_gap {config.max_gap}"
+            )
+        self.examples = examples
+        if config.jobs > 1:  # the features' eigenvectors dominate: spread them over processes
+            from joblib import Parallel, delayed
+
+            inputs = Parallel(n_jobs=config.jobs, batch_size=32)(delayed(_inputs)(e.graph) for e in examples)
+        else:
+            inputs = [_inputs(e.graph) for e in examples]
+        self.encoded = [
+            Encoded(e.graph, torch.from_numpy(x).to(config.device), torch.from_numpy(r).to(config.device))
+            for e, (x, r) in zip(examples, inputs)
+        ]
+        self.seed = config.seed
+
+    def epoch(self, epoch: int, per_epoch: int) -> list[tuple[Encoded, np.ndarray]]:
+        total = len(self.examples)
+        start = epoch * per_epoch
+        picks = []
+        for at in range(start, start + per_epoch):
+            perm = np.random.default_rng([self.seed, 25, at // total]).permutation(total)
+            picks.append(int(perm[at % total]))
+        return [(self.encoded[i], self.examples[i].order) for i in picks]
+
+
 def train(
     config: TrainConfig,
     out_dir: str | os.PathLike[str],
@@ -187,8 +292,9 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
+    device = config.device
     objective = make_objective(config.objective, config.k)
-    model = Topoformer(config.model_config())
+    model = Topoformer(config.model_config()).to(device)
     baseline = copy.deepcopy(model)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     history: list[dict[str, float]] = []
@@ -200,37 +306,43 @@ def train(
         baseline.load_state_dict(state["baseline"])
         optimiser.load_state_dict(state["optimiser"])
         history, start_epoch, elapsed = list(state["history"]), int(state["epoch"]), float(state["elapsed"])
+    exact = _ExactTeacher(config) if config.teacher == "exact" and start_epoch < config.imitation_epochs else None
 
     validation = [
-        Encoded.of(g)
+        Encoded.of(g, device)
         for g in epoch_graphs(config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation)
     ]
     classic = classic_costs(validation, objective)
     base_val = greedy_costs(baseline, validation, objective)
     for epoch in range(start_epoch, config.epochs):
         t0 = time.perf_counter()
-        graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
         imitating = epoch < config.imitation_epochs
+        if imitating and exact is not None:
+            pairs = exact.epoch(epoch, config.graphs_per_epoch)
+        else:
+            graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
+            pairs = [(Encoded.of(g, device), None) for g in graphs]  # teacher orders come per batch
         for group in optimiser.param_groups:
             group["lr"] = (config.lr if imitating else config.reinforce_lr) * config.lr_decay**epoch
         losses, advantages = [], []
-        for first in range(0, len(graphs), config.batch):
+        for first in range(0, len(pairs), config.batch):
             optimiser.zero_grad()
-            batch = [Encoded.of(g) for g in graphs[first : first + config.batch]]
-            b = None if imitating else greedy_costs(baseline, batch, objective)
+            batch = pairs[first : first + config.batch]
+            b = None if imitating else greedy_costs(baseline, [e for e, _ in batch], objective)
             model.train()
-            total = torch.zeros(())
-            for j, e in enumerate(batch):
+            total = torch.zeros((), device=device)
+            for j, (e, teacher) in enumerate(batch):
                 y = model(e.x, e.relation)
                 seed_j = _sample_seed(config.seed, epoch, first + j)
                 if imitating:
-                    teacher = teacher_order(e.graph, objective, config.teacher_effort, seed_j)
-                    total = total + ((y - rank_targets(teacher, config.alpha)) ** 2).mean()
+                    if teacher is None:
+                        teacher = teacher_order(e.graph, objective, config.teacher_effort, seed_j)
+                    total = total + imitation_loss(y, teacher, e.graph)
                     continue
-                orders = sample_orders(e.graph, y.detach().double().numpy(), config.samples, seed_j)
+                orders = sample_orders(e.graph, y.detach().double().cpu().numpy(), config.samples, seed_j)
                 costs = objective.order_costs(e.graph, orders)
                 assert b is not None
-                adv = torch.from_numpy((costs - b[j]) / max(b[j], 1e-12)).float()
+                adv = torch.from_numpy((costs - b[j]) / max(b[j], 1e-12)).float().to(device)
                 total = total + (adv * order_log_probs(y, orders, e.graph)).mean()
                 advantages.append(float(adv.mean()))
             loss = total / len(batch)
@@ -284,6 +396,9 @@ def train(
             "training": config.to_dict(),
             "epochs": len(history),
             "seconds": elapsed,
+            "hardware": hardware(device),
+            "teacher": config.teacher,
+            "teacher_examples": 0 if exact is None else len(exact.examples),
             "val_ratio_vs_classic": final.get("baseline_ratio_vs_classic", math.nan),
         },
     )

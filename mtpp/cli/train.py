@@ -2,6 +2,13 @@
 
 ``mtpp train topoformer --objective peak|mtpp [-k K] --out DIR [--epochs E] ...``
 ``mtpp train regal --objective peak|mtpp [-k K] --out DIR [--evaluations N] ...``
+``mtpp train data --out DATA [--teacher-count N --teacher-nodes LO HI --jobs J]``
+
+``--teacher exact`` imitates orders proven minimum-peak by the best-first search
+(``mtpp.schedule(method="search")``): each ``--teacher-data`` directory (default
+``DIR/teacher-data``) is built first, or resumed, as a versioned data set of
+``--teacher-count`` generated graphs with their proven orders
+(:mod:`mtpp.teacher_data`), over ``--jobs`` processes.
 
 Writes ``DIR/checkpoint.pt`` and ``DIR/history.json`` after every epoch (an
 interrupted run resumes from them when started again with the same options), and
@@ -14,6 +21,7 @@ Needs the ``mtpp[neural]`` extra (torch).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -25,7 +33,9 @@ from mtpp.cli.output import writing
 def add_train_command(sub: Any) -> argparse.ArgumentParser:
     """Add ``train`` to ``sub`` (from ``add_subparsers``) and return its parser."""
     p = sub.add_parser("train", help="train a learned orderer (Topoformer or REGAL) on generated graphs")
-    p.add_argument("model", choices=["topoformer", "regal"])
+    p.add_argument(
+        "model", choices=["topoformer", "regal", "data"], help="what to train; data: only build a teacher data set"
+    )
     p.add_argument(
         "--objective",
         choices=["peak", "mtpp"],
@@ -33,7 +43,9 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
         help="peak memory (layered graphs) or the SliceGraph bottleneck (REGAL-style graphs)",
     )
     p.add_argument("-k", type=int, default=8, help="blocks for the mtpp objective (default 8)")
-    p.add_argument("--out", required=True, help="directory for checkpoint, history, weights and plot")
+    p.add_argument(
+        "--out", required=True, help="directory for checkpoint, history, weights and plot (data: the data set)"
+    )
     p.add_argument("--epochs", type=int, default=None, help="epochs (default: the model's)")
     p.add_argument("--graphs-per-epoch", type=int, default=None, help="fresh graphs per epoch")
     p.add_argument("--nodes", type=int, nargs=2, metavar=("LO", "HI"), default=None, help="training graph sizes")
@@ -55,6 +67,37 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
         default=None,
         help="teacher's DP states per level (peak) or BRKGA evaluations (mtpp)",
     )
+    p.add_argument(
+        "--teacher",
+        choices=["approx", "exact"],
+        default=None,
+        help="topoformer: imitate the approximate teacher (default) or orders proven optimal (peak)",
+    )
+    p.add_argument(
+        "--teacher-data",
+        action="append",
+        default=None,
+        metavar="DATA",
+        help="exact teacher: a data set directory, built or resumed first (repeatable; default OUT/teacher-data)",
+    )
+    p.add_argument("--teacher-count", type=int, default=1024, help="graphs in a new teacher data set (default 1024)")
+    p.add_argument(
+        "--teacher-nodes",
+        type=int,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=(100, 250),
+        help="ops per graph of a new teacher data set (default 100 250)",
+    )
+    p.add_argument(
+        "--teacher-time-limit", type=float, default=10.0, help="seconds of the exact search per graph (default 10)"
+    )
+    p.add_argument(
+        "--max-gap", type=float, default=None, help="exact teacher: imitate orders within this gap of the bound (0)"
+    )
+    p.add_argument("--jobs", type=int, default=1, help="processes building and encoding teacher data (default 1)")
+    p.add_argument("--batch", type=int, default=None, help="graphs per optimiser step")
+    p.add_argument("--device", default=None, help="topoformer: torch device, e.g. cuda (default cpu)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-resume", action="store_true", help="start afresh even if DIR has a checkpoint")
@@ -71,11 +114,46 @@ def _options(args: argparse.Namespace, names: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def _teacher_data(args: argparse.Namespace, err: Console) -> tuple[str, ...]:
+    """Build or resume each exact-teacher data set; their directories."""
+    from heuristics.neural.proof_data import MANIFEST, DataSpec, read_spec
+    from mtpp.teacher_data import build_teacher_data
+
+    dirs = args.teacher_data or [str(Path(args.out) / "teacher-data")]
+    for d in dirs:
+        if (Path(d) / MANIFEST).is_file():
+            spec = read_spec(d)
+        else:
+            spec = DataSpec(
+                count=args.teacher_count,
+                nodes=tuple(args.teacher_nodes),
+                seed=args.seed,
+                time_limit=args.teacher_time_limit,
+            )
+
+        def shown(done: int, total: int, d: str = d) -> None:
+            err.print(f"teacher data {d}: {done}/{total} shards", highlight=False)
+
+        with writing(d):
+            build_teacher_data(d, spec, jobs=args.jobs, progress=shown)
+    return tuple(dirs)
+
+
 def cmd_train(args: argparse.Namespace, out: Console) -> int:
     """Train, with a progress bar; print where the weights and the plot went."""
     from heuristics.neural.weights import require_torch
 
+    if args.model == "data":  # a teacher data set alone: no torch needed
+        err = Console(stderr=True, quiet=bool(getattr(args, "quiet", False)))
+        args.teacher_data = [args.out]
+        (root,) = _teacher_data(args, err)
+        out.print(f"teacher data set: {root}")
+        return 0
     require_torch()
+    if args.model == "regal" and (args.teacher is not None or args.device is not None):
+        from mtpp.errors import InvalidParameterError
+
+        raise InvalidParameterError("--teacher and --device are options of 'mtpp train topoformer'")
     common = {
         "epochs": "epochs",
         "graphs_per_epoch": "graphs_per_epoch",
@@ -102,8 +180,15 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
                 "imitation_epochs": "imitation_epochs",
                 "teacher_effort": "teacher_effort",
                 "reinforce_lr": "reinforce_lr",
+                "teacher": "teacher",
+                "max_gap": "max_gap",
+                "batch": "batch",
+                "device": "device",
+                "jobs": "jobs",
             },
         )
+        if args.teacher == "exact":
+            opts["teacher_data"] = _teacher_data(args, Console(stderr=True, quiet=bool(getattr(args, "quiet", False))))
         config: Any = TrainConfig(**opts, threads=args.threads)
     else:
         from heuristics.neural.regal_training import RegalTrainConfig, train_regal

@@ -106,3 +106,17 @@ def test_missing_torch_is_a_typed_error_naming_the_extra(monkeypatch: pytest.Mon
             partition(g, 3, orderer=orderer)
     with pytest.raises(MissingDependencyError, match=r"mtpp\[neural\]"):
         schedule(g, method="regal-brkga")
+
+
+def test_cli_builds_teacher_data_and_trains_on_it(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "data"
+    build = ["train", "data", "--out", str(data), "--teacher-count", "3", "--teacher-nodes", "8", "10"]
+    assert main(build) == 0
+    assert "teacher data set" in capsys.readouterr().out
+    assert sorted(p.name for p in data.iterdir()) == ["manifest.json", "shard-00000.npz"]
+    run = ["train", "topoformer", "--out", str(tmp_path / "run"), "--teacher", "exact", "--teacher-data", str(data)]
+    assert main([*run, "--imitation-epochs", "1", "--dim", "8", "--layers", "1", *TINY]) == 0
+    assert json.loads((tmp_path / "run" / "history.json").read_text())[0]["phase"] == 1.0
+    assert main(["train", "regal", "--out", str(tmp_path / "r"), "--teacher", "exact"]) == 2
+    assert "options of 'mtpp train topoformer'" in capsys.readouterr().err
+    assert main(["train", "data", "--out", str(data), "--teacher-count", "4"]) == 0  # its own spec resumes

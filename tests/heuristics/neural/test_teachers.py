@@ -5,25 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heuristics.neural.decoding import greedy_order
 from heuristics.neural.objectives import Bottleneck, PeakMemory
 from heuristics.neural.regal import DEFAULT_CHOICES
-from heuristics.neural.teachers import beta_targets, positions, rank_targets, teacher_order
+from heuristics.neural.teachers import beta_targets, positions, teacher_order
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.generators.regal import regal_graph
 from tests.oracle import is_topological
 
 
 @pytest.mark.parametrize("objective", [PeakMemory(), Bottleneck(3)])
-def test_teacher_orders_and_rank_targets(objective: PeakMemory | Bottleneck) -> None:
+def test_teacher_orders(objective: PeakMemory | Bottleneck) -> None:
     g = regal_graph(40, seed=4)
     teacher = teacher_order(g, objective, 32, seed=0)
     assert is_topological(g, teacher)
     classic = min(objective.order_costs(g, o(g))[0] for o in (dfs_order, bfs_order))
     assert objective.order_costs(g, teacher)[0] <= classic + 1e-9  # both teachers start from dfs / bfs
-    y = rank_targets(teacher, 5.0)
-    assert np.array_equal(greedy_order(g, y.double().numpy()), teacher)
-    assert float(y.std(unbiased=False)) == pytest.approx(5.0, rel=1e-5)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -1,0 +1,217 @@
+"""Training data from proofs: graphs with a teacher's order, stored as a versioned data set.
+
+An exact teacher (``mtpp train ... --teacher exact``, built by :mod:`mtpp.teacher_data`)
+gives, per generated graph, an order and what was proven about it: for peak memory
+the order of the best-first search with its peak and proven lower bound (``optimal``
+when they meet, Topoformer Eq. 1-3, 15).  This module holds only the file format,
+so the training loop reads the data without importing the solvers that made it.
+
+A data set is a directory:
+
+* ``manifest.json``: ``{"format": "mtpp-teacher-data", "version": 1, "spec": {...}}``,
+  the options that define every example (objective, graph family, node range,
+  seed, count, the teacher's time limit, shard size);
+* ``shard-00000.npz``, ...: ``shard_size`` consecutive examples each, written
+  atomically (a temporary file renamed into place) when the whole shard is done, so an
+  interrupted build resumes at the first missing shard and never reads half a file.
+
+A shard holds the graphs themselves (weights and edges, concatenated with per-graph
+offsets), not only their seeds: a later change of a generator cannot silently pair
+an order with another graph.  Example ``i`` is fully determined by ``(spec, i)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mtpp.errors import InvalidParameterError
+from mtpp.graph import Graph
+
+FORMAT = "mtpp-teacher-data"
+VERSION = 1
+MANIFEST = "manifest.json"
+FAMILIES = ("layered", "regal")
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """What a data set holds: ``count`` graphs of ``family`` with ``nodes = (lo, hi)``
+    ops (uniform), example ``i`` drawn from ``seed`` and ``i``; each labelled by the
+    exact teacher for ``objective`` within ``time_limit`` seconds per graph."""
+
+    objective: str = "peak"
+    family: str = "layered"
+    nodes: tuple[int, int] = (100, 250)
+    count: int = 1024
+    seed: int = 0
+    time_limit: float = 10.0
+    shard_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.objective != "peak":
+            raise InvalidParameterError(
+                f"the exact teacher's data set supports objective 'peak', got {self.objective!r}"
+            )
+        if self.family not in FAMILIES:
+            raise InvalidParameterError(f"family must be one of {', '.join(FAMILIES)}, got {self.family!r}")
+        try:
+            lo, hi = (int(v) for v in self.nodes)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(f"nodes must be a pair (lo, hi), got {self.nodes!r}") from exc
+        if not 3 <= lo <= hi:
+            raise InvalidParameterError(f"nodes must satisfy 3 <= lo <= hi, got {self.nodes!r}")
+        object.__setattr__(self, "nodes", (lo, hi))
+        for name in ("count", "shard_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
+        if not (isinstance(self.time_limit, (int, float)) and 0 < self.time_limit < float("inf")):
+            raise InvalidParameterError(f"time_limit must be a number of seconds > 0, got {self.time_limit!r}")
+
+    @property
+    def shards(self) -> int:
+        return -(-self.count // self.shard_size)
+
+    def shard_range(self, shard: int) -> range:
+        """The example indices of ``shard``."""
+        return range(shard * self.shard_size, min(self.count, (shard + 1) * self.shard_size))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["nodes"] = list(self.nodes)
+        return d
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled graph: the teacher's ``order`` (node indices), its ``value`` (the
+    peak), the ``lower_bound`` proven on the graph, ``optimal`` when they meet."""
+
+    index: int
+    graph: Graph
+    order: np.ndarray
+    value: float
+    lower_bound: float
+    optimal: bool
+    seconds: float
+
+    @property
+    def gap(self) -> float:
+        """``value / lower_bound - 1`` (0 when proven optimal)."""
+        return 0.0 if self.optimal else self.value / self.lower_bound - 1.0 if self.lower_bound > 0 else float("inf")
+
+
+def shard_path(root: Path, shard: int) -> Path:
+    return root / f"shard-{shard:05d}.npz"
+
+
+def write_manifest(root: Path, spec: DataSpec) -> None:
+    """Create ``root/manifest.json``, or check that the one there has the same spec."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / MANIFEST
+    doc = {"format": FORMAT, "version": VERSION, "spec": spec.to_dict()}
+    if path.is_file():
+        if read_spec(root) != spec:
+            raise InvalidParameterError(f"{root} holds a data set with other options; use another directory")
+        return
+    tmp = path.with_name(f".{MANIFEST}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1))
+    os.replace(tmp, path)
+
+
+def read_spec(root: str | os.PathLike[str]) -> DataSpec:
+    """The spec in ``root/manifest.json``; a missing or foreign file is a clear error."""
+    path = Path(root) / MANIFEST
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InvalidParameterError(f"{root} is not a teacher data set (no {MANIFEST})") from None
+    except (OSError, ValueError) as exc:
+        raise InvalidParameterError(f"cannot read {path}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("spec"), dict):
+        raise InvalidParameterError(f"{path} is not an {FORMAT} manifest")
+    if doc.get("version") != VERSION:
+        raise InvalidParameterError(f"{path} has version {doc.get('version')!r}; this mtpp reads version {VERSION}")
+    spec = dict(doc["spec"])
+    spec["nodes"] = tuple(spec.get("nodes", ()))
+    return DataSpec(**spec)
+
+
+def write_shard(root: Path, shard: int, examples: list[Example]) -> None:
+    """Write one shard atomically."""
+    graphs = [e.graph for e in examples]
+    arrays = {
+        "index": np.array([e.index for e in examples], dtype=np.int64),
+        "n": np.array([g.n for g in graphs], dtype=np.int64),
+        "m": np.array([g.m for g in graphs], dtype=np.int64),
+        "work": np.concatenate([g.work for g in graphs]),
+        "size_param": np.concatenate([g.size_param for g in graphs]),
+        "size_out": np.concatenate([g.size_out for g in graphs]),
+        "edge_src": np.concatenate([g.edge_src for g in graphs]).astype(np.int32),
+        "edge_dst": np.concatenate([g.edge_dst for g in graphs]).astype(np.int32),
+        "order": np.concatenate([e.order for e in examples]).astype(np.int32),
+        "value": np.array([e.value for e in examples]),
+        "lower_bound": np.array([e.lower_bound for e in examples]),
+        "optimal": np.array([e.optimal for e in examples]),
+        "seconds": np.array([e.seconds for e in examples]),
+    }
+    target = shard_path(root, shard)
+    tmp = target.with_name(f".{target.stem}.tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, target)
+
+
+def read_shard(root: Path, shard: int) -> list[Example]:
+    """The examples of one shard, graphs rebuilt."""
+    with np.load(shard_path(root, shard)) as z:
+        a = {k: z[k] for k in z.files}
+    node_at = np.concatenate([[0], np.cumsum(a["n"])])
+    edge_at = np.concatenate([[0], np.cumsum(a["m"])])
+    out = []
+    for j, index in enumerate(a["index"].tolist()):
+        nodes, edges = slice(node_at[j], node_at[j + 1]), slice(edge_at[j], edge_at[j + 1])
+        graph = Graph.from_arrays(
+            a["work"][nodes],
+            a["size_param"][nodes],
+            a["size_out"][nodes],
+            np.stack([a["edge_src"][edges], a["edge_dst"][edges]], axis=1),
+            name=f"teacher-{index}",
+        )
+        out.append(
+            Example(
+                index,
+                graph,
+                a["order"][nodes].astype(np.int64),
+                float(a["value"][j]),
+                float(a["lower_bound"][j]),
+                bool(a["optimal"][j]),
+                float(a["seconds"][j]),
+            )
+        )
+    return out
+
+
+def done_shards(root: Path, spec: DataSpec) -> list[int]:
+    """The shards already written."""
+    return [s for s in range(spec.shards) if shard_path(root, s).is_file()]
+
+
+def load_examples(root: str | os.PathLike[str], max_gap: float = 0.0) -> list[Example]:
+    """Every example of a complete data set whose teacher order is within ``max_gap``
+    of its proven bound (default: proven optimal only).  An incomplete data set is
+    an error naming the missing shards (build it to the end first)."""
+    path = Path(root)
+    spec = read_spec(path)
+    missing = sorted(set(range(spec.shards)) - set(done_shards(path, spec)))
+    if missing:
+        raise InvalidParameterError(
+            f"{root} is incomplete: {len(missing)} of {spec.shards} shards missing (first: {missing[0]}); "
+            "build it again to resume"
+        )
+    return [e for s in range(spec.shards) for e in read_shard(path, s) if e.gap <= max_gap]

@@ -1,0 +1,132 @@
+"""Training data from proofs (issue 25): the exact teacher's data sets, their file
+format, resuming, and imitation of the proven orders by likelihood."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from heuristics.neural.decoding import greedy_order
+from heuristics.neural.proof_data import (
+    MANIFEST,
+    DataSpec,
+    load_examples,
+    read_spec,
+    shard_path,
+)
+from heuristics.neural.topoformer import Topoformer
+from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, train
+from mtpp.errors import InvalidParameterError
+from mtpp.memory import peak_memory
+from mtpp.teacher_data import build_teacher_data, example_graph
+from tests.oracle import brute_force_peak, is_topological
+
+SPEC = DataSpec(count=5, nodes=(7, 9), seed=3, time_limit=5.0, shard_size=2)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("proofs")
+    build_teacher_data(root, SPEC)
+    return root
+
+
+def test_teacher_orders_are_proven_minimum_peak_orders(data: Path) -> None:
+    examples = load_examples(data)
+    assert [e.index for e in examples] == list(range(SPEC.count))  # all proven on graphs this small
+    for e in examples:
+        assert e.graph == example_graph(SPEC, e.index)  # the stored graph is example i's
+        assert is_topological(e.graph, e.order)
+        assert e.value == pytest.approx(peak_memory(e.graph, e.order), rel=1e-12)
+        assert e.optimal and e.lower_bound == pytest.approx(e.value, rel=1e-12)
+        assert e.value == pytest.approx(brute_force_peak(e.graph), rel=1e-12)
+
+
+def test_building_again_resumes_at_the_missing_shard(data: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for f in data.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    shard_path(copy, 1).unlink()
+    kept = shard_path(copy, 0).stat().st_mtime_ns
+    with pytest.raises(InvalidParameterError, match="incomplete: 1 of 3 shards missing"):
+        load_examples(copy)
+    seen: list[tuple[int, int]] = []
+    build_teacher_data(copy, SPEC, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(2, 3), (3, 3)]
+    assert shard_path(copy, 0).stat().st_mtime_ns == kept
+    for a, b in zip(load_examples(copy), load_examples(data)):
+        assert a.graph == b.graph and np.array_equal(a.order, b.order)
+
+
+def test_a_directory_of_other_options_or_format_is_refused(data: Path, tmp_path: Path) -> None:
+    with pytest.raises(InvalidParameterError, match="other options"):
+        build_teacher_data(data, replace(SPEC, seed=4))
+    assert read_spec(data) == SPEC
+    with pytest.raises(InvalidParameterError, match="not a teacher data set"):
+        read_spec(tmp_path)
+    (tmp_path / MANIFEST).write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(InvalidParameterError, match="not an mtpp-teacher-data manifest"):
+        read_spec(tmp_path)
+    with pytest.raises(InvalidParameterError, match="objective 'peak'"):
+        DataSpec(objective="mtpp")
+    with pytest.raises(InvalidParameterError, match="count"):
+        DataSpec(count=0)
+
+
+def test_imitation_by_likelihood_reproduces_the_teacher(data: Path) -> None:
+    example = load_examples(data)[0]
+    torch.manual_seed(0)
+    config = TrainConfig(dim=16, layers=2, head_dim=4)
+    model = Topoformer(config.model_config())
+    e = Encoded.of(example.graph)
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
+    first = float(imitation_loss(model(e.x, e.relation), example.order, example.graph).detach())
+    for _ in range(150):
+        optimiser.zero_grad()
+        loss = imitation_loss(model(e.x, e.relation), example.order, example.graph)
+        loss.backward()
+        optimiser.step()
+    assert float(loss.detach()) < first / 2
+    y = model(e.x, e.relation).detach().double().numpy()
+    assert np.array_equal(greedy_order(example.graph, y), example.order)
+
+
+def test_training_on_the_exact_teacher(data: Path, tmp_path: Path) -> None:
+    config = TrainConfig(
+        teacher="exact",
+        teacher_data=(str(data),),
+        imitation_epochs=2,
+        epochs=2,
+        graphs_per_epoch=3,
+        batch=2,
+        nodes=(7, 9),
+        validation=2,
+        dim=8,
+        layers=1,
+        head_dim=4,
+    )
+    result = train(config, tmp_path / "run")
+    assert [row["phase"] for row in result.history] == [1.0, 1.0]
+    assert all(0 < row["loss"] < 10 for row in result.history)
+    meta = torch.load(result.weights, weights_only=True)["meta"]
+    assert meta["teacher"] == "exact" and meta["teacher_examples"] == SPEC.count
+    assert "CPU" in meta["hardware"] and meta["epochs"] == 2
+
+
+def test_bad_exact_teacher_options(tmp_path: Path) -> None:
+    with pytest.raises(InvalidParameterError, match="needs teacher_data"):
+        TrainConfig(teacher="exact", imitation_epochs=1)
+    with pytest.raises(InvalidParameterError, match="objective 'peak'"):
+        TrainConfig(teacher="exact", objective="mtpp", teacher_data=("x",), imitation_epochs=1)
+    with pytest.raises(InvalidParameterError, match="teacher must be one of"):
+        TrainConfig(teacher="oracle")
+    with pytest.raises(InvalidParameterError, match="device"):
+        TrainConfig(device="gpu0")
+    with pytest.raises(InvalidParameterError, match="not a teacher data set"):
+        train(TrainConfig(teacher="exact", teacher_data=(str(tmp_path),), imitation_epochs=1, epochs=1), tmp_path / "r")
