@@ -398,6 +398,7 @@ class _Options:
     threads: int | None
     verbose: bool
     weights: str | None
+    incumbent: str | None = None
 
     @property
     def width(self) -> int:
@@ -430,6 +431,8 @@ def _pipeline(search: _Search, o: _Options) -> None:
     method, seed, width = o.method, o.seed, o.width
     for quick in ("dfs", "bfs", "random"):
         _run_fixed(search, quick, seed)
+    if o.incumbent is not None:  # a learned order as a first incumbent (issue 25)
+        _run_learned(search, o.incumbent, o.weights, None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
         search.add_cut_bound()
     if method in ("auto", "exact-dp") and not search.proven:
@@ -485,6 +488,7 @@ def schedule(
     threads: int = 1,
     verbose: bool = False,
     weights: str | None = None,
+    incumbent: str | None = None,
 ) -> Schedule:
     """A topological order of ``graph`` minimising peak memory (Topoformer Eq. 1-3, 15),
     with a proven lower bound.
@@ -520,6 +524,12 @@ def schedule(
       rest, then ``"search"`` with the rest, then CP-SAT if time is
       left (a search stopped by its memory cap) and the gap is still open.
 
+    ``incumbent``: a learned method (``"topoformer"``, ``"topoformer-sample"``,
+    ``"topoformer-beam"``, ``"regal-brkga"``; ``weights`` then names its weights) run
+    right after the quick orders of ``auto``, ``search``, ``exact-dp`` and ``cpsat``,
+    so that its order, when better, is the first incumbent of everything after it
+    (default ``None``: none; ``benchmarks/neural_incumbent.py`` measures what it buys).
+
     ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
     (every stage gets a share of what is left; within a second or so on 1000 ops);
     ``threads`` sets CP-SAT's workers (default 1, as in every call: deterministic;
@@ -533,10 +543,15 @@ def schedule(
     _check_args(objective, method, time_limit, beam_width, threads)
     seed = check_seed(seed)
     check_bool("verbose", verbose)
-    if weights is not None and method not in LEARNED and method != "regal-brkga":
-        raise InvalidParameterError(f"method {method!r} takes no weights; only the learned methods do")
+    learned = (*LEARNED, "regal-brkga")
+    if incumbent is not None:
+        check_choice("incumbent", incumbent, learned)
+        if RUNNERS[method] is not _pipeline:
+            raise InvalidParameterError(f"method {method!r} takes no incumbent; auto, search, exact-dp and cpsat do")
+    if weights is not None and method not in learned and incumbent is None:
+        raise InvalidParameterError(f"method {method!r} takes no weights; only the learned methods and an incumbent do")
     search = _Search(graph, None if time_limit is None else float(time_limit))
-    opts = _Options(method, seed, beam_width, threads, verbose, weights)
+    opts = _Options(method, seed, beam_width, threads, verbose, weights, incumbent)
     RUNNERS[method](search, opts)
     assert search.order is not None
     return Schedule(

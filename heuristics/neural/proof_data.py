@@ -146,7 +146,7 @@ def read_spec(root: str | os.PathLike[str]) -> DataSpec:
 def write_shard(root: Path, shard: int, examples: list[Example]) -> None:
     """Write one shard atomically."""
     graphs = [e.graph for e in examples]
-    arrays = {
+    arrays: dict[str, Any] = {
         "index": np.array([e.index for e in examples], dtype=np.int64),
         "n": np.array([g.n for g in graphs], dtype=np.int64),
         "m": np.array([g.m for g in graphs], dtype=np.int64),
@@ -163,7 +163,8 @@ def write_shard(root: Path, shard: int, examples: list[Example]) -> None:
     }
     target = shard_path(root, shard)
     tmp = target.with_name(f".{target.stem}.tmp.npz")
-    np.savez_compressed(tmp, **arrays)
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
     os.replace(tmp, target)
 
 

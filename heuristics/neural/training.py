@@ -317,8 +317,9 @@ def train(
     for epoch in range(start_epoch, config.epochs):
         t0 = time.perf_counter()
         imitating = epoch < config.imitation_epochs
+        pairs: list[tuple[Encoded, np.ndarray | None]]
         if imitating and exact is not None:
-            pairs = exact.epoch(epoch, config.graphs_per_epoch)
+            pairs = list(exact.epoch(epoch, config.graphs_per_epoch))
         else:
             graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
             pairs = [(Encoded.of(g, device), None) for g in graphs]  # teacher orders come per batch

@@ -30,7 +30,14 @@ def add_scheduling_commands(sub: Any) -> None:
         help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
         "random, topoformer, topoformer-sample, topoformer-beam, regal-brkga",
     )
-    sch.add_argument("--weights", default=None, help="weights file for a learned method (default: shipped)")
+    sch.add_argument(
+        "--weights", default=None, help="weights file for a learned method or --incumbent (default: shipped)"
+    )
+    sch.add_argument(
+        "--incumbent",
+        default=None,
+        help="a learned method (topoformer, topoformer-sample, ...) whose order seeds auto / search / exact-dp / cpsat",
+    )
     sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
     sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
     sch.add_argument("--threads", type=int, default=1, help="CP-SAT workers (default 1)")
@@ -71,6 +78,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
             beam_width=args.beam_width,
             threads=args.threads,
             weights=args.weights,
+            incumbent=args.incumbent,
         )
     if emit_json(schedule_document(sched, graph), args):
         return 0

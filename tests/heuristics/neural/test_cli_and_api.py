@@ -120,3 +120,19 @@ def test_cli_builds_teacher_data_and_trains_on_it(tmp_path: Path, capsys) -> Non
     assert main(["train", "regal", "--out", str(tmp_path / "r"), "--teacher", "exact"]) == 2
     assert "options of 'mtpp train topoformer'" in capsys.readouterr().err
     assert main(["train", "data", "--out", str(data), "--teacher-count", "4"]) == 0  # its own spec resumes
+
+
+def test_a_learned_incumbent_seeds_the_search(weights: dict[str, Path]) -> None:
+    g = layered_graph(40, seed=9)
+    plain = schedule(g, method="search", time_limit=30)
+    seeded = schedule(
+        g, method="search", time_limit=30, incumbent="topoformer", weights=str(weights["topoformer-peak"])
+    )
+    stages = [st.method for st in seeded.stages]
+    assert stages.index("topoformer") == stages.index("random") + 1  # right after the quick orders
+    assert seeded.optimal and plain.optimal and seeded.peak == pytest.approx(plain.peak, rel=1e-12)
+    assert is_topological(g, seeded.index_order)
+    with pytest.raises(InvalidParameterError, match="takes no incumbent"):
+        schedule(g, method="dfs", incumbent="topoformer")
+    with pytest.raises(InvalidParameterError, match="incumbent must be one of"):
+        schedule(g, method="search", incumbent="brkga")
