@@ -28,6 +28,7 @@ API = (
     "mtpp.cross_check",
     "mtpp.partitioner",
     "mtpp.scheduling",
+    "mtpp.teacher_data",
     "mtpp.results_schema",
     "mtpp.placement",
     "mtpp.placement.api",
