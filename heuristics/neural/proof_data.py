@@ -37,6 +37,25 @@ FORMAT = "mtpp-teacher-data"
 VERSION = 1
 MANIFEST = "manifest.json"
 FAMILIES = ("layered", "regal")
+TEACHERS = ("approx", "exact")
+
+
+def check_teacher(
+    teacher: str, teacher_data: object, max_gap: object, objective: str, imitation_epochs: int
+) -> tuple[str, ...]:
+    """Check a trainer's teacher options; the data set directories as a tuple of str."""
+    if teacher not in TEACHERS:
+        raise InvalidParameterError(f"teacher must be one of {', '.join(TEACHERS)}, got {teacher!r}")
+    if isinstance(teacher_data, (str, bytes, os.PathLike)) or not hasattr(teacher_data, "__iter__"):
+        raise InvalidParameterError(f"teacher_data must be a sequence of directories, got {teacher_data!r}")
+    data = tuple(str(d) for d in teacher_data)
+    if teacher == "exact" and imitation_epochs and not data:
+        raise InvalidParameterError("teacher 'exact' needs teacher_data: the data sets of proven orders to imitate")
+    if teacher == "exact" and objective != "peak":
+        raise InvalidParameterError("teacher 'exact' is for objective 'peak' (proven minimum-peak orders)")
+    if isinstance(max_gap, bool) or not isinstance(max_gap, (int, float)) or not 0 <= max_gap < float("inf"):
+        raise InvalidParameterError(f"max_gap must be a number >= 0, got {max_gap!r}")
+    return data
 
 
 @dataclass(frozen=True)
@@ -216,3 +235,22 @@ def load_examples(root: str | os.PathLike[str], max_gap: float = 0.0) -> list[Ex
             "build it again to resume"
         )
     return [e for s in range(spec.shards) for e in read_shard(path, s) if e.gap <= max_gap]
+
+
+def epoch_picks(total: int, seed: int, epoch: int, per_epoch: int) -> list[int]:
+    """Indices of the examples of imitation epoch ``epoch``: the next ``per_epoch`` of
+    a seeded shuffle of all ``total`` (a fresh shuffle for each pass), so a resumed
+    run sees what an uninterrupted one would."""
+    picks = []
+    for at in range(epoch * per_epoch, (epoch + 1) * per_epoch):
+        perm = np.random.default_rng([seed, 25, at // total]).permutation(total)
+        picks.append(int(perm[at % total]))
+    return picks
+
+
+def teacher_examples(roots: tuple[str, ...], max_gap: float) -> list[Example]:
+    """The examples of every data set in ``roots`` within ``max_gap``; none is an error."""
+    examples = [e for root in roots for e in load_examples(root, max_gap)]
+    if not examples:
+        raise InvalidParameterError(f"the teacher data sets {list(roots)} hold no example within max_gap {max_gap}")
+    return examples

@@ -59,6 +59,7 @@ from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_grap
 from heuristics.neural.features import N_SCALAR, PE_DIM
 from heuristics.neural.history import plot_history as plot_curves
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
+from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_examples
 from heuristics.neural.regal import (
     DEFAULT_CHOICES,
     KIND,
@@ -97,8 +98,11 @@ class RegalTrainConfig:
     5000); ``validation`` graphs form the fixed validation set.  ``hidden``,
     ``rounds`` and ``choices`` are the model's (:class:`~heuristics.neural.regal.RegalConfig`);
     ``threads`` is torch's thread count.  The first ``imitation_epochs`` epochs
-    instead fit the choices to a teacher's order (:mod:`heuristics.neural.teachers`,
-    ``teacher_effort``) by cross-entropy, a warm start for REINFORCE.
+    instead fit the choices to a teacher's order by cross-entropy, a warm start for
+    REINFORCE: ``teacher="approx"`` (:mod:`heuristics.neural.teachers`,
+    ``teacher_effort``) on the epoch's fresh graphs, or ``teacher="exact"`` (peak
+    memory): the next ``graphs_per_epoch`` proven orders of the data sets
+    ``teacher_data`` within ``max_gap`` (:mod:`heuristics.neural.proof_data`).
     """
 
     objective: str = "mtpp"
@@ -118,6 +122,9 @@ class RegalTrainConfig:
     threads: int = 1
     imitation_epochs: int = 0
     teacher_effort: int = 64
+    teacher: str = "approx"
+    teacher_data: tuple[str, ...] = ()
+    max_gap: float = 0.0
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -157,6 +164,8 @@ class RegalTrainConfig:
             raise InvalidParameterError(f"RegalTrainConfig.lr must be > 0, got {self.lr!r}")
         if not 0 <= self.baseline_decay < 1:
             raise InvalidParameterError(f"RegalTrainConfig.baseline_decay must be in [0, 1), got {self.baseline_decay}")
+        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.objective, self.imitation_epochs)
+        object.__setattr__(self, "teacher_data", data)
         object.__setattr__(self, "choices", self.model_config().choices)  # validates hidden, rounds, choices
 
     def model_config(self) -> RegalConfig:
@@ -265,10 +274,18 @@ def train_regal(
         best_state, best_epoch = _copy_state(model), 0
         elapsed = time.perf_counter() - t0
 
+    exact = None
+    if config.teacher == "exact" and start < config.imitation_epochs:
+        exact = teacher_examples(config.teacher_data, config.max_gap)
     for epoch in range(start, config.epochs):
         t0 = time.perf_counter()
-        graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
         imitating = epoch < config.imitation_epochs
+        orders: list[np.ndarray | None] = [None] * config.graphs_per_epoch
+        if imitating and exact is not None:
+            picked = [exact[i] for i in epoch_picks(len(exact), config.seed, epoch, config.graphs_per_epoch)]
+            graphs, orders = [e.graph for e in picked], [e.order for e in picked]
+        else:
+            graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
         model.train()
         rewards, losses = [], []
         for first in range(0, len(graphs), config.batch):
@@ -279,7 +296,9 @@ def train_regal(
                 i = first + j
                 logits = regal_logits(model, GraphInputs.of(g, mcfg))
                 if imitating:
-                    teacher = teacher_order(g, objective, config.teacher_effort, _seed(config.seed, epoch, i, 2))
+                    teacher = orders[i]
+                    if teacher is None:
+                        teacher = teacher_order(g, objective, config.teacher_effort, _seed(config.seed, epoch, i, 2))
                     ta, tb = beta_targets(teacher, mcfg.choices)
                     loss = (F.cross_entropy(logits[0], ta) + F.cross_entropy(logits[1], tb)) / len(batch)
                     loss.backward()

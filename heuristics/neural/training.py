@@ -67,7 +67,7 @@ from heuristics.neural.history import plot_history
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
 from heuristics.neural.policy import order_log_probs
-from heuristics.neural.proof_data import Example, load_examples
+from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_examples
 from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.teachers import teacher_order
 from heuristics.neural.topoformer import Topoformer, TopoformerConfig
@@ -82,7 +82,6 @@ WEIGHTS = "weights.pt"
 PLOT = "history.png"
 
 EpochProgress = Callable[[int, int, dict[str, float]], None]
-TEACHERS = ("approx", "exact")
 
 
 @dataclass(frozen=True)
@@ -142,17 +141,8 @@ class TrainConfig:
                 raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
         if not all(x > 0 and math.isfinite(x) for x in (self.lr, self.reinforce_lr)) or not 0 < self.lr_decay <= 1:
             raise InvalidParameterError("lr and reinforce_lr must be > 0 and lr_decay in (0, 1]")
-        if self.teacher not in TEACHERS:
-            raise InvalidParameterError(f"teacher must be one of {', '.join(TEACHERS)}, got {self.teacher!r}")
-        object.__setattr__(self, "teacher_data", tuple(str(d) for d in self.teacher_data))
-        if self.teacher == "exact" and self.imitation_epochs and not self.teacher_data:
-            raise InvalidParameterError("teacher 'exact' needs teacher_data: the data sets of proven orders to imitate")
-        if self.teacher == "exact" and self.objective != "peak":
-            raise InvalidParameterError(
-                "teacher 'exact' is available for objective 'peak' (proven minimum-peak orders)"
-            )
-        if not (isinstance(self.max_gap, (int, float)) and 0 <= self.max_gap < math.inf):
-            raise InvalidParameterError(f"max_gap must be a number >= 0, got {self.max_gap!r}")
+        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.objective, self.imitation_epochs)
+        object.__setattr__(self, "teacher_data", data)
         try:
             torch.device(self.device)
         except (RuntimeError, TypeError) as exc:
@@ -248,13 +238,7 @@ class _ExactTeacher:
     seeded shuffle: imitation epoch ``e`` takes the next ``per_epoch`` of them."""
 
     def __init__(self, config: TrainConfig) -> None:
-        examples: list[Example] = []
-        for root in config.teacher_data:
-            examples.extend(load_examples(root, config.max_gap))
-        if not examples:
-            raise InvalidParameterError(
-                f"the teacher data sets {list(config.teacher_data)} hold no example within max_gap {config.max_gap}"
-            )
+        examples = teacher_examples(config.teacher_data, config.max_gap)
         self.examples = examples
         if config.jobs > 1:  # the features' eigenvectors dominate: spread them over processes
             from joblib import Parallel, delayed
@@ -269,12 +253,7 @@ class _ExactTeacher:
         self.seed = config.seed
 
     def epoch(self, epoch: int, per_epoch: int) -> list[tuple[Encoded, np.ndarray]]:
-        total = len(self.examples)
-        start = epoch * per_epoch
-        picks = []
-        for at in range(start, start + per_epoch):
-            perm = np.random.default_rng([self.seed, 25, at // total]).permutation(total)
-            picks.append(int(perm[at % total]))
+        picks = epoch_picks(len(self.examples), self.seed, epoch, per_epoch)
         return [(self.encoded[i], self.examples[i].order) for i in picks]
 
 

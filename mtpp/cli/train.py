@@ -71,7 +71,7 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
         "--teacher",
         choices=["approx", "exact"],
         default=None,
-        help="topoformer: imitate the approximate teacher (default) or orders proven optimal (peak)",
+        help="imitate the approximate teacher (default) or orders proven optimal (peak memory)",
     )
     p.add_argument(
         "--teacher-data",
@@ -139,6 +139,13 @@ def _teacher_data(args: argparse.Namespace, err: Console) -> tuple[str, ...]:
     return tuple(dirs)
 
 
+def _exact_data(args: argparse.Namespace) -> dict[str, Any]:
+    """``teacher_data`` for the config: the data sets, built first, when the teacher is exact."""
+    if args.teacher != "exact":
+        return {}
+    return {"teacher_data": _teacher_data(args, Console(stderr=True, quiet=bool(getattr(args, "quiet", False))))}
+
+
 def cmd_train(args: argparse.Namespace, out: Console) -> int:
     """Train, with a progress bar; print where the weights and the plot went."""
     from heuristics.neural.weights import require_torch
@@ -150,10 +157,10 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
         out.print(f"teacher data set: {root}")
         return 0
     require_torch()
-    if args.model == "regal" and (args.teacher is not None or args.device is not None):
+    if args.model == "regal" and args.device is not None:
         from mtpp.errors import InvalidParameterError
 
-        raise InvalidParameterError("--teacher and --device are options of 'mtpp train topoformer'")
+        raise InvalidParameterError("--device is an option of 'mtpp train topoformer'")
     common = {
         "epochs": "epochs",
         "graphs_per_epoch": "graphs_per_epoch",
@@ -187,9 +194,7 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
                 "jobs": "jobs",
             },
         )
-        if args.teacher == "exact":
-            opts["teacher_data"] = _teacher_data(args, Console(stderr=True, quiet=bool(getattr(args, "quiet", False))))
-        config: Any = TrainConfig(**opts, threads=args.threads)
+        config: Any = TrainConfig(**opts, **_exact_data(args), threads=args.threads)
     else:
         from heuristics.neural.regal_training import RegalTrainConfig, train_regal
 
@@ -200,9 +205,12 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
                 "evaluations": "evaluations",
                 "imitation_epochs": "imitation_epochs",
                 "teacher_effort": "teacher_effort",
+                "teacher": "teacher",
+                "max_gap": "max_gap",
+                "batch": "batch",
             },
         )
-        config = RegalTrainConfig(**opts)
+        config = RegalTrainConfig(**opts, **_exact_data(args))
     err = Console(stderr=True, quiet=bool(getattr(args, "quiet", False)))
     with Progress(*columns, console=err, transient=False, disable=err.quiet) as bar:
         # the total is known up front (not "0/?"); a resumed run jumps to its epoch at the first update

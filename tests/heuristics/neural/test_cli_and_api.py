@@ -117,8 +117,11 @@ def test_cli_builds_teacher_data_and_trains_on_it(tmp_path: Path, capsys) -> Non
     run = ["train", "topoformer", "--out", str(tmp_path / "run"), "--teacher", "exact", "--teacher-data", str(data)]
     assert main([*run, "--imitation-epochs", "1", "--dim", "8", "--layers", "1", *TINY]) == 0
     assert json.loads((tmp_path / "run" / "history.json").read_text())[0]["phase"] == 1.0
-    assert main(["train", "regal", "--out", str(tmp_path / "r"), "--teacher", "exact"]) == 2
-    assert "options of 'mtpp train topoformer'" in capsys.readouterr().err
+    regal = ["train", "regal", "--objective", "peak", "--out", str(tmp_path / "r"), "--teacher", "exact"]
+    assert main([*regal, "--teacher-data", str(data), "--imitation-epochs", "1", "--evaluations", "20", *TINY]) == 0
+    assert json.loads((tmp_path / "r" / "history.json").read_text())[0]["phase"] == 1.0
+    assert main(["train", "regal", "--out", str(tmp_path / "r2"), "--device", "cuda"]) == 2
+    assert "option of 'mtpp train topoformer'" in capsys.readouterr().err
     assert main(["train", "data", "--out", str(data), "--teacher-count", "4"]) == 0  # its own spec resumes
 
 

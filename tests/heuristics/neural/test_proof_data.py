@@ -19,6 +19,7 @@ from heuristics.neural.proof_data import (
     read_spec,
     shard_path,
 )
+from heuristics.neural.regal_training import RegalTrainConfig
 from heuristics.neural.topoformer import Topoformer
 from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, train
 from mtpp.errors import InvalidParameterError
@@ -126,6 +127,12 @@ def test_bad_exact_teacher_options(tmp_path: Path) -> None:
         TrainConfig(teacher="exact", objective="mtpp", teacher_data=("x",), imitation_epochs=1)
     with pytest.raises(InvalidParameterError, match="teacher must be one of"):
         TrainConfig(teacher="oracle")
+    with pytest.raises(InvalidParameterError, match="needs teacher_data"):
+        RegalTrainConfig(objective="peak", teacher="exact", imitation_epochs=1)
+    with pytest.raises(InvalidParameterError, match="max_gap"):
+        RegalTrainConfig(max_gap=-1.0)
+    with pytest.raises(InvalidParameterError, match="sequence of directories"):
+        TrainConfig(teacher="exact", teacher_data="data/peak", imitation_epochs=1)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match="device"):
         TrainConfig(device="gpu0")
     with pytest.raises(InvalidParameterError, match="not a teacher data set"):
