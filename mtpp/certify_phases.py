@@ -32,12 +32,13 @@ PARTITION_SHARE = 0.2
 SEARCH_MIN_DECODES = 2
 """The search runs at a k only if its share fits this many DPs as long as the first partition's
 (its first decode repeats that partition's order)."""
-SOLVER_STOP_SECONDS_PER_NONZERO = 2.5e-6
+SOLVER_STOP_SECONDS_PER_NONZERO = 5e-6
 """How late a MIP solver may stop after its time limit, per non-zero of the model: HiGHS 1.16's
 presolve does not look at the clock in some steps (measured on layered graphs: the exact MIP at
 2,000 ops and k = 8, 1.33 M non-zeros, stopped 3.2 s after a 2 s limit; the three-block MIP at
-5,000 ops, 1.47 M non-zeros, 1.35 s late).  A MIP gets its share less this, and is skipped when
-its share cannot cover it."""
+5,000 ops and k = 4, 1.55 M non-zeros, spent 7 s in its first presolve pass and once stopped
+12 s after an 11.7 s limit on a loaded machine).  A MIP gets its share less this, and is
+skipped when its share cannot cover it: a MIP stopped inside presolve proves nothing anyway."""
 MIP_PHASE_ORDER = ("bottleneck", "exact", "guess")
 """The order the MIPs run in at each k (:mod:`mtpp.certificate`)."""
 ENUMERATION_SHARE = 0.25
@@ -276,9 +277,10 @@ def mip_phase(
 ) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
     the budget left over this k's remaining methods that can still fit and the methods
-    of the ``later`` ks that are still open (a k proven meanwhile takes no share).  The
-    solver gets its share less :func:`solver_lateness`; a method that cannot cover
-    that is skipped with a record, its time left to the others."""
+    of the ``later`` ks that are still open (a k proven meanwhile takes no share).  Each
+    method's :func:`solver_lateness` (how late its solver may stop) comes off the budget
+    before it is shared, and off ``time_limit``; a method that cannot cover it is
+    skipped with a record, its time left to the others (earlier methods first)."""
     problem = run.problem
     late = {method: solver_lateness(problem, method) for method in mip_methods}
     for j, method in enumerate(mip_methods):
@@ -302,9 +304,15 @@ def mip_phase(
                 )
             )
             continue
-        fits = sum(late[m] + MIN_RUN_SECONDS <= most for m in mip_methods[j:])  # this one among them
-        share = left() / (fits + open_after * len(mip_methods))
-        limit = min(time_limit, share) - late[method]
+        # the methods still to run here that fit, latest dropped first while the time beyond
+        # their lateness, shared with the later ks, gives less than MIN_RUN_SECONDS each
+        fits = [m for m in mip_methods[j:] if late[m] + MIN_RUN_SECONDS <= most]  # this one first
+        while True:
+            spare = (left() - sum(late[m] for m in fits)) / (len(fits) + open_after * len(mip_methods))
+            if spare >= MIN_RUN_SECONDS or len(fits) == 1:
+                break
+            fits.pop()
+        limit = min(time_limit - late[method], spare)
         if limit < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
             continue
