@@ -310,7 +310,7 @@ def certify(
         _warm_up()
     runs: list[Run] = []
     for i, problem in enumerate(problems):  # cheapest first: one SliceGraph pass over Kahn's order
-        quick = None if deadline is None else max(0.0, QUICK_SHARE * left() / (len(problems) - i))
+        quick = None if deadline is None else max(1e-6, QUICK_SHARE * left() / (len(problems) - i))
         sol = partition(problem, orderer=QUICK_ORDERER, seed=seed, presolve=False, time_limit=quick)
         run = Run(
             problem,
