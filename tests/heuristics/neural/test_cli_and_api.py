@@ -110,7 +110,19 @@ def test_missing_torch_is_a_typed_error_naming_the_extra(monkeypatch: pytest.Mon
 
 def test_cli_builds_teacher_data_and_trains_on_it(tmp_path: Path, capsys) -> None:
     data = tmp_path / "data"
-    build = ["train", "data", "--out", str(data), "--teacher-count", "3", "--teacher-nodes", "8", "10"]
+    build = [
+        "train",
+        "data",
+        "--out",
+        str(data),
+        "--teacher-count",
+        "3",
+        "--teacher-nodes",
+        "8",
+        "10",
+        "--teacher-time-limit",
+        "120",
+    ]
     assert main(build) == 0
     assert "teacher data set" in capsys.readouterr().out
     assert sorted(p.name for p in data.iterdir()) == ["manifest.json", "shard-00000.npz"]
