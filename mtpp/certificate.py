@@ -7,6 +7,8 @@ every lower bound computed for it, cheapest first:
 ``simple``      Lemma 3.3, always present, needs no solver;
 ``cut``         ``max_v min_{S contains v} f(S)`` by one minimum cut per op, independent of k
                 (:mod:`mtpp.cut_bound`);
+``clique``      ``k + 1`` ops of which any two sharing a block cost at least the bound (pigeonhole),
+                one minimum cut per pair (:mod:`mtpp.clique_bound`);
 ``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.partition.ideal_dp`): on narrow
                 graphs it proves the optimum and its partition becomes the certificate's;
 ``bottleneck``  three-superblock MIP (Section 3.2);
@@ -39,7 +41,8 @@ With a total ``budget`` the call spends its time cheapest first: a quick partiti
 (SliceGraph on Kahn's order, each k with ``QUICK_SHARE`` of the time left split over
 the ks to do; a DP that does not fit gives the best equal-work split), the cut bound,
 the ideal DP (smallest k first, so each k starts from the optimal partition of the
-next smaller k), the orderer's search
+next smaller k), the clique bound for the ks still open (``CLIQUE_SHARE`` of what is
+left), the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
 split evenly among them), then the MIPs with what is left: at each k ``bottleneck``,
 ``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
@@ -69,6 +72,7 @@ from mtpp.certify_phases import (
     QUICK_SHARE,
     Report,
     Run,
+    clique_phase,
     ideal_dp_phase,
     mip_phase,
     search_phase,
@@ -345,6 +349,9 @@ def certify(
 
     if "ideal-dp" in methods:
         ideal_dp_phase(runs, max_ideals, left, say, tag)
+
+    if "clique" in methods:
+        clique_phase(runs, time_limit, left, say, tag)
 
     if orderer != QUICK_ORDERER:
         search_phase(runs, orderer, seed, time_limit, left, say, tag)

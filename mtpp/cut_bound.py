@@ -102,9 +102,9 @@ ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness o
 SKIP = 1.0 + 2.0**-36  # ops whose estimate is within this factor of the best bound are not tried
 
 
-def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """The gadget network as CSR arrays ``(ptr, head, rev, cap)`` (every arc
-    paired with its reverse, ``rev[e]``, of capacity 0) and the sink's index.
+def gadget_arcs(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The arcs of the gadget network as ``(tail, head, cap)`` and the sink's index:
+    ops are nodes ``0..n-1``, each net ``u`` adds ``n + 2i`` and ``n + 2i + 1``.
     Finite capacities are floats at most their true values (step 1 of the module
     docstring); the arcs that must not be cut have ``inf``."""
     g = problem.graph
@@ -134,8 +134,16 @@ def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     tail = np.concatenate(tails).astype(np.int64)
     head = np.concatenate(heads).astype(np.int64)
     cap = np.concatenate(caps).astype(np.float64)
+    return tail, head, cap, int(sink)
+
+
+def csr_network(
+    tail: np.ndarray, head: np.ndarray, cap: np.ndarray, nodes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Arcs as CSR arrays ``(ptr, head, rev, cap)``, every arc paired with its
+    reverse (``rev[e]``, capacity 0), grouped by tail; and ``position``: where arc
+    ``i`` of the input went."""
     m = tail.size
-    # each arc e and its reverse m + e, then grouped by tail
     all_tail = np.concatenate([tail, head])
     all_head = np.concatenate([head, tail])
     all_cap = np.concatenate([cap, np.zeros(m)])
@@ -143,9 +151,17 @@ def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     position = np.empty(2 * m, dtype=np.int64)
     position[order] = np.arange(2 * m)
     partner = np.concatenate([np.arange(m, 2 * m), np.arange(m)])
-    ptr = np.zeros(sink + 2, dtype=np.int64)
-    np.cumsum(np.bincount(all_tail, minlength=sink + 1), out=ptr[1:])
-    return ptr, all_head[order], position[partner[order]], all_cap[order], int(sink)
+    ptr = np.zeros(nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(all_tail, minlength=nodes), out=ptr[1:])
+    return ptr, all_head[order], position[partner[order]], all_cap[order], position[:m]
+
+
+def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The gadget network (:func:`gadget_arcs`) as CSR arrays ``(ptr, head, rev,
+    cap)`` (:func:`csr_network`) and the sink's index."""
+    tail, head, cap, sink = gadget_arcs(problem)
+    ptr, heads, rev, caps, _ = csr_network(tail, head, cap, sink + 1)
+    return ptr, heads, rev, caps, sink
 
 
 @njit(cache=True)

@@ -31,6 +31,7 @@ IMAGE_FORMATS = ("png", "svg")
 COLORS = {
     "simple": "#7f7f7f",
     "cut": "#8c564b",
+    "clique": "#bcbd22",
     "ideal-dp": "#9467bd",
     "bottleneck": "#ff7f0e",
     "guess": "#2ca02c",

@@ -132,7 +132,7 @@ class Settings(BaseModel):
             machine["presolve"] = False
         if orderer_of(method) is not None:
             return {"seed": self.seed, "time_limit": self.time_limit, **machine}
-        if method in ("simple", "cut"):  # no solver; the partition search still takes the time limit
+        if method in ("simple", "cut", "clique"):  # no solver; the partition search still takes the time limit
             return {"orderer": self.orderer, "seed": self.seed, "time_limit": self.time_limit, **machine}
         return {
             "orderer": self.orderer,

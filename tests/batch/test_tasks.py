@@ -48,7 +48,16 @@ def test_task_keys() -> None:
 
 
 def test_parse_methods() -> None:
-    assert parse_methods("all") == ("slicegraph:brkga", "simple", "cut", "ideal-dp", "bottleneck", "guess", "exact")
+    assert parse_methods("all") == (
+        "slicegraph:brkga",
+        "simple",
+        "cut",
+        "clique",
+        "ideal-dp",
+        "bottleneck",
+        "guess",
+        "exact",
+    )
     assert parse_methods(["simple,exact", "simple"]) == ("simple", "exact")
     assert parse_methods("orderers")[0] == "slicegraph:mla"
     with pytest.raises(InvalidParameterError, match="unknown method 'exakt'"):

@@ -1,0 +1,199 @@
+"""The *clique* lower bound: k-dependent, from ops that cannot share a block cheaply (issue 23).
+
+Pigeonhole.  Any ``k + 1`` ops ``A`` of an acyclic partition into ``k`` blocks put two
+of them, ``u`` and ``v``, in one block ``S``.  Blocks are convex (an op ``w`` outside
+``S`` on a path ``u -> w -> v`` would give the quotient graph the cycle ``S ->
+block(w) -> S``), so ``S`` holds the *hull* ``H(u, v)``: the interval ``desc(u) &
+anc(v)`` when ``u`` reaches ``v`` (or the reverse), else ``{u, v}``.  Hence
+
+    OPT(k) >= min_{u != v in A} c(u, v),     c(u, v) = min { f(S) : S contains H(u, v) },
+
+for every set ``A`` of ``k + 1`` ops: ``A`` is a ``(k + 1)``-clique of the *conflict
+graph* that joins ``u`` and ``v`` when ``c(u, v) >= T``, and no partition of
+bottleneck below ``T`` can colour that clique with ``k`` blocks.  Along one path the
+bound is the min-max segmentation of the path into ``k`` runs (for monotone
+interval costs the two coincide); across the width of a wide graph two far-apart ops
+pay for both their tensors, so at ``k = 4..32`` it sits well above Lemma 3.3's ``W / k``
+and the k-independent cut bound (:mod:`mtpp.cut_bound`), which is its ``k + 1 = 1``
+case.
+
+Each ``c(u, v)`` is bounded below exactly as the cut bound's per-op minimum (steps
+1-6 of :mod:`mtpp.cut_bound`): ``f(S) >= g(S) + overflow({x})`` for every op ``x`` of
+``S`` (parameters only add up; with peak-aware costs the peak only adds),
+``min_{S contains H} g(S)`` is an ``s``-``t`` minimum cut of the same gadget network
+with a super-source tied to every op of ``H`` by arcs that must not be cut, and
+:func:`mtpp.cut_bound.min_cut_below` returns a float at most its true value; the
+largest lowered ``overflow({x})`` over ``H`` is added with the same rounding step.  A
+pair whose cut was not computed (time limit) counts as ``0``, never a conflict.  The
+minimum over a set is exact in floating point, so every value is at most the true
+optimum at its k (exact real arithmetic on the float inputs).
+
+Which ``A``.  Candidates are the ``N`` ops of largest single-op cost ``g({v})`` (an
+op heavy with work and tensors is expensive to share); the cuts of all their pairs
+are computed, candidate by candidate (so a time limit leaves the first candidates
+complete); then a greedy max-min dispersion from every candidate (add the op whose
+cheapest pair with the chosen ones is dearest) gives, for every k at once, a set of
+``k + 1`` ops and its bound.  The choice only decides how strong the bound is, never
+whether it holds.  Cost: ``N (N - 1) / 2`` minimum cuts (Dinic's algorithm, a
+millisecond each on 500 ops: 8,128 for ``N = 128`` in about 6 s) plus ``O(N^2 max k)``
+for the dispersions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from mtpp.cut_bound import csr_network, gadget_arcs, min_cut_below, own_overflow_below
+from mtpp.problem import Problem
+from mtpp.rounding import two_sum
+
+MAX_CANDIDATES = 128
+"""Ops whose pairs are cut, at most (the time limit may stop earlier)."""
+ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness only
+
+
+@dataclass(frozen=True)
+class CliqueBound:
+    """The clique bound of each k asked for, and how it was obtained."""
+
+    bounds: dict[int, float]
+    """k -> a float at most the true optimum at k; absent where fewer than ``k + 1``
+    candidates were available."""
+    cliques: dict[int, np.ndarray]
+    """k -> the ``k + 1`` ops (indices) whose pairs give the bound."""
+    candidates: int
+    pairs: int
+    """Pairs whose minimum cut was computed."""
+    total_pairs: int
+    """``N (N - 1) / 2``: every pair was computed when equal to ``pairs``."""
+    wall_time: float
+
+    @property
+    def complete(self) -> bool:
+        return self.pairs == self.total_pairs
+
+
+@njit(cache=True)
+def reach(ptr, idx, starts, n):
+    """``out[i, x]``: ``x`` is reachable from ``starts[i]`` along the CSR adjacency
+    ``(ptr, idx)`` (itself included): descendants with successor lists, ancestors
+    with predecessor lists.  One search per start, ``O(len(starts) (n + m))``."""
+    out = np.zeros((starts.shape[0], n), dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    for i in range(starts.shape[0]):
+        top = 0
+        stack[top] = starts[i]
+        out[i, starts[i]] = True
+        top = 1
+        while top > 0:
+            top -= 1
+            x = stack[top]
+            for e in range(ptr[x], ptr[x + 1]):
+                y = idx[e]
+                if not out[i, y]:
+                    out[i, y] = True
+                    stack[top] = y
+                    top += 1
+    return out
+
+
+def disperse(costs: np.ndarray, ks: list[int]) -> dict[int, tuple[float, np.ndarray]]:
+    """For each k in ``ks``, a set of ``k + 1`` candidates with the largest cheapest
+    pair found by greedy max-min dispersion from every start (symmetric ``costs``,
+    diagonal ignored): ``k -> (min pair cost, members)``."""
+    n = costs.shape[0]
+    top = min(max(ks) + 1, n)
+    best: dict[int, tuple[float, np.ndarray]] = {}
+    for start in range(n):
+        chosen = [start]
+        cheapest = costs[start].copy()  # per candidate: its cheapest pair with the chosen ones
+        cheapest[start] = -np.inf
+        value = np.inf
+        for size in range(2, top + 1):
+            j = int(np.argmax(cheapest))
+            if cheapest[j] <= 0.0:
+                break
+            value = min(value, float(cheapest[j]))
+            chosen.append(j)
+            np.minimum(cheapest, costs[j], out=cheapest)
+            cheapest[chosen] = -np.inf
+            if size - 1 in ks and value > best.get(size - 1, (0.0, None))[0]:
+                best[size - 1] = (value, np.array(chosen))
+    return best
+
+
+class _HullCuts:
+    """``c(u, v)`` from below: one minimum cut per hull in the gadget network with a
+    super-source (module docstring)."""
+
+    def __init__(self, problem: Problem) -> None:
+        g = problem.graph
+        tail, head, cap, sink = gadget_arcs(problem)
+        self.source, self.sink = sink + 1, sink
+        ops = np.arange(g.n, dtype=np.int64)
+        self.ptr, self.head, self.rev, self.cap, position = csr_network(
+            np.r_[tail, np.full(g.n, self.source)], np.r_[head, ops], np.r_[cap, np.zeros(g.n)], sink + 2
+        )
+        self.tie = position[-g.n :]  # the arc source -> op x, capacity 0 until x is in the hull
+        self.upper = float(g.work.sum()) * ESTIMATE_UP  # g(V) = work(V) is at least every minimum
+        self.own = own_overflow_below(problem)
+        self.level = np.empty(self.ptr.size - 1, dtype=np.int64)
+
+    def __call__(self, hull: np.ndarray) -> float:
+        cap = self.cap.copy()
+        cap[self.tie[hull]] = np.inf
+        flow, _ = min_cut_below(self.ptr, self.head, self.rev, cap, self.source, self.sink, self.upper, self.level)
+        value, error = two_sum(flow, float(self.own[hull].max()))  # value + error = flow + own exactly
+        if error < 0.0:
+            value = max(0.0, float(np.nextafter(value, -np.inf)))
+        return value
+
+
+def clique_lower_bounds(
+    problem: Problem, ks: list[int], time_limit: float | None = None, max_candidates: int = MAX_CANDIDATES
+) -> CliqueBound:
+    """The clique bound (module docstring) at each ``k`` in ``ks`` (``problem.k`` is not
+    used), cutting the pairs of up to ``max_candidates`` ops until ``time_limit``
+    seconds (``None``: all of them)."""
+    t0 = time.perf_counter()
+    g = problem.graph
+    has_consumer = np.diff(g.succ_ptr) > 0
+    inputs = np.bincount(g.edge_dst, weights=g.size_out[g.edge_src], minlength=g.n)
+    single = g.work + (inputs + g.size_out * has_consumer) / problem.bandwidth  # g({v}): only the ranking
+    cand = np.argsort(-single, kind="stable")[: min(max_candidates, g.n)]
+    N = cand.size
+    desc = reach(g.succ_ptr, g.succ_idx, cand, g.n)
+    anc = reach(g.pred_ptr, g.pred_idx, cand, g.n)
+    cut = _HullCuts(problem)
+    costs = np.zeros((N, N))
+    done = 0
+    stop = None if time_limit is None else t0 + time_limit
+    for j in range(1, N):
+        v = cand[j]
+        for i in range(j):
+            if stop is not None and time.perf_counter() > stop:
+                break
+            u = cand[i]
+            if desc[i, v]:
+                hull = np.flatnonzero(desc[i] & anc[j])
+            elif desc[j, u]:
+                hull = np.flatnonzero(desc[j] & anc[i])
+            else:
+                hull = np.array([u, v])
+            costs[i, j] = costs[j, i] = cut(hull)
+            done += 1
+        if done < j * (j + 1) // 2:
+            break
+    found = disperse(costs, sorted(set(ks)))
+    return CliqueBound(
+        bounds={k: v for k, (v, _) in found.items()},
+        cliques={k: cand[members] for k, (_, members) in found.items()},
+        candidates=N,
+        pairs=done,
+        total_pairs=N * (N - 1) // 2,
+        wall_time=time.perf_counter() - t0,
+    )
