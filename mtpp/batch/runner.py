@@ -222,9 +222,10 @@ def run(
     ``graphs``: graph files, directories (their ``*.json``), globs, :class:`mtpp.Graph`
     objects, or a list of those.  ``methods``: ``"all"`` (``slicegraph:brkga`` and the
     four bounds), ``"bounds"``, ``"orderers"`` (the orderers of the paper's Table 2), or
-    names (:func:`mtpp.batch.tasks.parse_methods`).  ``time_limit`` caps each MIP
-    method and each orderer search; a task with no answer after ``time_limit + grace``
-    seconds is killed and recorded as ``timeout``.  ``orderer`` and ``seed`` make the
+    names (:func:`mtpp.batch.tasks.parse_methods`).  ``time_limit`` caps each task
+    as a whole, from its dispatch (a bound task's partition search included); a task
+    with no answer after ``time_limit + grace`` seconds is killed and recorded as
+    ``timeout``.  ``orderer`` and ``seed`` make the
     partition (upper bound) of the bound tasks.  ``n_jobs`` tasks run at once (``-1``:
     one per core, or every Dask worker thread).  ``backend="dask"`` runs on the Dask
     scheduler ``scheduler`` (an address or a ``distributed.Client``; ``None``: the

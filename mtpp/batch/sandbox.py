@@ -2,7 +2,7 @@
 (:class:`Sandbox`, :func:`run_task`, the client) and the loop that process runs
 (:func:`serve`, the server).
 
-A worker sends one JSON request per line (``{"task", "graph", "fn", "deadline"}``) on
+A worker sends one JSON request per line (``{"task", "graph", "fn", "deadline", "spent"}``) on
 the sandbox's stdin and reads one JSON answer per line from its original stdout, while
 anything the solvers print goes to ``/dev/null``.  A request with no answer within the
 hard limit kills the sandbox (``timeout``); a sandbox that dies gives ``crashed`` with
@@ -207,15 +207,18 @@ def run_task(
     task: dict[str, Any], graph_json: str, fn: str | None, hard_limit: float, batch_pid: int = -1
 ) -> dict[str, Any]:
     """What a joblib worker runs: one task in this thread's sandbox.  Never raises for a
-    task's own failure; returns the result fields plus ``task_key`` and ``wall_time``.
+    task's own failure; returns the result fields plus ``task_key`` and ``wall_time``
+    (from dispatch: the start of a sandbox started for this task included; that start
+    also comes off the task's time limit, see :func:`mtpp.batch.tasks.execute`).
     In a worker process (not the batch's own, ``batch_pid``), the worker ends itself
     (and so its sandbox) within a second of its parent's death."""
     if os.getpid() != batch_pid:
         watch_parent()
     box = _sandbox()
-    box.ensure_started()
     t0 = time.perf_counter()
-    result = box.run({"task": task, "graph": graph_json, "fn": fn}, hard_limit)
+    box.ensure_started()  # a sandbox started here (the first task, or after a crash) counts on this task
+    spent = time.perf_counter() - t0
+    result = box.run({"task": task, "graph": graph_json, "fn": fn, "spent": spent}, hard_limit)
     result["wall_time"] = time.perf_counter() - t0
     result["task_key"] = Task.model_validate(task).key
     return result
@@ -274,7 +277,7 @@ def _warm_up() -> None:
 
 
 def serve(idle: float = 120.0) -> None:
-    """The sandbox loop: read ``{"task", "graph", "fn", "deadline"}`` lines, answer each
+    """The sandbox loop: read ``{"task", "graph", "fn", "deadline", "spent"}`` lines, answer each
     with one JSON line.  Anything the solvers write to fd 1 goes to ``/dev/null``."""
     import faulthandler
     import signal
@@ -300,7 +303,11 @@ def serve(idle: float = 120.0) -> None:
         started = now()
         t0 = time.perf_counter()
         try:
-            result = resolve(request.get("fn"))(task, request["graph"])
+            fn = request.get("fn")
+            if fn:  # a replacement task function (tests): (task, graph JSON) only
+                result = resolve(fn)(task, request["graph"])
+            else:
+                result = execute(task, request["graph"], spent=float(request.get("spent", 0.0)))
         except Exception as exc:  # a replacement task function may raise
             result = {"status": ERROR, "method_status": "error", "message": f"{type(exc).__name__}: {exc}"}
         result.update(started_at=started, finished_at=now(), run_time=time.perf_counter() - t0, host=host)

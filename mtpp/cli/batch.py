@@ -63,7 +63,7 @@ def add_commands(sub: Any) -> None:
         "--time-limit",
         type=float,
         default=DEFAULT_TIME_LIMIT,
-        help=f"seconds per MIP method and orderer search (default {DEFAULT_TIME_LIMIT:g}; the paper: 60)",
+        help=f"seconds per task, its partition search included (default {DEFAULT_TIME_LIMIT:g}; the paper: 60)",
     )
     b.add_argument(
         "--grace",
