@@ -132,3 +132,4 @@ def test_a_bound_proven_at_a_larger_k_counts_at_a_smaller_one(tmp_path: Path) ->
         table = bound_table(store.records())
     assert table.cell("bottleneck", "k=2") == pytest.approx(5.0 / 10.0)  # shared from k = 4
     assert table.cell("bottleneck", "k=4") == pytest.approx(5.0 / 8.0)
+    assert "cells with a bound from a larger k (from_k): bottleneck 1 of 2" in table.notes
