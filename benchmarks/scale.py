@@ -38,6 +38,7 @@ def commands(path: str, budget: float, store: str) -> dict[str, list[str]]:
         "certify -k 8": ["certify", path, "-k", "8", "--budget", b],
         "certify -k 2..32": ["certify", path, "-k", "2", "4", "8", "16", "32", "--budget", b],
         "schedule": ["schedule", path, "--time-limit", b],
+        "schedule exact-dp": ["schedule", path, "--method", "exact-dp", "--time-limit", b],
         "place": ["place", path, "--devices", "two-devices", "--time-limit", b],
         "batch -k 4": ["batch", path, "-k", "4", "--methods", "bottleneck", "--time-limit", b, "--store", store],
     }

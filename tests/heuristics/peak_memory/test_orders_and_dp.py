@@ -111,6 +111,48 @@ def test_state_dp_on_the_shared_graphs():
     assert stopped.lower_bound <= min(stopped.peak, greedy.peak)
 
 
+def test_state_dp_does_not_start_a_level_it_cannot_finish():
+    """The clock was looked at between levels only, and one level of 200,000 states
+    takes seconds: schedule --method exact-dp --time-limit 10 took 16 s on 2,000 ops,
+    this call 2.5 s for a 0.5 s limit.  A level that would end past the limit at the
+    last level's pace expands only its best states."""
+    import time
+
+    from mtpp.generators import layered_graph
+
+    g = layered_graph(600, seed=2424)
+    state_dp(layered_graph(20, seed=1), beam_width=None, time_limit=1.0)  # the kernels loaded
+    t = time.perf_counter()
+    res = state_dp(g, beam_width=None, time_limit=0.5)
+    assert time.perf_counter() - t < 1.5
+    assert res.stopped_by_time and not res.exact and is_topological(g, res.order)
+    assert res.lower_bound <= res.peak
+
+
+def test_state_dp_bound_holds_when_a_stop_drops_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    """States dropped unexpanded at a stop count as cut off with their peak so far."""
+    import heuristics.peak_memory.state_dp as module
+
+    class Clock:  # one second per look, so a stop comes at a level chosen by time_limit
+        t = 0.0
+
+        def perf_counter(self) -> float:
+            self.t += 1.0
+            return self.t
+
+    monkeypatch.setattr(module, "TIMEOUT_WIDTH", 1)
+    dropped = 0
+    for _, g in random_cases(5, 40, 9):
+        opt = brute_force_peak(g)
+        for limit in (2.5, 4.5, 6.5, 8.5):
+            monkeypatch.setattr(module, "time", Clock())
+            res = state_dp(g, time_limit=limit)
+            assert is_topological(g, res.order)
+            assert res.lower_bound <= opt + 1e-9 <= res.peak + 2e-9
+            dropped += res.stopped_by_time and not res.exact
+    assert dropped > 10
+
+
 def test_bad_widths_are_rejected():
     from mtpp import InvalidParameterError
 
