@@ -33,7 +33,9 @@ op heavy with work and tensors is expensive to share); the cuts of all their pai
 are computed, candidate by candidate (so a time limit leaves the first candidates
 complete); then a greedy max-min dispersion from every candidate (add the op whose
 cheapest pair with the chosen ones is dearest) gives, for every k at once, a set of
-``k + 1`` ops and its bound.  The choice only decides how strong the bound is, never
+``k + 1`` ops and its bound.  The greedy can do worse with more candidates (on a
+500-op layered graph at k = 8: 94,368 from the first 200, 88,009 from all 500), so it
+runs on the first 64, 128, 256, .. candidates too and the best set is kept.  The choice only decides how strong the bound is, never
 whether it holds.  Cost: ``N (N - 1) / 2`` minimum cuts (Dinic's algorithm, a
 millisecond each on 500 ops: 8,128 for ``N = 128`` in about 6 s) plus ``O(N^2 max k)``
 for the dispersions.
@@ -153,6 +155,12 @@ class _HullCuts:
         return value
 
 
+def _prefixes(n: int) -> list[int]:
+    """``64, 128, 256, ..`` below ``n``, then ``n``: the candidate prefixes dispersed."""
+    sizes = [size for size in (64 * 2**i for i in range(32)) if size < n]
+    return [*sizes, n]
+
+
 def clique_lower_bounds(
     problem: Problem, ks: list[int], time_limit: float | None = None, max_candidates: int = MAX_CANDIDATES
 ) -> CliqueBound:
@@ -188,7 +196,11 @@ def clique_lower_bounds(
             done += 1
         if done < j * (j + 1) // 2:
             break
-    found = disperse(costs, sorted(set(ks)))
+    found: dict[int, tuple[float, np.ndarray]] = {}
+    for size in _prefixes(N):  # greedy dispersion can do worse with more candidates: keep the best
+        for k, (value, members) in disperse(costs[:size, :size], sorted(set(ks))).items():
+            if value > found.get(k, (0.0, None))[0]:
+                found[k] = (value, members)
     return CliqueBound(
         bounds={k: v for k, (v, _) in found.items()},
         cliques={k: cand[members] for k, (_, members) in found.items()},
