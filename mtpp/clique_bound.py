@@ -35,10 +35,10 @@ complete); then a greedy max-min dispersion from every candidate (add the op who
 cheapest pair with the chosen ones is dearest) gives, for every k at once, a set of
 ``k + 1`` ops and its bound.  The greedy can do worse with more candidates (on a
 500-op layered graph at k = 8: 94,368 from the first 200, 88,009 from all 500), so it
-runs on the first 64, 128, 256, .. candidates too and the best set is kept.  The choice only decides how strong the bound is, never
-whether it holds.  Cost: ``N (N - 1) / 2`` minimum cuts (Dinic's algorithm, a
-millisecond each on 500 ops: 8,128 for ``N = 128`` in about 6 s) plus ``O(N^2 max k)``
-for the dispersions.
+runs on the first 64, 128, 256, .. candidates too and the best set is kept.  The
+choice only decides how strong the bound is, never whether it holds.  Cost:
+``N (N - 1) / 2`` minimum cuts (Dinic's algorithm, a millisecond each on 500 ops:
+8,128 for ``N = 128`` in about 6 s) plus ``O(N^2 max k)`` per dispersion.
 """
 
 from __future__ import annotations
