@@ -47,7 +47,9 @@ def solve_placement(
     verbose: bool = False,
 ) -> CpPlacementResult:
     """Minimise the makespan of ``model``; ``hint = (placement, start times in graph
-    units)``.  ``OPTIMAL`` means CP-SAT proved the model optimum."""
+    units)``.  ``OPTIMAL`` means CP-SAT proved the model optimum.  ``time_limit`` caps
+    the whole call: building the CP-SAT model in Python comes off the solver's limit
+    (seconds at 10,000 ops: place --method cpsat --time-limit 10 took 20.8 s)."""
     from importlib.metadata import version
 
     from ortools.sat.python import cp_model as cp
@@ -93,7 +95,8 @@ def solve_placement(
             m.add_hint(s[v], int(st[v]))
             m.add_hint(e[v], int(st[v] + model.dur[v, place[v]]))
 
-    solver = cp_solver(time_limit, threads, seed, verbose)
+    left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+    solver = cp_solver(left, threads, seed, verbose)
     status = solver.solve(m)
     neutral = neutral_status(status, time_limit)
     place_out = order = None

@@ -83,3 +83,31 @@ def test_bound_never_exceeds_heuristic_on_fractional_data() -> None:
     res = solve_placement(model, hint=(h.place, h.sim.start), time_limit=5, threads=1)
     assert res.status in (Status.OPTIMAL, Status.TIME_LIMIT)
     assert model.to_time(res.bound) <= h.sim.makespan + 1e-9
+
+
+def test_the_time_limit_covers_building_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the CP-SAT model comes off the solver's time limit (issue 24: place
+    --method cpsat --time-limit 10 took 20.8 s on 10,000 ops)."""
+    import formulations.cpsat_placement as module
+    from solvers.cpsat_common import cp_solver
+
+    class Clock:  # the build takes 3 s on this clock
+        calls = 0
+
+        def perf_counter(self) -> float:
+            self.calls += 1
+            return 0.0 if self.calls == 1 else 3.0
+
+    limits: list[float | None] = []
+
+    def solver(time_limit: float | None, *args: object, **kwargs: object) -> object:
+        limits.append(time_limit)
+        return cp_solver(time_limit, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "time", Clock())
+    monkeypatch.setattr(module, "cp_solver", solver)
+    g = tiny(np.random.default_rng(0), 5)
+    model = build_placement(PlacementContext(g, devices(2)))
+    res = solve_placement(model, time_limit=10.0, threads=1)
+    assert limits == [7.0]
+    assert res.status is Status.OPTIMAL
