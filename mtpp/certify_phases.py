@@ -42,6 +42,9 @@ presolve does not look at the clock in some steps (measured on layered graphs: t
 skipped when its share cannot cover it: a MIP stopped inside presolve proves nothing anyway."""
 MIP_PHASE_ORDER = ("bottleneck", "exact", "guess")
 """The order the MIPs run in at each k (:mod:`mtpp.certificate`)."""
+MIP_WEIGHTS = {"bottleneck": 2.0, "exact": 1.0, "guess": 1.0}
+"""Each MIP's weight in the share of the budget: the bottleneck MIP gave the best bound at
+most ks of REGAL-style graphs and was still rising when stopped (``benchmarks/wide_bounds.py``)."""
 ENUMERATION_SHARE = 0.25
 IDEALS_PER_SECOND = 100_000
 IDEAL_BITS_PER_SECOND = 8e8
@@ -320,9 +323,10 @@ def mip_phase(
     say: Report,
     tag: Callable[[Problem], str],
 ) -> None:
-    """The MIP methods at one k, each capped by ``time_limit`` and by an even share of
-    the budget left over this k's remaining methods that can still fit and the methods
-    of the ``later`` ks that are still open (a k proven meanwhile takes no share).  Each
+    """The MIP methods at one k, each capped by ``time_limit`` and by its share
+    (:data:`MIP_WEIGHTS`) of the budget left over this k's remaining methods that can
+    still fit and the methods of the ``later`` ks that are still open (a k proven
+    meanwhile takes no share).  Each
     method's :func:`solver_lateness` (how late its solver may stop) comes off the budget
     before it is shared, and off ``time_limit``; a method that cannot cover it is
     skipped with a record, its time left to the others (earlier methods first)."""
@@ -353,7 +357,8 @@ def mip_phase(
         # their lateness, shared with the later ks, gives less than MIN_RUN_SECONDS each
         fits = [m for m in mip_methods[j:] if late[m] + MIN_RUN_SECONDS <= most]  # this one first
         while True:
-            spare = (left() - sum(late[m] for m in fits)) / (len(fits) + open_after * len(mip_methods))
+            weights = sum(MIP_WEIGHTS[m] for m in fits) + open_after * sum(MIP_WEIGHTS[m] for m in mip_methods)
+            spare = MIP_WEIGHTS[method] * (left() - sum(late[m] for m in fits)) / weights
             if spare >= MIN_RUN_SECONDS or len(fits) == 1:
                 break
             fits.pop()
