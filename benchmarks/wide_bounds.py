@@ -6,7 +6,7 @@ LB / UB per k, how many ks are proven optimal, and which method gave each bound.
     python benchmarks/wide_bounds.py --kind regal --graphs 12 --budget 120
     PYTHONPATH=/path/to/old/checkout python benchmarks/wide_bounds.py   # the same on another commit
 
-Graphs on seeds 8001.. (never used by the tests): ``layered`` (``layered_graph(n, seed)``,
+Graphs on seeds 8001.. (``--first-seed``; never used by the tests): ``layered`` (``layered_graph(n, seed)``,
 n alternating 250 and 500), ``regal`` (the faithful App. C.2 generator) or
 ``regal-connected`` (the earlier generator; on a commit without it, ``regal_graph``,
 which it was).  The script uses only the public API, so it runs unchanged on older
@@ -33,8 +33,8 @@ from mtpp import generators
 KS = [2, 4, 8, 16, 32, 64]
 
 
-def graph(kind: str, i: int) -> mtpp.Graph:
-    seed = 8001 + i
+def graph(kind: str, i: int, first_seed: int = 8001) -> mtpp.Graph:
+    seed = first_seed + i
     if kind == "layered":
         return mtpp.layered_graph(250 if i % 2 == 0 else 500, seed=seed)
     if kind == "regal":
@@ -49,12 +49,13 @@ def main() -> None:
     ap.add_argument("--graphs", type=int, default=4)
     ap.add_argument("--budget", type=float, default=60.0)
     ap.add_argument("--ks", type=int, nargs="+", default=KS)
+    ap.add_argument("--first-seed", type=int, default=8001, help="graph i uses seed FIRST_SEED + i")
     args = ap.parse_args()
     ratios: dict[int, list[float]] = defaultdict(list)
     proven: Counter[int] = Counter()
     by: dict[int, Counter[str]] = defaultdict(Counter)
     for i in range(args.graphs):
-        g = graph(args.kind, i)
+        g = graph(args.kind, i, args.first_seed)
         t0 = time.perf_counter()
         certs = mtpp.certify(g, k=args.ks, budget=args.budget)
         wall = time.perf_counter() - t0
@@ -66,7 +67,7 @@ def main() -> None:
             by[c.k][c.lower_bound_method.split(" (")[0]] += 1
             row.append(f"k={c.k}: {r:.3f}")
         print(f"{args.kind} #{i} n={g.n}: {wall:.1f} s  " + "  ".join(row), flush=True)
-    print(f"\nmtpp {mtpp.__version__} at {mtpp.__file__}; budget {args.budget:g} s per graph")
+    print(f"\nmtpp {mtpp.__version__} at {mtpp.__file__}; budget {args.budget:g} s per graph, seeds {args.first_seed}..")
     print(f"{'k':>4} {'LB/UB (geomean)':>16} {'proven':>7}  bound by")
     for k in sorted(ratios):
         mean = math.exp(sum(math.log(max(r, 1e-12)) for r in ratios[k]) / len(ratios[k]))
