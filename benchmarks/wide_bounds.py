@@ -67,7 +67,8 @@ def main() -> None:
             by[c.k][c.lower_bound_method.split(" (")[0]] += 1
             row.append(f"k={c.k}: {r:.3f}")
         print(f"{args.kind} #{i} n={g.n}: {wall:.1f} s  " + "  ".join(row), flush=True)
-    print(f"\nmtpp {mtpp.__version__} at {mtpp.__file__}; budget {args.budget:g} s per graph, seeds {args.first_seed}..")
+    seeds = f"seeds {args.first_seed}.."
+    print(f"\nmtpp {mtpp.__version__} at {mtpp.__file__}; budget {args.budget:g} s per graph, {seeds}")
     print(f"{'k':>4} {'LB/UB (geomean)':>16} {'proven':>7}  bound by")
     for k in sorted(ratios):
         mean = math.exp(sum(math.log(max(r, 1e-12)) for r in ratios[k]) / len(ratios[k]))
