@@ -46,8 +46,10 @@ left), the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
 split evenly among them), then the MIPs with what is left: at each k ``bottleneck``,
 ``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
-last, with what is left), each with an even share of the time left over the methods
-and the ks still open (a k already proven gives its time back).
+last, with what is left), each with its share of the time left over the methods
+and the ks still open (a k already proven gives its time back; the bottleneck MIP
+weighs twice); a MIP that stopped at its time limit without lifting the bound is
+skipped at the larger ks, and the time it took goes to a last partition search.
 """
 
 from __future__ import annotations
@@ -67,11 +69,13 @@ from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.certify_phases import (
+    MIN_RUN_SECONDS,
     MIP_PHASE_ORDER,
     QUICK_ORDERER,
     QUICK_SHARE,
     Report,
     Run,
+    Stalls,
     clique_phase,
     ideal_dp_phase,
     mip_phase,
@@ -357,6 +361,7 @@ def certify(
         search_phase(runs, orderer, seed, time_limit, left, say, tag)
 
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
+    stalls = None if deadline is None else Stalls({})
     for i, run in enumerate(runs):
         mip_phase(
             run,
@@ -370,7 +375,11 @@ def certify(
             runs[i + 1 :],
             say,
             tag,
+            stalls,
         )
+    if stalls is not None and stalls.reclaimed >= MIN_RUN_SECONDS and orderer != QUICK_ORDERER:
+        # the time of the MIPs skipped as stalled, on another stream of the orderer
+        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=min(stalls.reclaimed, left()))
 
     share_lower_bounds(runs)
     certificates = [_certificate(run, start, pre) for run in runs]

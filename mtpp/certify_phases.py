@@ -103,15 +103,19 @@ def search_phase(
     left: Callable[[], float],
     say: Report,
     tag: Callable[[Problem], str],
+    total: float | None = None,
 ) -> None:
     """The user's orderer (BRKGA by default) for every k still open, each with an
-    even share of ``PARTITION_SHARE`` of the budget left when the phase starts (a
-    search that stops early leaves its time to the next) and at most ``time_limit``
-    (like every method); a better partition is adopted at its k and at every larger k.
+    even share of ``total`` seconds (default ``PARTITION_SHARE`` of the budget left when
+    the phase starts; a search that stops early leaves its time to the next) and at
+    most ``time_limit`` (like every method); a better partition is adopted at its k and
+    at every larger k.
     A k whose share cannot fit :data:`SEARCH_MIN_DECODES` DPs as long as its first
     partition's is skipped with a note (at 20,000 ops one DP takes seconds)."""
     open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
-    phase_end = None if math.isinf(left()) else time.perf_counter() + PARTITION_SHARE * left()
+    if total is None:
+        total = PARTITION_SHARE * left()
+    phase_end = None if math.isinf(total) else time.perf_counter() + total
     for i, run in enumerate(open_runs):
         share = (
             time_limit
@@ -310,6 +314,17 @@ def dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> BoundR
     )
 
 
+@dataclass
+class Stalls:
+    """MIP methods that made no progress at a smaller k of a budgeted call, and the
+    time their skips at larger ks freed (:func:`mip_phase`)."""
+
+    methods: dict[str, tuple[int, float]]
+    """method -> (the k where it stopped at its time limit without lifting the bound,
+    the seconds it ran there)."""
+    reclaimed: float = 0.0
+
+
 def mip_phase(
     run: Run,
     mip_methods: list[str],
@@ -322,21 +337,35 @@ def mip_phase(
     later: list[Run],
     say: Report,
     tag: Callable[[Problem], str],
+    stalls: Stalls | None = None,
 ) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by its share
     (:data:`MIP_WEIGHTS`) of the budget left over this k's remaining methods that can
     still fit and the methods of the ``later`` ks that are still open (a k proven
-    meanwhile takes no share).  Each
+    meanwhile takes no share).  With ``stalls`` (a budgeted call), a method that
+    stopped at its time limit without lifting the bound at a smaller k is skipped
+    (the models grow or stay as hard with k: on 500-op layered graphs every MIP ended
+    at the simple bound at every k, 65 s of a 120 s budget) and the time it took
+    there is added to ``stalls.reclaimed`` for a last partition search.  Each
     method's :func:`solver_lateness` (how late its solver may stop) comes off the budget
     before it is shared, and off ``time_limit``; a method that cannot cover it is
     skipped with a record, its time left to the others (earlier methods first)."""
     problem = run.problem
     late = {method: solver_lateness(problem, method) for method in mip_methods}
+    stalled = {} if stalls is None else stalls.methods
     for j, method in enumerate(mip_methods):
         if run.interrupted:
             break
         if closes(run.lb, run.ub_hi):
             run.records.append(skipped(method, "the partition is already proven optimal"))
+            continue
+        if method in stalled:
+            k, seconds = stalled[method]
+            run.records.append(
+                skipped(method, f"it did not lift the bound in {seconds:.2g} s at k={k}; its time goes to the search")
+            )
+            if stalls is not None:
+                stalls.reclaimed += seconds
             continue
         open_after = sum(not closes(r.lb, r.ub_hi) for r in later)
         most = min(time_limit, left())
@@ -355,9 +384,10 @@ def mip_phase(
             continue
         # the methods still to run here that fit, latest dropped first while the time beyond
         # their lateness, shared with the later ks, gives less than MIN_RUN_SECONDS each
-        fits = [m for m in mip_methods[j:] if late[m] + MIN_RUN_SECONDS <= most]  # this one first
+        active = [m for m in mip_methods if m not in stalled]
+        fits = [m for m in mip_methods[j:] if m in active and late[m] + MIN_RUN_SECONDS <= most]  # this one first
         while True:
-            weights = sum(MIP_WEIGHTS[m] for m in fits) + open_after * sum(MIP_WEIGHTS[m] for m in mip_methods)
+            weights = sum(MIP_WEIGHTS[m] for m in fits) + open_after * sum(MIP_WEIGHTS[m] for m in active)
             spare = MIP_WEIGHTS[method] * (left() - sum(late[m] for m in fits)) / weights
             if spare >= MIN_RUN_SECONDS or len(fits) == 1:
                 break
@@ -366,9 +396,12 @@ def mip_phase(
         if limit < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
             continue
+        lb_before = run.lb
         record, incumbent = bound_record(
             problem, method, solver, limit, threads, n_jobs, run.ub, run.best_eval.assignment, seed
         )
+        if stalls is not None and record.status == "time_limit" and (record.bound or 0.0) <= lb_before:
+            stalled[method] = (problem.k, record.wall_time)
         if incumbent is not None and run.adopt(
             incumbent, problem.graph.topological_order, f"exact MIP incumbent ({record.solver})"
         ):
