@@ -51,6 +51,10 @@ IDEAL_BITS_PER_SECOND = 8e8
 """With a budget, the ideal lattice is capped at what a quarter of the time left enumerates at
 the (slow) rate ``min(IDEALS_PER_SECOND, IDEAL_BITS_PER_SECOND / n)`` (each ideal is an ``n``-bit
 set: measured 500,000 a second at 2,000 ops, 41,000 at 20,000)."""
+DP_SHARE = 0.5
+"""Part of the budget left that the ideal DP may use once its lattice is built: on a 250-op
+layered graph of 1.9 M ideals it proved k = 2 and then ran out the whole 120 s budget on
+the larger ks, leaving nothing to the other bounds (LB / UB 0.40 at k = 4, 0.80 with them)."""
 CLIQUE_SHARE = 0.15
 """Part of the budget left that the clique bound's minimum cuts may use (at most ``time_limit``)."""
 MIN_RUN_SECONDS = 0.5
@@ -149,8 +153,8 @@ def search_phase(
 def ideal_dp_phase(
     runs: list[Run], max_ideals: int, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
-    """The exact DP for every k not yet proven optimal, all in one call with what is
-    left of the budget (:func:`heuristics.partition.ideal_dp.ideal_dp_all`: smallest k
+    """The exact DP for every k not yet proven optimal, all in one call with
+    ``DP_SHARE`` of what is left of the budget (:func:`heuristics.partition.ideal_dp.ideal_dp_all`: smallest k
     first, one lattice and every chain found shared across the ks, so the optimum at
     k is a tight upper bound at the next k); a better partition is adopted at its k
     and at every larger k (re-checked there); a lower bound already proven for a
@@ -198,7 +202,7 @@ def ideal_dp_phase(
             targets.append(lb)
     if not todo:
         return
-    budget = left()
+    budget = DP_SHARE * left()
     results = ideal_dp_all(
         todo[0].problem,
         [run.problem.k for run in todo],
