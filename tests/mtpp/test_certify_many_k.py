@@ -128,3 +128,18 @@ def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
     calls.clear()
     certify(g, k=[2, 4], bounds="simple,bottleneck", time_limit=5, orderer="kahn")
     assert [k for k, _ in calls] == [2, 4]
+
+
+def test_the_ideal_dp_leaves_half_of_the_budget_to_the_other_bounds(monkeypatch):
+    given = []
+
+    def recording(problem, ks, **options):
+        given.append(options["time_limit"])
+        return ideal_dp_all(problem, ks, **options)
+
+    monkeypatch.setattr(mtpp.certify_phases, "ideal_dp_all", recording)
+    g = mtpp.layered_graph(40, seed=3)
+    certify(g, k=[2, 4], bounds="simple,ideal-dp", orderer="kahn", budget=20)
+    assert len(given) == 1 and 0 < given[0] <= 0.5 * 20
+    certify(g, k=[2, 4], bounds="simple,ideal-dp", orderer="kahn")
+    assert given[1] is None  # no budget: no cap
