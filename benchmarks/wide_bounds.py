@@ -54,6 +54,7 @@ def main() -> None:
     ratios: dict[int, list[float]] = defaultdict(list)
     proven: Counter[int] = Counter()
     by: dict[int, Counter[str]] = defaultdict(Counter)
+    spent: dict[int, Counter[str]] = defaultdict(Counter)  # seconds per k and method, over the graphs
     for i in range(args.graphs):
         g = graph(args.kind, i, args.first_seed)
         t0 = time.perf_counter()
@@ -65,6 +66,9 @@ def main() -> None:
             ratios[c.k].append(r)
             proven[c.k] += c.optimal
             by[c.k][c.lower_bound_method.split(" (")[0]] += 1
+            for rec in c.bounds:
+                if rec.from_k is None:
+                    spent[c.k][rec.method] += rec.wall_time
             row.append(f"k={c.k}: {r:.3f}")
         print(f"{args.kind} #{i} n={g.n}: {wall:.1f} s  " + "  ".join(row), flush=True)
     seeds = f"seeds {args.first_seed}.."
@@ -74,6 +78,10 @@ def main() -> None:
         mean = math.exp(sum(math.log(max(r, 1e-12)) for r in ratios[k]) / len(ratios[k]))
         methods = ", ".join(f"{m} {n}" for m, n in by[k].most_common())
         print(f"{k:>4} {mean:>16.3f} {proven[k]:>4}/{len(ratios[k]):<2}  {methods}")
+    print("\nseconds per graph by method (the clique and cut bounds, the ideal DP: one run for all ks, shown at each)")
+    for k in sorted(spent):
+        line = ", ".join(f"{m} {t / len(ratios[k]):.1f}" for m, t in spent[k].most_common() if t >= 0.05)
+        print(f"{k:>4}  {line}")
 
 
 if __name__ == "__main__":
