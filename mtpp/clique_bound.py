@@ -80,26 +80,24 @@ class CliqueBound:
 
 
 @njit(cache=True)
-def reach(ptr, idx, starts, n):
-    """``out[i, x]``: ``x`` is reachable from ``starts[i]`` along the CSR adjacency
-    ``(ptr, idx)`` (itself included): descendants with successor lists, ancestors
-    with predecessor lists.  One search per start, ``O(len(starts) (n + m))``."""
-    out = np.zeros((starts.shape[0], n), dtype=np.bool_)
+def reach(ptr, idx, start, n):
+    """``out[x]``: ``x`` is reachable from ``start`` along the CSR adjacency ``(ptr,
+    idx)`` (itself included): descendants with successor lists, ancestors with
+    predecessor lists.  ``O(n + m)``."""
+    out = np.zeros(n, dtype=np.bool_)
     stack = np.empty(n, dtype=np.int64)
-    for i in range(starts.shape[0]):
-        top = 0
-        stack[top] = starts[i]
-        out[i, starts[i]] = True
-        top = 1
-        while top > 0:
-            top -= 1
-            x = stack[top]
-            for e in range(ptr[x], ptr[x + 1]):
-                y = idx[e]
-                if not out[i, y]:
-                    out[i, y] = True
-                    stack[top] = y
-                    top += 1
+    stack[0] = start
+    out[start] = True
+    top = 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        for e in range(ptr[x], ptr[x + 1]):
+            y = idx[e]
+            if not out[y]:
+                out[y] = True
+                stack[top] = y
+                top += 1
     return out
 
 
@@ -174,21 +172,29 @@ def clique_lower_bounds(
     single = g.work + (inputs + g.size_out * has_consumer) / problem.bandwidth  # g({v}): only the ranking
     cand = np.argsort(-single, kind="stable")[: min(max_candidates, g.n)]
     N = cand.size
-    desc = reach(g.succ_ptr, g.succ_idx, cand, g.n)
-    anc = reach(g.pred_ptr, g.pred_idx, cand, g.n)
+    desc: list[np.ndarray] = []  # per candidate reached so far: its descendants and ancestors
+    anc: list[np.ndarray] = []
     cut = _HullCuts(problem)
-    costs = np.zeros((N, N))
+    costs = np.zeros((min(N, 64),) * 2)  # grown by doubling: N may be every op of a large graph
     done = 0
     stop = None if time_limit is None else t0 + time_limit
-    for j in range(1, N):
+    for j in range(N):
+        if stop is not None and time.perf_counter() > stop:
+            break
+        if j == costs.shape[0]:
+            grown = np.zeros((min(N, 2 * j),) * 2)
+            grown[:j, :j] = costs
+            costs = grown
         v = cand[j]
+        desc.append(reach(g.succ_ptr, g.succ_idx, v, g.n))
+        anc.append(reach(g.pred_ptr, g.pred_idx, v, g.n))
         for i in range(j):
             if stop is not None and time.perf_counter() > stop:
                 break
             u = cand[i]
-            if desc[i, v]:
+            if desc[i][v]:
                 hull = np.flatnonzero(desc[i] & anc[j])
-            elif desc[j, u]:
+            elif desc[j][u]:
                 hull = np.flatnonzero(desc[j] & anc[i])
             else:
                 hull = np.array([u, v])
@@ -197,7 +203,9 @@ def clique_lower_bounds(
         if done < j * (j + 1) // 2:
             break
     found: dict[int, tuple[float, np.ndarray]] = {}
-    for size in _prefixes(N):  # greedy dispersion can do worse with more candidates: keep the best
+    reached = len(desc)
+    costs = costs[:reached, :reached]
+    for size in _prefixes(reached):  # greedy dispersion can do worse with more candidates: keep the best
         for k, (value, members) in disperse(costs[:size, :size], sorted(set(ks))).items():
             if value > found.get(k, (0.0, None))[0]:
                 found[k] = (value, members)

@@ -138,7 +138,7 @@ def test_certify_reports_the_clique_bound():
     certs = mtpp.certify(g, k=[2, 4], bounds="simple,cut,clique", orderer="kahn", time_limit=30)
     for cert in certs:
         rec = cert.bound("clique")
-        assert rec is not None and rec.status in ("optimal", "skipped")
+        assert rec is not None and rec.status in ("optimal", "time_limit", "skipped")
         if rec.bound is not None:
             assert rec.bound <= cert.upper_bound
     four = certs[1]
