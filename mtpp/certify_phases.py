@@ -42,6 +42,11 @@ presolve does not look at the clock in some steps (measured on layered graphs: t
 skipped when its share cannot cover it: a MIP stopped inside presolve proves nothing anyway."""
 MIP_PHASE_ORDER = ("bottleneck", "exact", "guess")
 """The order the MIPs run in at each k (:mod:`mtpp.certificate`)."""
+GROWING_MIPS = ("exact", "guess")
+"""The MIPs whose models grow with k (k blocks; k sub-MIPs): one that stopped at its time limit
+without lifting Lemma 3.3's bound at some k is not tried at the larger ones.  Not the
+bottleneck MIP: its model does not grow, and its target ``W / k`` falls (on REGAL-style graphs
+it stalled at k = 4 and gave the best bound at k = 8 and 16)."""
 MIP_WEIGHTS = {"bottleneck": 2.0, "exact": 1.0, "guess": 1.0}
 """Each MIP's weight in the share of the budget: the bottleneck MIP gave the best bound at
 most ks of REGAL-style graphs and was still rising when stopped (``benchmarks/wide_bounds.py``)."""
@@ -324,8 +329,8 @@ class Stalls:
     time their skips at larger ks freed (:func:`mip_phase`)."""
 
     methods: dict[str, tuple[int, float]]
-    """method -> (the k where it stopped at its time limit without lifting the bound,
-    the seconds it ran there)."""
+    """method -> (the k where it stopped at its time limit without lifting the simple
+    bound, the seconds it ran there)."""
     reclaimed: float = 0.0
 
 
@@ -346,11 +351,11 @@ def mip_phase(
     """The MIP methods at one k, each capped by ``time_limit`` and by its share
     (:data:`MIP_WEIGHTS`) of the budget left over this k's remaining methods that can
     still fit and the methods of the ``later`` ks that are still open (a k proven
-    meanwhile takes no share).  With ``stalls`` (a budgeted call), a method that
-    stopped at its time limit without lifting the bound at a smaller k is skipped
-    (the models grow or stay as hard with k: on 500-op layered graphs every MIP ended
-    at the simple bound at every k, 65 s of a 120 s budget) and the time it took
-    there is added to ``stalls.reclaimed`` for a last partition search.  Each
+    meanwhile takes no share).  With ``stalls`` (a budgeted call), a method of
+    :data:`GROWING_MIPS` that stopped at its time limit without lifting the simple
+    bound at a smaller k is skipped (on 500-op layered graphs every MIP ended at the
+    simple bound at every k, 65 s of a 120 s budget) and the time it took there is
+    added to ``stalls.reclaimed`` for a last partition search.  Each
     method's :func:`solver_lateness` (how late its solver may stop) comes off the budget
     before it is shared, and off ``time_limit``; a method that cannot cover it is
     skipped with a record, its time left to the others (earlier methods first)."""
@@ -366,7 +371,9 @@ def mip_phase(
         if method in stalled:
             k, seconds = stalled[method]
             run.records.append(
-                skipped(method, f"it did not lift the bound in {seconds:.2g} s at k={k}; its time goes to the search")
+                skipped(
+                    method, f"it did not lift the simple bound in {seconds:.2g} s at k={k}; its time goes to the search"
+                )
             )
             if stalls is not None:
                 stalls.reclaimed += seconds
@@ -400,11 +407,16 @@ def mip_phase(
         if limit < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
             continue
-        lb_before = run.lb
         record, incumbent = bound_record(
             problem, method, solver, limit, threads, n_jobs, run.ub, run.best_eval.assignment, seed
         )
-        if stalls is not None and record.status == "time_limit" and (record.bound or 0.0) <= lb_before:
+        simple = next(r.bound or 0.0 for r in run.records if r.method == "simple")
+        if (
+            stalls is not None
+            and method in GROWING_MIPS
+            and record.status == "time_limit"
+            and (record.bound or 0.0) <= simple
+        ):
             stalled[method] = (problem.k, record.wall_time)
         if incumbent is not None and run.adopt(
             incumbent, problem.graph.topological_order, f"exact MIP incumbent ({record.solver})"

@@ -97,17 +97,17 @@ def test_cli_certifies_several_k(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["k"] == 2
 
 
-def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
+def test_a_growing_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
     calls = []
 
-    def stalled_bottleneck(problem, method, solver, time_limit, *args):
+    def stalled(problem, method, solver, time_limit, *args):
         calls.append((problem.k, time_limit))
         record = mtpp.records.BoundRecord(
             method=method, bound=0.0, status="time_limit", proven_optimal=False, wall_time=1.5
         )
         return record, None
 
-    monkeypatch.setattr(mtpp.certify_phases, "bound_record", stalled_bottleneck)
+    monkeypatch.setattr(mtpp.certify_phases, "bound_record", stalled)
     searches = []
     real_partition = mtpp.certify_phases.partition
 
@@ -117,16 +117,19 @@ def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
 
     monkeypatch.setattr(mtpp.certify_phases, "partition", counted)
     g = mtpp.layered_graph(60, seed=7)
-    certs = certify(g, k=[2, 4, 8], bounds="simple,bottleneck", budget=30)
+    certs = certify(g, k=[2, 4, 8], bounds="simple,exact", budget=30)
     assert [k for k, _ in calls] == [2]  # ran at k = 2 only
     for cert in certs[1:]:
-        rec = cert.bound("bottleneck")
-        assert rec.status == "skipped" and "did not lift the bound" in rec.message and "k=2" in rec.message
+        rec = cert.bound("exact")
+        assert rec.status == "skipped" and "did not lift the simple bound" in rec.message and "k=2" in rec.message
     # the 2 x 1.5 s it did not take went to a last search on another seed
     assert any(seed == 1 for _, seed in searches)
-    # without a budget nothing is skipped
+    # the bottleneck MIP (its model does not grow with k) is never skipped, nor anything without a budget
     calls.clear()
-    certify(g, k=[2, 4], bounds="simple,bottleneck", time_limit=5, orderer="kahn")
+    certify(g, k=[2, 4, 8], bounds="simple,bottleneck", budget=30)
+    assert [k for k, _ in calls] == [2, 4, 8]
+    calls.clear()
+    certify(g, k=[2, 4], bounds="simple,exact", time_limit=5, orderer="kahn")
     assert [k for k, _ in calls] == [2, 4]
 
 
