@@ -410,20 +410,21 @@ def mip_phase(
         record, incumbent = bound_record(
             problem, method, solver, limit, threads, n_jobs, run.ub, run.best_eval.assignment, seed
         )
-        simple = next(r.bound or 0.0 for r in run.records if r.method == "simple")
-        if (
-            stalls is not None
-            and method in GROWING_MIPS
-            and record.status == "time_limit"
-            and (record.bound or 0.0) <= simple
-        ):
-            stalled[method] = (problem.k, record.wall_time)
         if incumbent is not None and run.adopt(
             incumbent, problem.graph.topological_order, f"exact MIP incumbent ({record.solver})"
         ):
             say(f"{tag(problem)}exact MIP found a better partition: {incumbent.bottleneck:.6g}")
         record = checked(record, run.ub_hi)
         run.records.append(record)
+        simple = next(r.bound or 0.0 for r in run.records if r.method == "simple")
+        if (
+            stalls is not None
+            and method in GROWING_MIPS
+            and record.status == "time_limit"
+            and (record.bound or 0.0) <= simple
+            and not closes(run.lb, run.ub_hi)  # a simple bound already tight is no stall
+        ):
+            stalled[method] = (problem.k, record.wall_time)
         say(
             f"{tag(problem)}{method}: {record.status}"
             + (f", bound {record.bound:.6g}" if record.bound is not None else "")
