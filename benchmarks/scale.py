@@ -4,6 +4,7 @@ ops, its wall time against the budget it was given and its peak memory.
     python benchmarks/scale.py                              # n = 1k 2k 5k 10k 20k, budget 20 s (~40 min)
     python benchmarks/scale.py --sizes 1000 5000 --budget 10
     python benchmarks/scale.py --gpt2-layers 48             # also an op-level GPT-2 (needs torch, transformers)
+    python benchmarks/scale.py --sizes 10000 --budget 10 --learned --only learned   # the learned methods, CP-SAT place
 
 Graphs: ``mtpp generate layered -n N --seed 4242`` (a seed the tests never use) and,
 with ``--gpt2-layers``, a GPT-2 of that many layers at operator level
@@ -29,6 +30,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MTPP = [sys.executable, "-m", "mtpp"]
+
+
+def learned_commands(path: str, budget: float) -> dict[str, list[str]]:
+    """The learned methods (``mtpp[neural]``) and CP-SAT placement: ``--learned``."""
+    b = f"{budget:g}"
+    return {
+        "schedule topoformer": ["schedule", path, "--method", "topoformer", "--time-limit", b],
+        "schedule regal": ["schedule", path, "--method", "regal-brkga", "--time-limit", b],
+        "solve topo-sample": ["solve", path, "-k", "8", "--orderer", "topoformer-sample", "--time-limit", b],
+        "solve regal": ["solve", path, "-k", "8", "--orderer", "regal-brkga", "--time-limit", b],
+        "place cpsat": ["place", path, "--devices", "two-devices", "--method", "cpsat", "--time-limit", b],
+    }
 
 
 def commands(path: str, budget: float, store: str) -> dict[str, list[str]]:
@@ -87,7 +100,10 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 5000, 10000, 20000])
     ap.add_argument("--budget", type=float, default=20.0)
     ap.add_argument("--gpt2-layers", type=int, default=0, help="also an op-level GPT-2 of this many layers")
-    ap.add_argument("--only", nargs="+", default=None, help="commands to run (names as printed)")
+    ap.add_argument(
+        "--only", nargs="+", default=None, help="commands to run (names as printed; 'learned': those of --learned)"
+    )
+    ap.add_argument("--learned", action="store_true", help="also the learned methods and CP-SAT placement")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     work = Path(tempfile.mkdtemp(prefix="mtpp-scale-"))
@@ -105,15 +121,17 @@ def main() -> None:
             print("gpt2: torch / transformers not installed; skipped")
     cap = max(args.budget + 2.0, 1.1 * args.budget)
     print(f"budget {args.budget:g} s; 'over' = wall / {cap:g} s (<= 1 keeps the promise)")
-    print(f"{'graph':<14} {'command':<18} {'wall s':>8} {'over':>6} {'peak GB':>8} {'exit':>5}")
+    print(f"{'graph':<14} {'command':<20} {'wall s':>8} {'over':>6} {'peak GB':>8} {'exit':>5}")
     worst = 0.0
     for name, path in graphs:
-        for label, cmd in commands(path, args.budget, str(work / f"{name}.db")).items():
-            if args.only and label not in args.only:
+        rows = commands(path, args.budget, str(work / f"{name}.db"))
+        extra = learned_commands(path, args.budget) if args.learned else {}
+        for label, cmd in {**rows, **extra}.items():
+            if args.only and label not in args.only and not ("learned" in args.only and label in extra):
                 continue
             wall, peak, code = measure(cmd)
             worst = max(worst, wall / cap)
-            print(f"{name:<14} {label:<18} {wall:8.1f} {wall / cap:6.2f} {peak:8.2f} {code:>5}", flush=True)
+            print(f"{name:<14} {label:<20} {wall:8.1f} {wall / cap:6.2f} {peak:8.2f} {code:>5}", flush=True)
     print(f"worst over: {worst:.2f}")
 
 

@@ -162,4 +162,5 @@ def partition(
         evaluations=found.evaluations,
         wall_time=time.perf_counter() - start,
         stopped_by_time=found.stopped_by_time or not seg.exact,
+        note=found.note,
     )

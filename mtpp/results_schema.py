@@ -126,6 +126,7 @@ class SolutionDocument(_PartitionDocument):
     seed: int
     evaluations: int
     stopped_by_time: bool
+    note: str = ""
 
 
 class EvaluationDocument(_PartitionDocument):
@@ -282,6 +283,7 @@ def solution_document(sol: Solution) -> SolutionDocument:
         seed=sol.seed,
         evaluations=sol.evaluations,
         stopped_by_time=sol.stopped_by_time,
+        note=sol.note,
     )
 
 

@@ -367,24 +367,28 @@ def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations
 def _run_learned(
     search: _Search, method: str, weights: str | None, width: int | None, seed: int, time_limit: float | None
 ) -> None:
+    t = time.perf_counter()
     from heuristics.neural.objectives import PeakMemory
     from heuristics.neural.weights import require_torch
 
     require_torch()  # a typed error naming the extra, before any torch import
-    t = time.perf_counter()
+    from heuristics.neural.inference import topoformer_order
+    from heuristics.neural.regal import regal_brkga
+
+    # importing torch (1.3 s on 2 cores) comes off the limit (issue 24)
+    left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t))
     if method == "regal-brkga":
-        from heuristics.neural.regal import regal_brkga
-
         res = regal_brkga(
-            search.graph, PeakMemory(), weights or "regal-peak", REGAL_EVALUATIONS, seed=seed, time_limit=time_limit
+            search.graph, PeakMemory(), weights or "regal-peak", REGAL_EVALUATIONS, seed=seed, time_limit=left
         )
-        order, detail = res.order, f"evaluations={res.evaluations}"
+        order, detail, note = res.order, f"evaluations={res.evaluations}", res.note
     else:
-        from heuristics.neural.inference import topoformer_order
-
         count = NEURAL_WIDTH if width is None else width
-        found = topoformer_order(search.graph, PeakMemory(), weights or "topoformer-peak", LEARNED[method], count, seed)
-        order, detail = found.order, f"orders={found.evaluations}"
+        found = topoformer_order(
+            search.graph, PeakMemory(), weights or "topoformer-peak", LEARNED[method], count, seed, left
+        )
+        order, detail, note = found.order, f"orders={found.evaluations}", found.note
+    detail = f"{detail}; {note}" if note else detail  # a skipped forward pass (issue 24)
     search.offer(method, order, 0.0, time.perf_counter() - t, "feasible", detail)
 
 

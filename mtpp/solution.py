@@ -25,6 +25,8 @@ class Solution(Result):
     the per-block costs come from :func:`mtpp.evaluate`, never from the search
     itself.  ``ratio = lower_bound / upper_bound`` is the proven quality: the
     optimum lies in ``[lower_bound, upper_bound]``; ``gap`` is ``1 - ratio``.
+    ``note``: why a learned orderer fell back to its classical counterpart
+    (``"fell back to ...: <reason>"``; ``""`` when it did not).
     """
 
     problem: Problem
@@ -36,6 +38,7 @@ class Solution(Result):
     evaluations: int
     wall_time: float
     stopped_by_time: bool = False
+    note: str = ""
 
     @property
     def assignment(self) -> np.ndarray:
@@ -84,8 +87,9 @@ class Solution(Result):
     def steps(self) -> tuple[Step, ...]:
         """The orderer's search (the upper bound) and the simple bound."""
         search = ResultStatus.TIME_LIMIT if self.stopped_by_time else ResultStatus.FEASIBLE
+        detail = f"{self.evaluations} orders" + (f"; {self.note}" if self.note else "")
         return (
-            Step(self.orderer, search, self.upper_bound, None, self.wall_time, f"{self.evaluations} orders"),
+            Step(self.orderer, search, self.upper_bound, None, self.wall_time, detail),
             Step("simple", ResultStatus.OPTIMAL, None, self.lower_bound, 0.0, "Lemma 3.3"),
         )
 

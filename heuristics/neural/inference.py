@@ -6,19 +6,25 @@ forward pass (features, relation masks, encoder, Eq. 7 and 17) on the CPU;
 ``topoformer_order`` decodes them greedily, by sampling (the best of ``count``
 samples of Eq. 8 under the objective) or by beam search with state collapsing.
 Greedy decoding is deterministic: the forward pass runs in eval mode with no
-randomness, and Kahn breaks ties by node index.
+randomness, and Kahn breaks ties by node index.  Under a ``time_limit`` a forward
+pass that would not fit (:mod:`heuristics.neural.forward_budget`) is skipped for
+equal priorities (Kahn by index; uniform sampling), with a note saying why.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from heuristics.brkga import decode_until
 from heuristics.neural.decoding import beam_search, greedy_order, sample_orders
 from heuristics.neural.features import N_SCALAR, node_features
+from heuristics.neural.forward_budget import topoformer_skip
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OrderObjective
 from heuristics.neural.weights import LoadedWeights, load_model, require_torch
@@ -68,12 +74,14 @@ def topoformer_priorities(graph: Graph, source: str | os.PathLike[str] = "topofo
 
 @dataclass(frozen=True)
 class NeuralOrder:
-    """The decoded order, its cost, the priorities it came from, and orders scored."""
+    """The decoded order, its cost, the priorities it came from, the orders scored,
+    and a note when the model was skipped (``"fell back to ...: <reason>"``)."""
 
     order: np.ndarray
     cost: float
     priorities: np.ndarray
     evaluations: int
+    note: str = ""
 
 
 def topoformer_order(
@@ -83,16 +91,29 @@ def topoformer_order(
     mode: str = "greedy",
     count: int = 16,
     seed: int = 0,
+    time_limit: float | None = None,
 ) -> NeuralOrder:
     """Decode the model's priorities: ``greedy``; ``sample`` (best of ``count`` samples
     of Eq. 8 and the greedy order); ``beam`` (width ``count``; state collapsing on the
     peak for the peak objective, a plain beam of the most likely partial orders
-    otherwise; best of the final beam and the greedy order)."""
+    otherwise; best of the final beam and the greedy order).
+
+    ``time_limit`` (seconds) caps the call: a forward pass estimated not to fit in it,
+    or over the memory cap, is skipped (:func:`heuristics.neural.forward_budget.topoformer_skip`)
+    and the decoders run on equal priorities instead, with ``note`` saying so; the
+    orders are scored until the limit (the greedy one always)."""
     if mode not in MODES:
         raise InvalidParameterError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
         raise InvalidParameterError(f"count must be an integer >= 1, got {count!r}")
-    y = topoformer_priorities(graph, source)
+    start = time.perf_counter()
+    deadline = math.inf if time_limit is None else start + time_limit
+    note = topoformer_skip(graph.n, load_topoformer(source).config.layers, time_limit)
+    if note:
+        note = f"fell back to Kahn priorities (all equal): {note}"
+        y = np.zeros(graph.n)
+    else:
+        y = topoformer_priorities(graph, source)
     candidates = [greedy_order(graph, y)[None, :]]
     if mode == "sample":
         candidates.append(sample_orders(graph, y, int(count), seed))
@@ -102,6 +123,7 @@ def topoformer_order(
         collapse = "peak" if objective.name == "peak" else "none"
         candidates.append(beam_search(graph, y, int(count), collapse=collapse).orders)
     orders = np.vstack(candidates)
-    costs = objective.order_costs(graph, orders)
+    # a bottleneck order costs a SliceGraph DP (0.64 s at 10,000 ops, k = 8): stop at the limit
+    costs, done = decode_until(lambda rows, _: objective.order_costs(graph, rows), orders, math.inf, deadline)
     i = int(np.argmin(costs))
-    return NeuralOrder(orders[i].copy(), float(costs[i]), y, len(orders))
+    return NeuralOrder(orders[i].copy(), float(costs[i]), y, done, note)

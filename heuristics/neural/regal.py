@@ -50,7 +50,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,7 @@ from torch import Tensor, nn
 from heuristics.brkga import BrkgaParams, Progress, brkga
 from heuristics.kahn import kahn_order
 from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
+from heuristics.neural.forward_budget import regal_skip
 from heuristics.neural.objectives import OrderObjective
 from heuristics.neural.weights import load_model
 from heuristics.traversal import classic_priorities
@@ -283,8 +284,9 @@ def load_regal(source: str | os.PathLike[str] = "regal-mtpp") -> RegalGNN:
 class RegalResult:
     """A BRKGA run: the best priorities (``keys``), their Kahn ``order`` and its
     ``cost``, the evaluations spent, the best cost per generation, the mutant
-    distributions (``alpha``/``beta``, ``None`` for uniform mutants) and whether the
-    time limit stopped it."""
+    distributions (``alpha``/``beta``, ``None`` for uniform mutants), whether the
+    time limit stopped it, and a note when the model was skipped
+    (``"fell back to ...: <reason>"``)."""
 
     keys: np.ndarray
     order: np.ndarray
@@ -294,6 +296,7 @@ class RegalResult:
     alpha: np.ndarray | None
     beta: np.ndarray | None
     stopped_by_time: bool
+    note: str = ""
 
 
 def beta_brkga(
@@ -373,11 +376,18 @@ def regal_brkga(
     forward pass of Eq. (1), then BRKGA.  ``model_or_weights`` is a :class:`RegalGNN`,
     a weights path or a shipped name; ``None`` means the shipped ``regal-<objective>``.
     ``time_limit`` caps the whole call: the model's load and forward pass (0.8 s on
-    2,000 ops, 2 cores) come off what BRKGA gets."""
+    2,000 ops, 2 cores) come off what BRKGA gets, and a forward pass estimated not to
+    fit in it, or over the memory cap (:func:`heuristics.neural.forward_budget.regal_skip`),
+    is skipped for uniform mutants (:func:`uniform_brkga`), ``note`` saying why."""
     start = time.perf_counter()
     if model_or_weights is None:
         model_or_weights = f"regal-{objective.name}"
     model = model_or_weights if isinstance(model_or_weights, RegalGNN) else load_regal(model_or_weights)
-    alpha, beta = regal_betas(model, graph, greedy=True)
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), MIN_TIME_LEFT)
-    return beta_brkga(graph, objective, (alpha, beta), evaluations, seed, left, progress, initial)
+    note = regal_skip(graph.n, graph.m, model.config.rounds, left)
+    mutants = None
+    if not note:
+        mutants = regal_betas(model, graph, greedy=True)
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), MIN_TIME_LEFT)
+    res = beta_brkga(graph, objective, mutants, evaluations, seed, left, progress, initial)
+    return replace(res, note=f"fell back to uniform mutants (plain BRKGA): {note}") if note else res

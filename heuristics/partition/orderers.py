@@ -58,7 +58,8 @@ class OrderSearch:
     """What an orderer found: its best priorities, the Kahn order they give, the
     number of orders it decoded, and the objective it minimised with its history.
     ``split``: the optimal slicing of ``order`` where the search already computed it
-    (the bottleneck searches), so the caller need not slice it again."""
+    (the bottleneck searches), so the caller need not slice it again.  ``note``: why a
+    learned orderer fell back to its classical counterpart (``"fell back to ...: <reason>"``)."""
 
     priorities: np.ndarray
     order: np.ndarray
@@ -67,6 +68,7 @@ class OrderSearch:
     history: tuple[float, ...] = ()
     stopped_by_time: bool = False
     split: Segmentation | None = None
+    note: str = ""
 
 
 class BestSplit:
@@ -181,13 +183,17 @@ def topoformer_orderer(mode: str, count: int, weights: str | None) -> Orderer:
     on the sliced bottleneck of the problem."""
 
     def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
+        start = time.perf_counter()
         from heuristics.neural.inference import topoformer_order
         from heuristics.neural.objectives import Bottleneck
 
-        found = topoformer_order(problem.graph, Bottleneck.of(problem), weights or "topoformer-mtpp", mode, count, seed)
+        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - start))  # torch's import
+        objective = Bottleneck.of(problem)
+        found = topoformer_order(problem.graph, objective, weights or "topoformer-mtpp", mode, count, seed, left)
         if progress is not None:
             progress(1, 1, found.cost)
-        return OrderSearch(priorities_for(found.order), found.order, found.evaluations, "bottleneck", (found.cost,))
+        order, cost = found.order, (found.cost,)
+        return OrderSearch(priorities_for(order), order, found.evaluations, "bottleneck", cost, note=found.note)
 
     return run
 
@@ -215,7 +221,9 @@ def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
             time_limit=left,
             progress=progress,
         )
-        return OrderSearch(res.keys, res.order, res.evaluations, "bottleneck", (res.cost,), res.stopped_by_time)
+        return OrderSearch(
+            res.keys, res.order, res.evaluations, "bottleneck", (res.cost,), res.stopped_by_time, note=res.note
+        )
 
     return run
 

@@ -251,6 +251,8 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     out.print(f"LB / UB                   {sol.ratio:.4f}")
     stopped = " (stopped by the time limit)" if sol.stopped_by_time else ""
     out.print(f"orderer {sol.orderer}, seed {sol.seed}: {sol.evaluations} orders in {sol.wall_time:.2f} s{stopped}")
+    if sol.note:
+        out.print(f"orderer note: {sol.note}")
     return 0
 
 

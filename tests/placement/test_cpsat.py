@@ -111,3 +111,25 @@ def test_the_time_limit_covers_building_the_model(monkeypatch: pytest.MonkeyPatc
     res = solve_placement(model, time_limit=10.0, threads=1)
     assert limits == [7.0]
     assert res.status is Status.OPTIMAL
+
+
+def test_place_keeps_cpsats_overrun_out_of_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``place`` gives CP-SAT the time left less its measured overrun per op (issue 24:
+    CP-SAT ended 0.24-2.3 s past its own limit on 10,000 ops)."""
+    import formulations.cpsat_placement as module
+    from mtpp.placement import api
+
+    limits: list[float | None] = []
+
+    def solve(model: object, hint: object, time_limit: float | None, *args: object) -> object:
+        limits.append(time_limit)
+        return solve_placement(model, hint, time_limit, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "solve_placement", solve)
+    monkeypatch.setattr(api, "CPSAT_OVERRUN_PER_OP", 0.5)  # 3 s on these 6 ops
+    g = tiny(np.random.default_rng(1), 6)
+    api.place(g, devices=devices(2), method="cpsat", time_limit=20.0)
+    assert limits[0] is not None and 16.0 < limits[0] <= 17.0
+    p = api.place(g, devices=devices(2), method="cpsat", time_limit=2.0)  # nothing left after the margin
+    assert len(limits) == 1 and p.cpsat_status == "skipped" and p.method != "cpsat"  # not started: the hint
+    assert p.steps[-1].status == "skipped"
