@@ -20,18 +20,15 @@ exhausting the machine.  ``O(m)`` time.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from formulations.errors import FormulationError
+from mtpp.memory_cap import GB, LIMIT_ENV, memory_limit
 from mtpp.problem import Problem
 
 BYTES_PER_NONZERO = 280.0  # peak RSS per non-zero of HiGHS exact solves: 195-372 measured (benchmarks/model_size.py)
-LIMIT_ENV = "MTPP_MAX_MODEL_GB"  # overrides the default limit (memory_limit)
-MACHINE_SHARE = 0.25  # the default cap: a quarter of the machine (issue 24)
-GB = 1e9
 
 
 class ModelTooLargeError(FormulationError):
@@ -77,25 +74,6 @@ def estimate_model_size(problem: Problem, method: str, n_jobs: int = 1) -> Model
     nonzeros = (2 * n + 2 * m + 8 * e_cut) * (kk - 1) + 2 * kk * per_block
     copies = max(1, min(n_jobs, problem.k)) if method == "guess" else 1
     return ModelSize(method, kk, variables, rows, nonzeros, copies)
-
-
-def memory_limit() -> float:
-    """Bytes a model may take: ``MTPP_MAX_MODEL_GB`` if set, else a quarter of the
-    machine's memory (``MemTotal``), and never more than is available now
-    (``MemAvailable``); all of physical memory stands in where ``/proc`` is missing."""
-    if os.environ.get(LIMIT_ENV):
-        return float(os.environ[LIMIT_ENV]) * GB
-    info: dict[str, float] = {}
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                name, _, rest = line.partition(":")
-                if name in ("MemTotal", "MemAvailable"):
-                    info[name] = float(rest.split()[0]) * 1024
-    except OSError:
-        pass
-    total = info.get("MemTotal", float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")))
-    return min(MACHINE_SHARE * total, info.get("MemAvailable", total))
 
 
 def check_model_size(problem: Problem, method: str, n_jobs: int = 1) -> ModelSize:

@@ -159,8 +159,8 @@ class _Search:
 
     def add_cut_bound(self) -> None:
         """The min-cut live bound (:mod:`heuristics.peak_memory.cut_bound`), within the time left."""
-        from formulations.size import memory_limit
         from heuristics.peak_memory.cut_bound import cut_live_memory, proven_bound
+        from mtpp.memory_cap import memory_limit
 
         t = time.perf_counter()
         values, done, _ = cut_live_memory(self.graph, self.left(), max_bytes=memory_limit())
@@ -249,10 +249,10 @@ def _run_search(search: _Search, seed: int) -> None:
     the larger counts).  The combined order is the parts' orders concatenated; the
     bound is the largest part bound (both exact by the proof in
     :mod:`heuristics.peak_memory.split`)."""
-    from formulations.size import GB, memory_limit
     from heuristics.peak_memory.best_first import best_first_search, search_memory_bytes
     from heuristics.peak_memory.cut_bound import MAX_NODES, cut_live_memory
     from heuristics.peak_memory.split import split_graph
+    from mtpp.memory_cap import GB, memory_limit
 
     assert search.order is not None
     t = time.perf_counter()
