@@ -53,7 +53,7 @@ class Sandbox:
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path: str | None = None
+        self.log: int | None = None  # read end of the sandbox's stderr file, which has no name
         self.buffer = b""
         self.last_used = 0.0
 
@@ -63,9 +63,14 @@ class Sandbox:
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in sys.path if p and os.path.isdir(p)))
         env.setdefault("NUMBA_NUM_THREADS", "1")
         env.setdefault("OMP_NUM_THREADS", "1")
-        tmp, self.log_path = tempfile.mkstemp(prefix="mtpp-batch-", suffix=".log")
-        os.close(tmp)
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)  # appends stay at the end after a truncate
+        # the file is unlinked at once: a batch killed with -9 leaves no log behind
+        fd, path = tempfile.mkstemp(prefix="mtpp-batch-", suffix=".log")
+        try:
+            self.log = os.open(path, os.O_RDWR)
+            os.close(fd)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)  # appends stay at the end after a truncate
+        finally:
+            os.unlink(path)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", SANDBOX_MAIN],
@@ -104,13 +109,11 @@ class Sandbox:
         return json.loads(line)  # type: ignore[no-any-return]
 
     def _log_tail(self) -> str:
-        if not self.log_path:
+        if self.log is None:
             return ""
         try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - LOG_TAIL))
-                return fh.read().decode("utf-8", "replace").strip()
+            size = os.fstat(self.log).st_size
+            return os.pread(self.log, LOG_TAIL, max(0, size - LOG_TAIL)).decode("utf-8", "replace").strip()
         except OSError:
             return ""
 
@@ -123,10 +126,10 @@ class Sandbox:
                 if pipe is not None:
                     pipe.close()
             self.proc = None
-        if self.log_path:
+        if self.log is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.log_path)
-            self.log_path = None
+                os.close(self.log)
+            self.log = None
 
     def ensure_started(self) -> None:
         stale = time.monotonic() - self.last_used > IDLE_RESTART
@@ -137,8 +140,8 @@ class Sandbox:
     def run(self, request: dict[str, Any], hard_limit: float) -> dict[str, Any]:
         """Send one task; its answer, or a ``crashed`` / ``timeout`` record."""
         self.ensure_started()
-        assert self.proc is not None and self.proc.stdin is not None and self.log_path is not None
-        os.truncate(self.log_path, 0)
+        assert self.proc is not None and self.proc.stdin is not None and self.log is not None
+        os.ftruncate(self.log, 0)
         request = {**request, "deadline": hard_limit + 5.0}
         t0 = time.monotonic()
         try:

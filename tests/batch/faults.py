@@ -20,6 +20,14 @@ def crash_on_guess(task: Task, graph_json: str) -> dict[str, Any]:
     return execute(task, graph_json)
 
 
+def crash_with_message_on_guess(task: Task, graph_json: str) -> dict[str, Any]:
+    """The task process says why on stderr and dies (as a failing native library would)."""
+    if task.method == "guess":
+        os.write(2, b"native library: out of cheese\n")
+        os._exit(13)
+    return execute(task, graph_json)
+
+
 def raise_on_guess(task: Task, graph_json: str) -> dict[str, Any]:
     """The task function raises (outside the method's own error handling)."""
     if task.method == "guess":

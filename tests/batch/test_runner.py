@@ -3,6 +3,7 @@ reruns skip what is stored; the Dask backend stores what loky stores."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -133,3 +134,30 @@ def test_bad_input_raises_mtpp_errors(tmp_path: Path) -> None:
         run(GRAPH, [2], "simple", store=store, scheduler="tcp://localhost:1")
     with pytest.raises(InvalidParameterError, match="n_jobs"):
         run(GRAPH, [2], "simple", store=store, n_jobs=0)
+
+
+def test_a_crash_reports_its_stderr_and_the_log_has_no_name(tmp_path: Path) -> None:
+    """The sandbox's stderr goes to an unlinked file: a crash still reports its tail, and
+    a batch killed with -9 cannot leave logs behind in the temporary directory."""
+    from mtpp.batch.sandbox import Sandbox
+
+    box = Sandbox()
+    try:
+        box.ensure_started()
+        assert box.log is not None and os.fstat(box.log).st_nlink == 0
+    finally:
+        box.close()
+    path = tmp_path / "r.db"
+    run(
+        GRAPH,
+        [2],
+        ["simple", "guess"],
+        solver="highs",
+        time_limit=1.0,
+        store=path,
+        orderer="kahn",
+        progress=False,
+        task_fn="tests.batch.faults:crash_with_message_on_guess",
+    )
+    status, message = statuses(path)[(2, "guess")]
+    assert status == "crashed" and "exit code 13" in message and "out of cheese" in message
