@@ -1,5 +1,6 @@
 """Tiny inputs are instant (issue 24, item 3).  Run by hand:
-``python benchmarks/tiny_inputs.py [--repeat R]``.
+``python benchmarks/tiny_inputs.py [--repeat R]``, or from a shell:
+``python benchmarks/tiny_inputs.py --shell [--repeat R] [--against REV]``.
 
 Graphs: one op, and a chain of 20 ops (:meth:`mtpp.Graph.from_arrays`, unit weights).
 Calls, each with its defaults: ``mtpp.partition`` (k = 4), ``mtpp.certify`` (k = 4,
@@ -11,6 +12,16 @@ this process, no sandbox), and the command line in this process (``mtpp solve``,
 Each call runs once to warm up (numba compiles or loads its cache, solvers load),
 then ``--repeat`` more times; the table shows the best of those, in milliseconds,
 and whether the result is proven optimal.  Goal: every entry in milliseconds.
+
+``--shell`` runs each command as a person would, in a new interpreter
+(``python -m mtpp ...``): ``info``, ``generate``, ``solve -k 2``, ``certify -k 2``,
+``schedule``, ``place``, ``evaluate`` (the solve's output), ``batch -k 2`` (a new
+store each run) and ``table`` (the warm-up batch's store), after two floors: an empty
+interpreter and ``import mtpp.cli.main``.  Each runs once to warm up (numba's cache),
+then ``--repeat`` times; the table shows the median wall time in seconds.  With
+``--against REV`` the same commands also run in a git worktree of revision REV
+(its numba cache is built by its warm-up runs, which can take minutes) and the table
+adds REV's medians and the ratio old / new.
 """
 
 from __future__ import annotations
@@ -20,6 +31,8 @@ import contextlib
 import io
 import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -95,10 +108,83 @@ def optimal(result: Any) -> str:
     return "-" if value is None else "yes" if value else "no"
 
 
+def shell_commands(graph: mtpp.Graph, path: str, workdir: str) -> dict[str, Callable[[int], list[str]]]:
+    """The command lines of ``--shell`` for the graph file ``path``, each a function of
+    the run's number (``batch`` writes a new store each run; run 0, the warm-up, writes
+    the solution and the store that ``evaluate`` and ``table`` read)."""
+    stem = os.path.join(workdir, graph.name)
+    return {
+        "python -c pass": lambda i: ["-c", "pass"],
+        "import mtpp.cli.main": lambda i: ["-c", "import mtpp.cli.main"],
+        "info": lambda i: ["-m", "mtpp", "info", path],
+        "generate -n 20": lambda i: ["-m", "mtpp", "generate", "layered", "-n", "20", "-o", f"{stem}.gen.json"],
+        "solve -k 2": lambda i: ["-m", "mtpp", "solve", path, "-k", "2", "-o", f"{stem}.sol.json"],
+        "certify -k 2": lambda i: ["-m", "mtpp", "certify", path, "-k", "2"],
+        "schedule": lambda i: ["-m", "mtpp", "schedule", path],
+        "place": lambda i: ["-m", "mtpp", "place", path],
+        "evaluate": lambda i: ["-m", "mtpp", "evaluate", path, f"{stem}.sol.json"],
+        "batch -k 2": lambda i: ["-m", "mtpp", "batch", path, "-k", "2", "--store", f"{stem}.{i}.db"],
+        "table": lambda i: ["-m", "mtpp", "table", f"{stem}.0.db"],
+    }
+
+
+def shell_times(root: Path, workdir: str, repeat: int) -> dict[tuple[str, str], float]:
+    """Median wall seconds of each ``--shell`` command on each graph, run with the code
+    of ``root`` (the current directory comes first on ``python -m``'s path)."""
+    times = {}
+    for name, graph in graphs().items():
+        path = os.path.join(workdir, f"{graph.name}.json")
+        graph.to_json(path)
+        for row, argv in shell_commands(graph, path, workdir).items():
+            walls = []
+            for i in range(1 + repeat):
+                t0 = time.perf_counter()
+                done = subprocess.run([sys.executable, *argv(i)], cwd=root, capture_output=True, text=True)
+                walls.append(time.perf_counter() - t0)
+                if done.returncode != 0:
+                    raise RuntimeError(f"{row} on {name} at {root}: exit {done.returncode}\n{done.stderr}")
+            times[row, name] = statistics.median(walls[1:])
+    return times
+
+
+def shell_main(repeat: int, against: str | None) -> None:
+    """``--shell``: print the table of :func:`shell_times`, here and at ``against``."""
+    print(f"tiny inputs from a shell at commit {git_commit()}; {os.cpu_count()} cores; mtpp {mtpp.__version__}")
+    print(f"seconds, median of {repeat} runs after one warm-up run, each in a new interpreter", flush=True)
+    names = list(graphs())
+    old: dict[tuple[str, str], float] = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        for sub in ("new", "old"):
+            os.mkdir(os.path.join(workdir, sub))
+        new = shell_times(ROOT, os.path.join(workdir, "new"), repeat)
+        if against:
+            tree = os.path.join(workdir, "tree")
+            git = ["git", "worktree"]
+            subprocess.run([*git, "add", "--detach", tree, against], cwd=ROOT, check=True, capture_output=True)
+            try:
+                old = shell_times(Path(tree), os.path.join(workdir, "old"), repeat)
+            finally:
+                subprocess.run([*git, "remove", "--force", tree], cwd=ROOT, check=True)
+    head = "".join(f"{name:>10}" + (f"{against[:9]:>10} {'ratio':>6}" if against else "") for name in names)
+    print(f"{'command':22}{head}")
+    for row in dict.fromkeys(r for r, _ in new):
+        line = f"{row:22}"
+        for name in names:
+            line += f"{new[row, name]:10.2f}"
+            if against:
+                line += f"{old[row, name]:10.2f} {old[row, name] / new[row, name]:6.1f}"
+        print(line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="timed calls after the warm-up (best is shown)")
+    ap.add_argument("--shell", action="store_true", help="each command in a new interpreter (median is shown)")
+    ap.add_argument("--against", metavar="REV", help="with --shell: also time the commands at git revision REV")
     args = ap.parse_args()
+    if args.shell:
+        shell_main(args.repeat, args.against)
+        return
     print(f"tiny inputs at commit {git_commit()}; {os.cpu_count()} cores; mtpp {mtpp.__version__}")
     print("milliseconds, best of the timed calls after one warm-up call in this process")
     gs = graphs()
