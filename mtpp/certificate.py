@@ -7,6 +7,8 @@ every lower bound computed for it, cheapest first:
 ``simple``      Lemma 3.3, always present, needs no solver;
 ``cut``         ``max_v min_{S contains v} f(S)`` by one minimum cut per op, independent of k
                 (:mod:`mtpp.cut_bound`);
+``crossing``    work plus twice every tensor that no block of the bound's cost can keep with all
+                its consumers, over k (averaging), one minimum cut per tensor (:mod:`mtpp.crossing_bound`);
 ``clique``      ``k + 1`` ops of which any two sharing a block cost at least the bound (pigeonhole),
                 one minimum cut per pair (:mod:`mtpp.clique_bound`);
 ``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.partition.ideal_dp`): on narrow
@@ -41,8 +43,8 @@ With a total ``budget`` the call spends its time cheapest first: a quick partiti
 (SliceGraph on Kahn's order, each k with ``QUICK_SHARE`` of the time left split over
 the ks to do; a DP that does not fit gives the best equal-work split), the cut bound,
 the ideal DP (smallest k first, so each k starts from the optimal partition of the
-next smaller k), the clique bound for the ks still open (``CLIQUE_SHARE`` of what is
-left), the orderer's search
+next smaller k), the crossing bound (``CROSSING_SHARE`` of what is left) and the
+clique bound (``CLIQUE_SHARE``) for the ks still open, the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
 split evenly among them), then the MIPs with what is left: at each k ``bottleneck``,
 ``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
@@ -77,6 +79,7 @@ from mtpp.certify_phases import (
     Run,
     Stalls,
     clique_phase,
+    crossing_phase,
     ideal_dp_phase,
     mip_phase,
     search_phase,
@@ -353,6 +356,9 @@ def certify(
 
     if "ideal-dp" in methods:
         ideal_dp_phase(runs, max_ideals, left, say, tag)
+
+    if "crossing" in methods:
+        crossing_phase(runs, time_limit, left, say, tag)
 
     if "clique" in methods:
         clique_phase(runs, time_limit, left, say, tag)

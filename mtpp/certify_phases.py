@@ -18,6 +18,7 @@ from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
 from mtpp.clique_bound import clique_lower_bounds
 from mtpp.cross_check import CROSS_CHECK_TIME, cross_check
+from mtpp.crossing_bound import crossing_lower_bounds
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.partitioner import partition
 from mtpp.problem import Problem
@@ -62,6 +63,9 @@ layered graph of 1.9 M ideals it proved k = 2 and then ran out the whole 120 s b
 the larger ks, leaving nothing to the other bounds (LB / UB 0.40 at k = 4, 0.80 with them)."""
 CLIQUE_SHARE = 0.15
 """Part of the budget left that the clique bound's minimum cuts may use (at most ``time_limit``)."""
+CROSSING_SHARE = 0.1
+"""Part of the budget left that the crossing bound's minimum cuts may use (at most ``time_limit``):
+one per tensor, about a millisecond each on 500 ops."""
 MIN_RUN_SECONDS = 0.5
 """A method is skipped when less than this is left of the budget."""
 
@@ -241,6 +245,46 @@ def ideal_dp_phase(
         )
 
 
+def _open_runs(runs: list[Run], method: str, limit: float) -> tuple[list[Run], float]:
+    """The runs not yet proven optimal, and ``limit``; a skip record for ``method`` in
+    every other run, and in every run (no runs returned) when ``limit`` is below
+    :data:`MIN_RUN_SECONDS`."""
+    open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
+    for run in runs:
+        if run not in open_runs:
+            run.records.append(skipped(method, "the partition is already proven optimal"))
+    if open_runs and limit < MIN_RUN_SECONDS:
+        for run in open_runs:
+            run.records.append(skipped(method, "the budget is spent"))
+        return [], limit
+    return open_runs, limit
+
+
+def crossing_phase(
+    runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
+) -> None:
+    """The crossing bound (:mod:`mtpp.crossing_bound`) for every k not yet proven
+    optimal, one minimum cut per tensor for all of them, within ``CROSSING_SHARE`` of
+    the budget left and ``time_limit`` (heaviest tensors first)."""
+    open_runs, limit = _open_runs(runs, "crossing", min(time_limit, CROSSING_SHARE * left()))
+    if not open_runs:
+        return
+    res = crossing_lower_bounds(open_runs[0].problem, [r.problem.k for r in open_runs], time_limit=limit)
+    cover = f"{res.nets} of {res.total_nets} tensors' nets cut"
+    for run in open_runs:
+        k = run.problem.k
+        record = BoundRecord(
+            method="crossing",
+            bound=res.bounds[k],
+            status="optimal" if res.complete else "time_limit",
+            proven_optimal=False,
+            wall_time=res.wall_time,
+            message=f"work plus twice the tensors no block within the bound can keep inside, over k; {cover}",
+        )
+        run.records.append(checked(record, run.ub_hi))
+        say(f"{tag(run.problem)}crossing: {res.bounds[k]:.6g} ({cover}, {res.wall_time:.2f} s)")
+
+
 def clique_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
@@ -249,16 +293,8 @@ def clique_phase(
     left and ``time_limit``: candidates are added (every op, heaviest first) while
     time is left, since more of them give larger cliques (on a 250-op layered graph,
     128 -> 250 candidates lifted k = 4 from 88,121 to 98,350)."""
-    open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
-    for run in runs:
-        if run not in open_runs:
-            run.records.append(skipped("clique", "the partition is already proven optimal"))
+    open_runs, limit = _open_runs(runs, "clique", min(time_limit, CLIQUE_SHARE * left()))
     if not open_runs:
-        return
-    limit = min(time_limit, CLIQUE_SHARE * left())
-    if limit < MIN_RUN_SECONDS:
-        for run in open_runs:
-            run.records.append(skipped("clique", "the budget is spent"))
         return
     g = open_runs[0].problem.graph
     res = clique_lower_bounds(

@@ -17,13 +17,7 @@ pay for both their tensors, so at ``k = 4..32`` it sits well above Lemma 3.3's `
 and the k-independent cut bound (:mod:`mtpp.cut_bound`), which is its ``k + 1 = 1``
 case.
 
-Each ``c(u, v)`` is bounded below exactly as the cut bound's per-op minimum (steps
-1-6 of :mod:`mtpp.cut_bound`): ``f(S) >= g(S) + overflow({x})`` for every op ``x`` of
-``S`` (parameters only add up; with peak-aware costs the peak only adds),
-``min_{S contains H} g(S)`` is an ``s``-``t`` minimum cut of the same gadget network
-with a super-source tied to every op of ``H`` by arcs that must not be cut, and
-:func:`mtpp.cut_bound.min_cut_below` returns a float at most its true value; the
-largest lowered ``overflow({x})`` over ``H`` is added with the same rounding step.  A
+Each ``c(u, v)`` is bounded below by one minimum cut (:class:`mtpp.hull_cuts.HullCuts`).  A
 pair whose cut was not computed (time limit) counts as ``0``, never a conflict.  The
 minimum over a set is exact in floating point, so every value is at most the true
 optimum at its k (exact real arithmetic on the float inputs).
@@ -47,15 +41,12 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from mtpp.cut_bound import csr_network, gadget_arcs, min_cut_below, own_overflow_below
+from mtpp.hull_cuts import HullCuts, reach
 from mtpp.problem import Problem
-from mtpp.rounding import two_sum
 
 MAX_CANDIDATES = 128
 """Ops whose pairs are cut, at most (the time limit may stop earlier)."""
-ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness only
 
 
 @dataclass(frozen=True)
@@ -77,28 +68,6 @@ class CliqueBound:
     @property
     def complete(self) -> bool:
         return self.pairs == self.total_pairs
-
-
-@njit(cache=True)
-def reach(ptr, idx, start, n):
-    """``out[x]``: ``x`` is reachable from ``start`` along the CSR adjacency ``(ptr,
-    idx)`` (itself included): descendants with successor lists, ancestors with
-    predecessor lists.  ``O(n + m)``."""
-    out = np.zeros(n, dtype=np.bool_)
-    stack = np.empty(n, dtype=np.int64)
-    stack[0] = start
-    out[start] = True
-    top = 1
-    while top > 0:
-        top -= 1
-        x = stack[top]
-        for e in range(ptr[x], ptr[x + 1]):
-            y = idx[e]
-            if not out[y]:
-                out[y] = True
-                stack[top] = y
-                top += 1
-    return out
 
 
 def disperse(costs: np.ndarray, ks: list[int]) -> dict[int, tuple[float, np.ndarray]]:
@@ -126,33 +95,6 @@ def disperse(costs: np.ndarray, ks: list[int]) -> dict[int, tuple[float, np.ndar
     return best
 
 
-class _HullCuts:
-    """``c(u, v)`` from below: one minimum cut per hull in the gadget network with a
-    super-source (module docstring)."""
-
-    def __init__(self, problem: Problem) -> None:
-        g = problem.graph
-        tail, head, cap, sink = gadget_arcs(problem)
-        self.source, self.sink = sink + 1, sink
-        ops = np.arange(g.n, dtype=np.int64)
-        self.ptr, self.head, self.rev, self.cap, position = csr_network(
-            np.r_[tail, np.full(g.n, self.source)], np.r_[head, ops], np.r_[cap, np.zeros(g.n)], sink + 2
-        )
-        self.tie = position[-g.n :]  # the arc source -> op x, capacity 0 until x is in the hull
-        self.upper = float(g.work.sum()) * ESTIMATE_UP  # g(V) = work(V) is at least every minimum
-        self.own = own_overflow_below(problem)
-        self.level = np.empty(self.ptr.size - 1, dtype=np.int64)
-
-    def __call__(self, hull: np.ndarray) -> float:
-        cap = self.cap.copy()
-        cap[self.tie[hull]] = np.inf
-        flow, _ = min_cut_below(self.ptr, self.head, self.rev, cap, self.source, self.sink, self.upper, self.level)
-        value, error = two_sum(flow, float(self.own[hull].max()))  # value + error = flow + own exactly
-        if error < 0.0:
-            value = max(0.0, float(np.nextafter(value, -np.inf)))
-        return value
-
-
 def _prefixes(n: int) -> list[int]:
     """``64, 128, 256, ..`` below ``n``, then ``n``: the candidate prefixes dispersed."""
     sizes = [size for size in (64 * 2**i for i in range(32)) if size < n]
@@ -174,7 +116,7 @@ def clique_lower_bounds(
     N = cand.size
     desc: list[np.ndarray] = []  # per candidate reached so far: its descendants and ancestors
     anc: list[np.ndarray] = []
-    cut = _HullCuts(problem)
+    cut = HullCuts(problem)
     costs = np.zeros((min(N, 64),) * 2)  # grown by doubling: N may be every op of a large graph
     done = 0
     stop = None if time_limit is None else t0 + time_limit
@@ -186,8 +128,8 @@ def clique_lower_bounds(
             grown[:j, :j] = costs
             costs = grown
         v = cand[j]
-        desc.append(reach(g.succ_ptr, g.succ_idx, v, g.n))
-        anc.append(reach(g.pred_ptr, g.pred_idx, v, g.n))
+        desc.append(reach(g.succ_ptr, g.succ_idx, cand[j : j + 1], g.n))
+        anc.append(reach(g.pred_ptr, g.pred_idx, cand[j : j + 1], g.n))
         for i in range(j):
             if stop is not None and time.perf_counter() > stop:
                 break

@@ -102,6 +102,15 @@ ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness o
 SKIP = 1.0 + 2.0**-36  # ops whose estimate is within this factor of the best bound are not tried
 
 
+def io_below(problem: Problem) -> np.ndarray:
+    """Per op, ``size_out / B`` as a float at most its true value (step 1 of the
+    module docstring)."""
+    io = problem.graph.size_out / problem.bandwidth
+    if math.frexp(problem.bandwidth)[0] != 0.5:  # B not a power of two: the division rounds
+        io = io * DIVISION_DOWN
+    return io
+
+
 def gadget_arcs(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The arcs of the gadget network as ``(tail, head, cap)`` and the sink's index:
     ops are nodes ``0..n-1``, each net ``u`` adds ``n + 2i`` and ``n + 2i + 1``.
@@ -119,10 +128,7 @@ def gadget_arcs(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, i
     caps.append(g.work[ops])
     tails.append(a_of)
     heads.append(a_of + 1)
-    io = g.size_out[producers] / problem.bandwidth
-    if math.frexp(problem.bandwidth)[0] != 0.5:  # B not a power of two: the division rounds
-        io = io * DIVISION_DOWN
-    caps.append(io)
+    caps.append(io_below(problem)[producers])
     # members of each net: its producer and the consumers (the producer's out-edges)
     member = np.concatenate([producers, g.succ_idx])
     owner = np.zeros(n, dtype=np.int64)

@@ -31,6 +31,7 @@ IMAGE_FORMATS = ("png", "svg")
 COLORS = {
     "simple": "#7f7f7f",
     "cut": "#8c564b",
+    "crossing": "#e377c2",
     "clique": "#bcbd22",
     "ideal-dp": "#9467bd",
     "bottleneck": "#ff7f0e",

@@ -39,7 +39,7 @@ from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
 from mtpp.fingerprint import graph_hash as graph_hash  # re-exported: the batch API names it here
 from mtpp.fingerprint import sha256
 from mtpp.graph import Graph
-from mtpp.records import BOUND_METHODS, MIP_METHODS
+from mtpp.records import BOUND_METHODS, COMBINATORIAL_METHODS, MIP_METHODS
 
 SLICEGRAPH = "slicegraph:"
 TABLE2_ORDERERS = ("mla", "mla-weighted", "random-1", "random-100", "random-10000", "brkga-100", "brkga-10000")
@@ -134,7 +134,7 @@ class Settings(BaseModel):
             machine["presolve"] = False
         if orderer_of(method) is not None:
             return {"seed": self.seed, "time_limit": self.time_limit, **machine}
-        if method in ("simple", "cut", "clique"):  # no solver; the partition search still takes the time limit
+        if method in COMBINATORIAL_METHODS and method != "ideal-dp":  # no solver; the search still takes the time limit
             return {"orderer": self.orderer, "seed": self.seed, "time_limit": self.time_limit, **machine}
         return {
             "orderer": self.orderer,

@@ -52,6 +52,7 @@ def test_parse_methods() -> None:
         "slicegraph:brkga",
         "simple",
         "cut",
+        "crossing",
         "clique",
         "ideal-dp",
         "bottleneck",

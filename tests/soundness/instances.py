@@ -446,21 +446,23 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
 def check_combinatorial(case: Case) -> list[str]:
     """The methods that need no solver, against OPT; the list of violations:
 
-    * the simple bound of a Kahn partition, the cut bound or the clique bound above OPT; the Kahn
+    * the simple bound of a Kahn partition, the cut, crossing or clique bound above OPT; the Kahn
       partition below OPT or off its exact cost beyond the evaluator's rounding bound;
     * the ideal DP (with the Kahn bottleneck as its upper bound): its claimed bound
       (``lower_bound`` where the result carries one, else ``value`` when ``optimal`` or
       ``bound_reached``, the upper bound when ``no_improvement``) above OPT; ``optimal``
       with ``value`` below OPT by more than its rounding and ``TIGHT`` (``NOT_TIGHT``,
       safe side); its partition as the Kahn one;
-    * ``certify`` with ``bounds=("simple", "cut", "clique", "ideal-dp")`` and the Kahn orderer (no
-      MIP): as in :func:`check`;
+    * ``certify`` with every combinatorial bound (:data:`mtpp.records.COMBINATORIAL_METHODS`)
+      and the Kahn orderer (no MIP): as in :func:`check`;
     * any exception."""
     from heuristics.partition.ideal_dp import ideal_dp
     from mtpp.certificate import certify
     from mtpp.clique_bound import clique_lower_bounds
+    from mtpp.crossing_bound import crossing_lower_bounds
     from mtpp.cut_bound import cut_lower_bound
     from mtpp.partitioner import partition
+    from mtpp.records import COMBINATORIAL_METHODS
 
     p, opt = case.problem, case.opt
     bad: list[str] = []
@@ -475,9 +477,12 @@ def check_combinatorial(case: Case) -> list[str]:
         clique = clique_lower_bounds(p, [p.k]).bounds.get(p.k, 0.0)
         if exceeds(clique, opt):
             bad.append(f"clique: bound {clique!r} > OPT")
+        crossing = crossing_lower_bounds(p, [p.k]).bounds[p.k]
+        if exceeds(crossing, opt):
+            bad.append(f"crossing: bound {crossing!r} > OPT")
         bad += _check_ideal_dp(case, ideal_dp(p, upper_bound=sol.bottleneck), sol.bottleneck)
         bad += check_presolve(case)
-        bad += _check_certificate(case, certify(p, bounds=("simple", "cut", "clique", "ideal-dp"), orderer="kahn"))
+        bad += _check_certificate(case, certify(p, bounds=COMBINATORIAL_METHODS, orderer="kahn"))
     except Exception as exc:  # any exception is a defect to report
         bad.append(f"raised {type(exc).__name__}: {exc}")
     return [f"combinatorial: {b} | {case.describe()}" for b in bad]

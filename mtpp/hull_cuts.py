@@ -1,0 +1,82 @@
+"""The cheapest block that holds a given set of ops, from below: one minimum cut.
+
+Every block of an acyclic partition is convex, so a block holding ops ``X`` holds
+their *hull* ``H(X)``: every op on a path between two of them, ``desc(X) & anc(X)``.
+The clique bound (:mod:`mtpp.clique_bound`: pairs) and the crossing bound
+(:mod:`mtpp.crossing_bound`: a tensor's producer with its consumers) both need
+
+    c(H) = min { f(S) : S contains H },
+
+and bound it below exactly as the cut bound bounds its per-op minimum (steps 1-6 of
+:mod:`mtpp.cut_bound`): ``f(S) >= g(S) + overflow({x})`` for every op ``x`` of ``S``
+(parameters only add up; with peak-aware costs the peak only adds),
+``min_{S contains H} g(S)`` is an ``s``-``t`` minimum cut of the same gadget network
+with a super-source tied to every op of ``H`` by arcs that must not be cut, and
+:func:`mtpp.cut_bound.min_cut_below` returns a float at most its true value; the
+largest lowered ``overflow({x})`` over ``H`` is added with the same rounding step
+(:func:`mtpp.rounding.two_sum`, one float down when the sum rounded up).  About a
+millisecond per hull on 500 ops, a second on 20,000.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mtpp.cut_bound import csr_network, gadget_arcs, min_cut_below, own_overflow_below
+from mtpp.problem import Problem
+from mtpp.rounding import two_sum
+
+ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness only
+
+
+@njit(cache=True)
+def reach(ptr, idx, starts, n):
+    """``out[x]``: ``x`` is reachable from one of ``starts`` along the CSR adjacency
+    ``(ptr, idx)`` (the starts included): descendants with successor lists, ancestors
+    with predecessor lists.  ``O(n + m)``."""
+    out = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for x in starts:
+        if not out[x]:
+            out[x] = True
+            stack[top] = x
+            top += 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        for e in range(ptr[x], ptr[x + 1]):
+            y = idx[e]
+            if not out[y]:
+                out[y] = True
+                stack[top] = y
+                top += 1
+    return out
+
+
+class HullCuts:
+    """``c(H)`` from below for any hull ``H`` (indices of ops): one minimum cut of the
+    gadget network with a super-source tied to ``H`` (module docstring)."""
+
+    def __init__(self, problem: Problem) -> None:
+        g = problem.graph
+        tail, head, cap, sink = gadget_arcs(problem)
+        self.source, self.sink = sink + 1, sink
+        ops = np.arange(g.n, dtype=np.int64)
+        self.ptr, self.head, self.rev, self.cap, position = csr_network(
+            np.r_[tail, np.full(g.n, self.source)], np.r_[head, ops], np.r_[cap, np.zeros(g.n)], sink + 2
+        )
+        self.tie = position[-g.n :]  # the arc source -> op x, capacity 0 until x is in the hull
+        self.upper = float(g.work.sum()) * ESTIMATE_UP  # g(V) = work(V) is at least every minimum
+        self.own = own_overflow_below(problem)
+        self.level = np.empty(self.ptr.size - 1, dtype=np.int64)
+
+    def __call__(self, hull: np.ndarray) -> float:
+        cap = self.cap.copy()
+        cap[self.tie[hull]] = np.inf
+        flow, _ = min_cut_below(self.ptr, self.head, self.rev, cap, self.source, self.sink, self.upper, self.level)
+        value, error = two_sum(flow, float(self.own[hull].max()))  # value + error = flow + own exactly
+        if error < 0.0:
+            value = max(0.0, float(np.nextafter(value, -np.inf)))
+        return value
