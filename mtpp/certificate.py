@@ -7,8 +7,9 @@ every lower bound computed for it, cheapest first:
 ``simple``      Lemma 3.3, always present, needs no solver;
 ``cut``         ``max_v min_{S contains v} f(S)`` by one minimum cut per op, independent of k
                 (:mod:`mtpp.cut_bound`);
-``crossing``    work plus twice every tensor that no block of the bound's cost can keep with all
-                its consumers, over k (averaging), one minimum cut per tensor (:mod:`mtpp.crossing_bound`);
+``crossing``    work plus every tensor once per block its net (producer and consumers) must meet
+                below the bound, over k (averaging), by minimum cuts per net and per pair of its
+                members (:mod:`mtpp.crossing_bound`);
 ``clique``      ``k + 1`` ops of which any two sharing a block cost at least the bound (pigeonhole),
                 one minimum cut per pair (:mod:`mtpp.clique_bound`);
 ``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.partition.ideal_dp`): on narrow
@@ -264,9 +265,10 @@ def certify(
     ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
     them (one certificate per k, in increasing k, sharing bounds across k).
     ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
-    ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``; ``simple`` is always
-    computed).  ``time_limit`` caps each MIP method and each partition search; ``budget`` (seconds, default
-    none) caps the whole call, spent cheapest first (module docstring).
+    ``crossing``, ``clique``, ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``;
+    ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
+    partition search; ``budget`` (seconds, default none) caps the whole call, spent
+    cheapest first (module docstring).
     ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
     record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
     guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi

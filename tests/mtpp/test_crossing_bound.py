@@ -9,7 +9,7 @@ import numpy as np
 
 import mtpp
 from mtpp import Graph, Problem
-from mtpp.crossing_bound import crossing_lower_bounds, net_costs
+from mtpp.crossing_bound import clique_counts, crossing_lower_bounds
 from mtpp.cut_bound import cut_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
@@ -55,20 +55,32 @@ def test_a_fan_out_must_cross_and_is_counted_twice():
     assert mtpp.simple_lower_bound(problem) <= 20.0 and cut_lower_bound(problem)[0] <= 11.0
 
 
-def test_net_costs_are_the_cheapest_blocks_holding_each_net():
-    # a -> b -> c and a -> c: a's net {a, c} has hull {a, b, c}; b's net {b, c}
-    g = Graph.from_arrays([1.0, 2.0, 4.0], [0.0] * 3, [8.0, 16.0, 0.0], [(0, 1), (1, 2), (0, 2)])
-    c, o, done, total = net_costs(Problem(g, 2))
-    assert (done, total) == (2, 2)
-    assert c.tolist() == [7.0, 7.0, 0.0]  # {b, c} alone would read a's tensor: {a, b, c} is cheaper
-    assert o.tolist() == [8.0, 16.0, 0.0]
+def test_members_that_pairwise_conflict_count_once_per_block():
+    # s (no work) sends one unit tensor to three ops of work 10, k = 3: OPT 11 ({s, c1}, {c2}, {c3}).
+    # The net alone says the tensor crosses: (30 + 2) / 3; two consumers together cost 21 > 11,
+    # so the three consumers meet three blocks and the tensor counts three times: (30 + 3) / 3
+    g = Graph.from_arrays([0.0] + [10.0] * 3, [0.0] * 4, [1.0] + [0.0] * 3, [(0, i) for i in range(1, 4)])
+    problem = Problem(g, 3)
+    assert float(exact_optimum(problem)) == 11.0
+    nets_only = crossing_lower_bounds(problem, [3], max_members=1)
+    with_pairs = crossing_lower_bounds(problem, [3])
+    assert nets_only.paired == with_pairs.paired == with_pairs.total_nets == 1
+    assert math.isclose(nets_only.bounds[3], 32 / 3, rel_tol=1e-14) and nets_only.bounds[3] <= 32 / 3
+    assert math.isclose(with_pairs.bounds[3], 11.0, rel_tol=1e-14) and with_pairs.bounds[3] <= 11.0
+
+
+def test_clique_counts_fall_as_the_threshold_rises():
+    pairs = np.array([[0.0, 5.0, 9.0], [5.0, 0.0, 7.0], [9.0, 7.0, 0.0]])
+    values = np.array([5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
+    # b <= 5: all three conflict; up to 7: 0-2 and 1-2; up to 9: 0-2; the net (cost 8) crosses up to 8
+    assert clique_counts(8.0, pairs, values).tolist() == [3, 2, 2, 2, 2, 0]
 
 
 def test_time_limit_leaves_a_valid_partial_bound():
     g = mtpp.layered_graph(200, seed=92)
     full = crossing_lower_bounds(Problem(g, 2), [2, 4, 8])
     none = crossing_lower_bounds(Problem(g, 2), [2, 4, 8], time_limit=0.0)
-    assert full.complete and not none.complete and none.nets == 0
+    assert full.complete and not none.complete and none.nets == none.paired == 0
     for k in (2, 4, 8):  # no net cut: Lemma 3.3's work(V) / k, lowered by its rounding
         simple = float(g.work.sum()) / k
         assert none.bounds[k] <= simple and math.isclose(none.bounds[k], simple, rel_tol=1e-12)
