@@ -22,9 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 INF = math.inf
 
@@ -263,6 +266,8 @@ class Model:
         if fmt not in ("csr", "csc"):
             raise ValueError(f"matrix format must be 'csr' or 'csc', got {fmt!r}")
         if fmt not in self._mat_cache:
+            import scipy.sparse as sp  # 0.1-0.2 s: only a model handed to a solver pays for it
+
             if "coo" not in self._mat_cache:
                 rows = np.concatenate(self._rows) if self._rows else np.zeros(0, dtype=np.int64)
                 cols = np.concatenate(self._cols) if self._cols else np.zeros(0, dtype=np.int64)
