@@ -434,7 +434,8 @@ def _pipeline(search: _Search, o: _Options) -> None:
     stages of the method (:func:`schedule`'s docstring), each while the gap is open."""
     method, seed, width = o.method, o.seed, o.width
     for quick in ("dfs", "bfs", "random"):
-        _run_fixed(search, quick, seed)
+        if quick == "dfs" or not search.proven:  # a chain's one order is proven at once
+            _run_fixed(search, quick, seed)
     if o.incumbent is not None:  # a learned order as a first incumbent (issue 25)
         _run_learned(search, o.incumbent, o.weights, None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
@@ -522,11 +523,12 @@ def schedule(
       direction with fewer ops beyond the critical op, half the part's time each;
       optimal when a part finishes; otherwise its bound is the larger of the two
       smallest open keys, proven at any stop);
-    * ``"auto"`` (default): the baselines, the min-cut live bound, the beam with
-      15% of the time left, a 10 times wider beam if it likely fits in 25% of the
-      rest, BRKGA (2000 generations, seeded with the best order) with 20% of the
-      rest, then ``"search"`` with the rest, then CP-SAT if time is
-      left (a search stopped by its memory cap) and the gap is still open.
+    * ``"auto"`` (default): the baselines (bfs and random only while the local and
+      forced-live bounds leave the dfs order's gap open: not on a chain), the min-cut
+      live bound, the beam with 15% of the time left, a 10 times wider beam if it
+      likely fits in 25% of the rest, BRKGA (2000 generations, seeded with the best
+      order) with 20% of the rest, then ``"search"`` with the rest, then CP-SAT if time
+      is left (a search stopped by its memory cap) and the gap is still open.
 
     ``incumbent``: a learned method (``"topoformer"``, ``"topoformer-sample"``,
     ``"topoformer-beam"``, ``"regal-brkga"``; ``weights`` then names its weights) run

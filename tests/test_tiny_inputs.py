@@ -72,3 +72,4 @@ def test_tiny_partition_certify_schedule_are_proven(n: int) -> None:
     sched = mtpp.schedule(g)
     assert sched.optimal
     assert np.isfinite(sched.peak)
+    assert [st.method for st in sched.stages] == ["local", "forced-live", "dfs"]  # no bfs, no random orders
