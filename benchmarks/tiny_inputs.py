@@ -22,6 +22,14 @@ then ``--repeat`` times; the table shows the median wall time in seconds.  With
 ``--against REV`` the same commands also run in a git worktree of revision REV
 (its numba cache is built by its warm-up runs, which can take minutes) and the table
 adds REV's medians and the ratio old / new.
+
+``--kernels`` supports :data:`mtpp.jit.DEFAULT_THRESHOLD`: it runs ``partition``,
+``certify``, ``schedule`` and ``place`` on chains and layered graphs of 1-40 ops once
+with every kernel call in Python and once compiled (warm), and prints, by the size
+of a call's largest array argument, the Python and compiled milliseconds per call
+(median, and the slowest call's kernel); then the seconds a new interpreter takes to
+import numba and load the cached kernels of one ``partition`` call, which the Python
+path saves.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -176,12 +185,101 @@ def shell_main(repeat: int, against: str | None) -> None:
         print(line)
 
 
+SIZE_BUCKETS = (16, 64, 256, 1024, 4096, 10**9)
+
+
+def kernel_calls(compiled: bool) -> list[tuple[str, int, float]]:
+    """``(kernel, largest array argument, seconds)`` of every outermost kernel call of
+    the ``--kernels`` workload, all compiled (each call run once before, untimed) or all
+    in Python."""
+    from mtpp import jit
+    from mtpp.generators import layered_graph
+
+    found: list[tuple[str, int, float]] = []
+    timing = [False]
+    call = jit.Kernel.__call__
+
+    def timed(self: jit.Kernel, *args: Any, **kwargs: Any) -> Any:
+        if jit._local.depth or not timing[0]:  # inside a Python-path kernel: part of its caller's time
+            return call(self, *args, **kwargs)
+        size = max((a.size for a in (*args, *kwargs.values()) if hasattr(a, "size")), default=0)
+        t0 = time.perf_counter()
+        result = call(self, *args, **kwargs)
+        found.append((self.__name__, int(size), time.perf_counter() - t0))
+        return result
+
+    gs = [graphs()["1 op"], graphs()["chain 20"], *(layered_graph(n, seed=1) for n in (10, 20, 40))]
+    work = [
+        lambda g: mtpp.partition(g, k=4, orderer="brkga-200"),
+        lambda g: mtpp.certify(g, k=4, bounds="simple,cut,ideal-dp"),
+        lambda g: mtpp.schedule(g, method="exact-dp", time_limit=None),
+        lambda g: mtpp.place(g, "cpu-igpu-dgpu", method="brkga", time_limit=0.5),
+    ]
+    jit.Kernel.__call__ = timed  # type: ignore[method-assign]
+    try:
+        with jit.settings(threshold=0 if compiled else 10**9, budget=math.inf):
+            for g in gs:
+                for fn in work:
+                    if compiled:
+                        fn(g)
+                    timing[0] = True
+                    fn(g)
+                    timing[0] = False
+    finally:
+        jit.Kernel.__call__ = call  # type: ignore[method-assign]
+    return found
+
+
+def numba_load_seconds() -> float:
+    """Seconds a new interpreter spends importing numba and loading the cached kernels
+    of a ``partition`` call on a 20-op chain, beyond the same call in Python (median of 3)."""
+    code = (
+        "import sys, time; import mtpp; from mtpp import jit\n"
+        "g = mtpp.Graph.from_arrays([1.0] * 20, [1.0] * 20, [1.0] * 20, [(i, i + 1) for i in range(19)])\n"
+        "t0 = time.perf_counter()\n"
+        "with jit.settings(threshold=int(sys.argv[1])): mtpp.partition(g, k=4)\n"
+        "print(time.perf_counter() - t0)\n"
+    )
+    took = {}
+    for threshold in (0, 10**9):
+        runs = [subprocess.run([sys.executable, "-c", code, str(threshold)], capture_output=True, text=True, cwd=ROOT)]
+        runs += [subprocess.run(r.args, capture_output=True, text=True, cwd=ROOT) for r in runs * 3]
+        took[threshold] = statistics.median(float(r.stdout) for r in runs[1:])
+    return took[0] - took[10**9]
+
+
+def kernels_main() -> None:
+    """``--kernels``: Python and compiled time per kernel call by the size of its arrays."""
+    print(f"kernel calls by largest array at commit {git_commit()}; {os.cpu_count()} cores; mtpp {mtpp.__version__}")
+    rows = {path: kernel_calls(compiled=path == "compiled") for path in ("python", "compiled")}
+    head = f"{'largest array':>14} {'calls':>6} {'python ms':>10} {'max':>8} {'slowest python call':>22}"
+    print(f"{head} {'compiled ms':>12}")
+    low = -1
+    for high in SIZE_BUCKETS:
+        got = {p: [(t, k) for k, size, t in r if low < size <= high] for p, r in rows.items()}
+        if got["python"]:
+            worst_t, worst_k = max(got["python"])
+            py = statistics.median(t for t, _ in got["python"])
+            comp = statistics.median(t for t, _ in got["compiled"]) if got["compiled"] else math.nan
+            label = f"{max(low + 1, 0)}-{high}" if high < 10**9 else f"> {low}"
+            print(
+                f"{label:>14} {len(got['python']):6d} {1000 * py:10.3f} {1000 * worst_t:8.1f} {worst_k:>22}"
+                f" {1000 * comp:12.4f}"
+            )
+        low = high
+    print(f"numba import and cached kernels of one partition call in a new interpreter: {numba_load_seconds():.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="timed calls after the warm-up (best is shown)")
     ap.add_argument("--shell", action="store_true", help="each command in a new interpreter (median is shown)")
     ap.add_argument("--against", metavar="REV", help="with --shell: also time the commands at git revision REV")
+    ap.add_argument("--kernels", action="store_true", help="Python and compiled time per kernel call, by size")
     args = ap.parse_args()
+    if args.kernels:
+        kernels_main()
+        return
     if args.shell:
         shell_main(args.repeat, args.against)
         return

@@ -10,7 +10,8 @@ predecessor lists (``succ_ptr``, ``succ_idx``, ``pred_ptr``, ``pred_idx``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mtpp.jit import njit
 
 ONE = np.uint64(1)
 DEBRUIJN = np.uint64(0x022FDD63CC95386D)

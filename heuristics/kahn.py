@@ -10,9 +10,9 @@ that reproduce a given order (the construction in the proof of Theorem 4.3).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mtpp.graph import Graph
+from mtpp.jit import njit
 
 
 @njit(cache=True, inline="always")

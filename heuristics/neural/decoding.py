@@ -24,16 +24,17 @@ differentiable log-probabilities are in :mod:`heuristics.neural.policy`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from heuristics.bitsets import CTZ, ONE, ready_ops
 from heuristics.kahn import in_degrees, kahn_order
 from heuristics.peak_memory.state_dp import child_live, hash_table, materialise_kernel, same_child
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.jit import njit
 
 COLLAPSE_MODES = ("peak", "logp", "none")
 _MODE_CODE = {"peak": 0, "logp": 1, "none": 2}
@@ -99,7 +100,7 @@ def sample_kernel(succ_ptr, succ_idx, indeg0, y, uniforms):
                     top = y[avail[j]]
             total = 0.0
             for j in range(k):
-                w[j] = np.exp(y[avail[j]] - top)
+                w[j] = math.exp(y[avail[j]] - top)  # numba's exp bit for bit (np.exp of a numpy scalar is not)
                 total += w[j]
             target = uniforms[s, t] * total
             acc = 0.0
@@ -182,8 +183,8 @@ def beam_expand_kernel(
             top = max(top, y[v])
         acc = 0.0
         for v in ops:
-            acc += np.exp(y[v] - top)
-        lse = top + np.log(acc)
+            acc += math.exp(y[v] - top)
+        lse = top + math.log(acc)
         for v in ops:
             lp = logp[s] + (y[v] - lse)
             step = live[s] + size_out[v] + size_param[v]
@@ -214,7 +215,7 @@ def beam_expand_kernel(
                         c_peak[e] = p
                         c_logp[e] = lp
                     break
-                i = (i + 1) & mask
+                i = np.int64((np.uint64(i) + ONE) & mask)
     return c_parent[:count], c_node[:count], c_hash[:count], c_peak[:count], c_live[:count], c_logp[:count]
 
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from numba import njit
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.jit import njit
 
 SCALAR_FEATURES = (
     "size_out",

@@ -27,9 +27,9 @@ another ``O(m n / 64)``; filling the matrix is ``O(n^2)`` in compiled code.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mtpp.graph import Graph
+from mtpp.jit import njit
 
 TR = 0  # edge i -> j of the transitive reduction
 DAG_MINUS_TR = 1  # edge i -> j of the DAG that is not in the transitive reduction

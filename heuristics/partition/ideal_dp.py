@@ -92,7 +92,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from numba import njit
 
 from heuristics.bitsets import has
 from heuristics.partition.ideals import (
@@ -107,6 +106,7 @@ from heuristics.partition.ideals import (
     enumerate_ideals,
 )
 from heuristics.partition.segments import overflow
+from mtpp.jit import njit
 from mtpp.problem import Problem
 from mtpp.rounding import UNIT, dd_add, dd_diff, dd_error, gamma, lower_by
 

@@ -46,13 +46,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready
 from mtpp.graph import Graph
+from mtpp.jit import njit
 from mtpp.rounding import dd_add
 
 DEFAULT_MAX_IDEALS = 10_000_000
+PYTHON_IDEALS = 1024  # a first try's cap: milliseconds on mtpp.jit's Python path, a 21-ideal chain of 20 ops
 MAX_LATTICE_BYTES = 1 << 31  # the enumeration's arrays stay below 2 GiB (module docstring)
 WORK, WORK_LO, PARAM, PARAM_LO, BOUNDARY, BOUNDARY_LO = range(6)  # the columns of IdealLattice.sums
 
@@ -263,17 +264,11 @@ def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> Idea
     than ``max_ideals`` of them or their arrays would outgrow ``MAX_LATTICE_BYTES``
     (the graph is too wide)."""
     zob = np.random.default_rng(0x1DEA1).integers(0, 2**63, graph.n, dtype=np.uint64) * np.uint64(2) + ONE
-    *arrays, complete = enumerate_kernel(
-        graph.n,
-        graph.succ_ptr,
-        graph.succ_idx,
-        graph.pred_ptr,
-        graph.pred_idx,
-        graph.work,
-        graph.size_param,
-        graph.size_out,
-        zob,
-        int(max_ideals),
-        MAX_LATTICE_BYTES,
-    )
+    g = graph
+    args = (g.n, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.work, g.size_param, g.size_out, zob)
+    # the kernel's work is not bounded by its arrays' sizes: a tiny graph, which runs it in
+    # Python (mtpp.jit), may have a huge lattice, so it tries PYTHON_IDEALS first
+    *arrays, complete = enumerate_kernel(*args, min(int(max_ideals), PYTHON_IDEALS), MAX_LATTICE_BYTES)
+    if not complete and max_ideals > PYTHON_IDEALS:
+        *arrays, complete = enumerate_kernel.dispatcher(*args, int(max_ideals), MAX_LATTICE_BYTES)
     return IdealLattice(*arrays) if complete else None

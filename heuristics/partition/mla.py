@@ -9,9 +9,9 @@ minimises it through Kahn decoding; the best order is then sliced by SliceGraph.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from heuristics.kahn import in_degrees, kahn_kernel
+from mtpp.jit import njit
 from mtpp.problem import Problem
 
 

@@ -44,7 +44,8 @@ All arrays are indexed by position in the order; they come from
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mtpp.jit import njit
 
 
 @njit(cache=True)

@@ -5,10 +5,10 @@ there and in :func:`mtpp.memory.block_peak`, the independent reference)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
 from heuristics.partition.segments import PreparedOrder, prepare
+from mtpp.jit import njit
 from mtpp.problem import Problem
 
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset
+from mtpp.jit import njit
 from mtpp.problem import Problem
 
 

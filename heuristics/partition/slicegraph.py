@@ -42,11 +42,11 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, objmode
 
 from heuristics.kahn import in_degrees, kahn_kernel
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
 from heuristics.partition.segments import extend_left, overflow, prepare, prepare_kernel
+from mtpp.jit import njit, objmode
 from mtpp.problem import Problem
 
 CHECK_STEPS = 1 << 16

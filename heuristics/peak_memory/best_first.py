@@ -153,7 +153,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, objmode
 
 from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready, ready_ops
 from heuristics.peak_memory.bounds import ancestor_bits, masked_sums, needed_bits
@@ -162,6 +161,7 @@ from heuristics.peak_memory.orders import order_peak, traversal_order
 from heuristics.peak_memory.state_dp import child_live
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.jit import njit, objmode
 from mtpp.memory import exact_on_grid
 from mtpp.rounding import UNIT, lower_by
 
@@ -490,7 +490,7 @@ def search_kernel(
                     if same:
                         found = e
                         break
-                i = (i + 1) & mask
+                i = np.int64((np.uint64(i) + ONE) & mask)
             if found >= 0:
                 if cg >= g[found]:
                     continue

@@ -20,9 +20,9 @@ above ``MAX_NODES`` get the local bound instead.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mtpp.graph import Graph
+from mtpp.jit import njit
 from mtpp.memory import local_lower_bound, lower_sum_bound
 
 MAX_NODES = 30_000  # 2 n^2 / 8 bytes of bitsets: 225 MB at this size

@@ -27,13 +27,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from heuristics.brkga import BrkgaParams, Progress, brkga
 from heuristics.kahn import in_degrees, kahn_kernel, priorities_for
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.jit import njit
 
 RANDOM_BATCH = 64
 

@@ -63,12 +63,12 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from heuristics.bitsets import CTZ, ONE, has, mark_ready, ready_ops
 from heuristics.peak_memory.orders import order_peak
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.jit import njit
 from mtpp.memory import sums_are_exact
 from mtpp.rounding import UNIT, lower_by
 
@@ -200,7 +200,7 @@ def expand_kernel(
                         c_node[e] = v
                         c_peak[e] = p
                     break
-                i = (i + 1) & mask
+                i = np.int64((np.uint64(i) + ONE) & mask)
     return c_parent[:count], c_node[:count], c_hash[:count], c_peak[:count], c_live[:count], c_look[:count]
 
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from heuristics.kahn import in_degrees, kahn_kernel
+from mtpp.jit import njit
 from mtpp.placement.simulator import PlacementContext, SimResult, ready_time
 
 

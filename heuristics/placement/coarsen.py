@@ -60,10 +60,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.jit import njit
 from mtpp.placement.simulator import PlacementContext
 
 

@@ -35,6 +35,7 @@ from rich.progress import (
 
 from heuristics.brkga import Progress as ProgressCallback
 from mtpp.graph import Graph
+from mtpp.jit import compiling
 
 
 def notes(args: argparse.Namespace) -> Console:
@@ -90,21 +91,17 @@ def working(console: Console, label: str) -> Iterator[None]:
 @contextlib.contextmanager
 def compile_notice(console: Console) -> Iterator[None]:
     """Say once on ``console`` when numba starts compiling kernels (a first run, or a
-    new numba): the cache makes every later run skip it."""
-    from numba.core import event
+    new numba): the cache makes every later run skip it.  A command that never leaves
+    the Python path of :mod:`mtpp.jit` (a tiny graph) never imports numba for this."""
+    said = False
 
-    class Notice(event.Listener):
-        said = False
+    def notice() -> None:
+        nonlocal said
+        if not said:
+            said = True
+            console.print("compiling numba kernels (first run only; cached for later runs) ...")
 
-        def on_start(self, ev: Any) -> None:
-            if not self.said:
-                self.said = True
-                console.print("compiling numba kernels (first run only; cached for later runs) ...")
-
-        def on_end(self, ev: Any) -> None:
-            pass
-
-    with event.install_listener("numba:compile", Notice()):
+    with compiling(notice):
         yield
 
 

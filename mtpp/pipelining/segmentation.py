@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
 from heuristics.partition.segments import extend_left, overflow, prepare
+from mtpp.jit import njit
 from mtpp.problem import Problem
 
 

@@ -43,10 +43,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
+from mtpp.jit import njit
 from mtpp.memory import check_order
 from mtpp.placement.devices import DeviceSet
 

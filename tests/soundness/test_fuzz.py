@@ -9,9 +9,11 @@ not in index order):
 * the methods that need no solver (simple and cut bounds, the ideal DP, ``certify``
   without MIPs): 3,000 instances.
 
-Both run in chunks, so pytest-xdist spreads them; ``benchmarks/soundness.py`` runs long
-sweeps.  Each run draws new instances (hypothesis without a fixed seed): a failure
-prints the instance, and hypothesis keeps it in its example database for the next run."""
+Both run in chunks, so pytest-xdist spreads them, half of them on each path of the
+kernels (:mod:`tests.kernel_paths`: tiny instances run in Python, each call checked
+against the compiled path, or compiled); ``benchmarks/soundness.py`` runs long sweeps.
+Each run draws new instances (hypothesis without a fixed seed): a failure prints the
+instance, and hypothesis keeps it in its example database for the next run."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from solvers.registry import backend_class
+from tests.kernel_paths import PATHS, kernel_path
 from tests.soundness.instances import NOT_TIGHT, Case, cases, check, check_combinatorial
 
 BACKENDS = ("highs", "gurobi", "scip", "cpsat")
@@ -51,7 +54,8 @@ def test_every_bound_is_at_most_the_optimum(solver: str, chunk: int) -> None:
         # certify (partition, hierarchy, cross-check) on every fourth instance, the methods on all
         _assert_sound(check(case, solver, with_certify=hash(case.problem.graph.ids) % 4 == 0))
 
-    sound()
+    with kernel_path(PATHS[chunk % len(PATHS)]):
+        sound()
 
 
 @pytest.mark.parametrize("chunk", range(COMBINATORIAL_CHUNKS))
@@ -61,4 +65,5 @@ def test_combinatorial_bounds_are_at_most_the_optimum(chunk: int) -> None:
     def sound(case: Case) -> None:
         _assert_sound(check_combinatorial(case))
 
-    sound()
+    with kernel_path(PATHS[chunk % len(PATHS)]):
+        sound()

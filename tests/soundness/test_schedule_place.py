@@ -1,6 +1,7 @@
 """The same discipline for the peak-memory and placement bounds: on fresh random tiny
 graphs at weight scales 1e-3 .. 1e12, the proven bound never exceeds the brute-force
-optimum and the returned order / placement is re-checked to cost at least that."""
+optimum and the returned order / placement is re-checked to cost at least that, on
+both paths of the kernels (:mod:`tests.kernel_paths`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 import mtpp
 from mtpp.placement.simulator import PlacementContext
 from mtpp.presets import get_devices
+from tests.kernel_paths import PATHS, kernel_path
 from tests.oracle import brute_force_peak
 from tests.placement.reference import brute_force
 from tests.soundness.instances import SCALES
@@ -31,24 +33,26 @@ def tiny_graph(seed: int, max_n: int) -> mtpp.Graph:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**32), method=st.sampled_from(["auto", "exact-dp", "cpsat"]))
-def test_schedule_bound_never_exceeds_the_optimum(seed: int, method: str) -> None:
+@given(seed=st.integers(0, 2**32), method=st.sampled_from(["auto", "exact-dp", "cpsat"]), path=st.sampled_from(PATHS))
+def test_schedule_bound_never_exceeds_the_optimum(seed: int, method: str, path: str) -> None:
     g = tiny_graph(seed, 6)
     opt = brute_force_peak(g)
-    s = mtpp.schedule(g, method=method, time_limit=10)
+    with kernel_path(path):
+        s = mtpp.schedule(g, method=method, time_limit=10)
     assert s.lower_bound <= opt * (1 + 1e-9)
     assert mtpp.peak_memory(g, np.array([g.index(v) for v in s.order])) == pytest.approx(s.peak, rel=1e-12)
     assert s.peak >= opt * (1 - 1e-12)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**32))
-def test_placement_bound_never_exceeds_the_optimum(seed: int) -> None:
+@given(seed=st.integers(0, 2**32), path=st.sampled_from(PATHS))
+def test_placement_bound_never_exceeds_the_optimum(seed: int, path: str) -> None:
     g = tiny_graph(seed, 4)
     devices = get_devices("two-devices")
     rng = np.random.default_rng(seed)
     times = rng.uniform(0.1, 10, (g.n, devices.d)) * float(rng.choice(SCALES))
     opt, _, _ = brute_force(g, devices, run=PlacementContext(g, devices, times))
-    p = mtpp.place(g, devices, method="cpsat", time_limit=10, times=times, threads=1)
+    with kernel_path(path):
+        p = mtpp.place(g, devices, method="cpsat", time_limit=10, times=times, threads=1)
     assert p.lower_bound <= opt * (1 + 1e-9)
     assert p.makespan >= opt * (1 - 1e-9)
