@@ -54,10 +54,10 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from numba import njit
 
 from mtpp.cut_bound import io_below
 from mtpp.hull_cuts import HullCuts, reach
+from mtpp.jit import njit
 from mtpp.problem import Problem
 from mtpp.rounding import UNIT, gamma
 

@@ -87,8 +87,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from mtpp.jit import njit
 from mtpp.problem import Problem
 from mtpp.rounding import UNIT, two_sum
 

@@ -21,9 +21,9 @@ millisecond per hull on 500 ops, a second on 20,000.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mtpp.cut_bound import csr_network, gadget_arcs, min_cut_below, own_overflow_below
+from mtpp.jit import njit
 from mtpp.problem import Problem
 from mtpp.rounding import two_sum
 
