@@ -51,8 +51,9 @@ split evenly among them), then the MIPs with what is left: at each k ``bottlenec
 ``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
 last, with what is left), each with its share of the time left over the methods
 and the ks still open (a k already proven gives its time back; the bottleneck MIP
-weighs twice); a MIP that stopped at its time limit without lifting the bound is
-skipped at the larger ks, and the time it took goes to a last partition search.
+weighs twice); a MIP that stopped at its time limit without lifting the bound of the
+methods before it is skipped at the larger ks, and the time it took goes to a last
+partition search.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def test_a_growing_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkey
     assert [k for k, _ in calls] == [2]  # ran at k = 2 only
     for cert in certs[1:]:
         rec = cert.bound("exact")
-        assert rec.status == "skipped" and "did not lift the simple bound" in rec.message and "k=2" in rec.message
+        assert rec.status == "skipped" and "did not lift the bound" in rec.message and "k=2" in rec.message
     # the 2 x 1.5 s it did not take went to a last search on another seed
     assert any(seed == 1 for _, seed in searches)
     # the bottleneck MIP (its model does not grow with k) is never skipped, nor anything without a budget
@@ -131,6 +131,29 @@ def test_a_growing_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkey
     calls.clear()
     certify(g, k=[2, 4], bounds="simple,exact", time_limit=5, orderer="kahn")
     assert [k for k, _ in calls] == [2, 4]
+
+
+def test_a_growing_mip_below_the_bottleneck_bound_is_skipped_at_larger_k(monkeypatch):
+    """Above the simple bound but not above what the methods before it proved (the
+    bottleneck MIP here) is no progress either; a growing MIP that lifts the bound at
+    k = 2 runs again at k = 4."""
+    calls = []
+    g = mtpp.layered_graph(60, seed=7)
+    for lift, runs_at_4 in ((1.1, False), (1.3, True)):
+
+        def fake(problem, method, solver, time_limit, *args, lift=lift):
+            calls.append((problem.k, method))
+            bound = {"bottleneck": 1.2, "exact": lift}[method] * mtpp.bounds.simple_lower_bound(problem)
+            record = mtpp.records.BoundRecord(
+                method=method, bound=bound, status="time_limit", proven_optimal=False, wall_time=1.0
+            )
+            return record, None
+
+        monkeypatch.setattr(mtpp.certify_phases, "bound_record", fake)
+        calls.clear()
+        certs = certify(g, k=[2, 4], bounds="simple,bottleneck,exact", budget=30, orderer="kahn")
+        assert ((4, "exact") in calls) == runs_at_4
+        assert (certs[1].bound("exact").status == "skipped") != runs_at_4
 
 
 def test_the_ideal_dp_leaves_half_of_the_budget_to_the_other_bounds(monkeypatch):
