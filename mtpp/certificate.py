@@ -52,8 +52,8 @@ split evenly among them), then the MIPs with what is left: at each k ``bottlenec
 last, with what is left), each with its share of the time left over the methods
 and the ks still open (a k already proven gives its time back; the bottleneck MIP
 weighs twice); a MIP that stopped at its time limit without lifting the bound of the
-methods before it is skipped at the larger ks, and the time it took goes to a last
-partition search.
+methods before it is skipped at the larger ks.  Whatever time is left at the end goes
+to a last, larger search (the orderer's evaluations sized to fill each open k's share).
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.certify_phases import (
+    FINAL_RESERVE,
     MIN_RUN_SECONDS,
     MIP_PHASE_ORDER,
     QUICK_ORDERER,
@@ -386,9 +387,10 @@ def certify(
             tag,
             stalls,
         )
-    if stalls is not None and stalls.reclaimed >= MIN_RUN_SECONDS and orderer != QUICK_ORDERER:
-        # the time of the MIPs skipped as stalled, on another stream of the orderer
-        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=min(stalls.reclaimed, left()))
+    if deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
+        # what the bounds left of the budget (every k proven, MIPs finished or skipped as
+        # stalled): a larger search on another stream of the orderer
+        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=left() - FINAL_RESERVE, fill=True)
 
     share_lower_bounds(runs)
     certificates = [_certificate(run, start, pre) for run in runs]

@@ -254,6 +254,17 @@ ORDERER_NAMES = (
 LEARNED = ("topoformer", "regal-brkga")
 
 
+def with_budget(name: str, evaluations: int) -> str | None:
+    """The orderer of ``name``'s family with ``evaluations`` evaluations (samples for
+    ``topoformer-sample`` / ``-beam``) or its own budget if larger, or ``None`` for an
+    orderer without a budget (``kahn``, ``dfs``, ``bfs``, ``topoformer``)."""
+    match = _PATTERN.match(name)
+    if match is None:
+        return None
+    own = int(match.group(2) or DEFAULT_BUDGET[match.group(1)])
+    return f"{match.group(1)}-{max(own, evaluations)}"
+
+
 def get_orderer(name: str, weights: str | None = None) -> Orderer:
     """The orderer called ``name`` (see the module docstring for the names); ``weights``
     (a path or shipped name) replaces the default weights of a learned orderer."""

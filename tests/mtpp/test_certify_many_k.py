@@ -97,7 +97,7 @@ def test_cli_certifies_several_k(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["k"] == 2
 
 
-def test_a_growing_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
+def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
     calls = []
 
     def stalled(problem, method, solver, time_limit, *args):
@@ -112,22 +112,26 @@ def test_a_growing_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkey
     real_partition = mtpp.certify_phases.partition
 
     def counted(problem, **kwargs):
-        searches.append((problem.k, kwargs["seed"]))
+        searches.append((problem.k, kwargs["seed"], kwargs["orderer"]))
         return real_partition(problem, **kwargs)
 
     monkeypatch.setattr(mtpp.certify_phases, "partition", counted)
     g = mtpp.layered_graph(60, seed=7)
-    certs = certify(g, k=[2, 4, 8], bounds="simple,exact", budget=30)
+    certs = certify(g, k=[2, 4, 8], bounds="simple,exact", budget=8)
     assert [k for k, _ in calls] == [2]  # ran at k = 2 only
     for cert in certs[1:]:
         rec = cert.bound("exact")
         assert rec.status == "skipped" and "did not lift the bound" in rec.message and "k=2" in rec.message
-    # the 2 x 1.5 s it did not take went to a last search on another seed
-    assert any(seed == 1 for _, seed in searches)
-    # the bottleneck MIP (its model does not grow with k) is never skipped, nor anything without a budget
+    # the time it did not take went to a last, larger search on another seed at each open k
+    last = [(k, orderer) for k, seed, orderer in searches if seed == 1]
+    assert last and [k for k, _ in last] == [c.k for c in certs if not c.optimal]
+    assert all(int(orderer.removeprefix("brkga-")) >= 10_000 for _, orderer in last)
+    # the bottleneck MIP (its model does not grow with k) only after two stalls; nothing without a budget
     calls.clear()
-    certify(g, k=[2, 4, 8], bounds="simple,bottleneck", budget=30)
-    assert [k for k, _ in calls] == [2, 4, 8]
+    certs = certify(g, k=[2, 4, 8, 16], bounds="simple,bottleneck", budget=8)
+    assert [k for k, _ in calls] == [2, 4]
+    assert [c.bound("bottleneck").status for c in certs] == ["time_limit", "time_limit", "skipped", "skipped"]
+    assert "k=2" in certs[2].bound("bottleneck").message and "k=4" in certs[2].bound("bottleneck").message
     calls.clear()
     certify(g, k=[2, 4], bounds="simple,exact", time_limit=5, orderer="kahn")
     assert [k for k, _ in calls] == [2, 4]

@@ -5,7 +5,7 @@ import pytest
 
 from heuristics.kahn import kahn_order
 from heuristics.partition.mla import mla_fitness
-from heuristics.partition.orderers import get_orderer
+from heuristics.partition.orderers import get_orderer, with_budget
 from mtpp import InvalidParameterError, Problem
 from tests.oracle import is_topological, random_dag
 
@@ -80,3 +80,22 @@ def test_random_orderer_time_limit_holds_within_a_batch(monkeypatch: pytest.Monk
     assert time.perf_counter() - t0 < 0.5 + 1.0
     assert search.stopped_by_time and 1 <= search.evaluations < orderers.RANDOM_BATCH
     assert sorted(search.order.tolist()) == list(range(30))
+
+
+@pytest.mark.parametrize(
+    ("name", "evaluations", "scaled"),
+    [
+        ("brkga", 50_000, "brkga-50000"),
+        ("brkga", 500, "brkga-10000"),  # never below its own budget
+        ("brkga-100", 500, "brkga-500"),
+        ("random", 640, "random-640"),
+        ("mla-weighted-20", 30, "mla-weighted-30"),
+        ("topoformer-sample", 64, "topoformer-sample-64"),
+        ("kahn", 10**6, None),
+        ("topoformer", 10**6, None),
+    ],
+)
+def test_with_budget_scales_an_orderer_within_its_family(name: str, evaluations: int, scaled: str | None) -> None:
+    assert with_budget(name, evaluations) == scaled
+    if scaled is not None:
+        get_orderer(scaled)  # a name get_orderer accepts
