@@ -220,6 +220,7 @@ def certify(
     max_ideals: int = ...,
     report: Report | None = ...,
     presolve: bool = ...,
+    fill_budget: bool = ...,
 ) -> Certificate: ...
 @overload
 def certify(
@@ -241,6 +242,7 @@ def certify(
     max_ideals: int = ...,
     report: Report | None = ...,
     presolve: bool = ...,
+    fill_budget: bool = ...,
 ) -> list[Certificate]: ...
 def certify(
     graph_or_problem: Graph | Problem,
@@ -261,6 +263,7 @@ def certify(
     max_ideals: int = DEFAULT_MAX_IDEALS,
     report: Report | None = None,
     presolve: bool = True,
+    fill_budget: bool = True,
 ) -> Certificate | list[Certificate]:
     """Partition the graph and prove how good the partition is.
 
@@ -270,7 +273,9 @@ def certify(
     ``crossing``, ``clique``, ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``;
     ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
     partition search; ``budget`` (seconds, default none) caps the whole call, spent
-    cheapest first (module docstring).
+    cheapest first (module docstring); what the methods leave of it goes to a last,
+    larger partition search at the ks not proven optimal (``fill_budget=False``:
+    return as soon as the methods are done).
     ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
     record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
     guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi
@@ -293,6 +298,7 @@ def certify(
     if many:  # k > n is the same problem as k = n (see Problem): one certificate for them
         ks = sorted({min(kk, original.graph.n) for kk in ks if kk is not None})
     check_bool("presolve", presolve)
+    check_bool("fill_budget", fill_budget)
     methods = parse_bounds(bounds)
     time_limit = check_time_limit(time_limit)
     deadline = None if budget is None else start + check_time_limit(budget, "budget")
@@ -387,7 +393,7 @@ def certify(
             tag,
             stalls,
         )
-    if deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
+    if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
         # what the bounds left of the budget (every k proven, MIPs finished or skipped as
         # stalled): a larger search on another stream of the orderer
         search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=left() - FINAL_RESERVE, fill=True)

@@ -373,6 +373,7 @@ def _run_bound(graph: Graph, task: Task, machine: dict[str, Any], limit: float) 
         solver=solver,
         time_limit=limit,
         budget=limit,  # the whole task, its partition search included
+        fill_budget=False,  # a row measures its method, not a search sized to the time it left
         threads=s.get("threads", 1),
         orderer=s["orderer"],
         seed=s["seed"],

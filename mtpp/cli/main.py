@@ -137,6 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument(
         "--budget", type=float, default=60.0, help="seconds for the whole call, spent cheapest first (default 60)"
     )
+    cert.add_argument(
+        "--fill",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="spend what the bounds leave of --budget on a larger partition search where no proof closed "
+        "the gap (default; --no-fill returns as soon as the bounds are done)",
+    )
     cert.add_argument("--threads", type=int, default=1, help="solver threads")
     cert.add_argument("--jobs", type=int, default=1, help="parallel sub-MIPs for guess-the-bottleneck")
     cert.add_argument("--orderer", default="brkga", help="orderer for the partition (see 'solve')")
@@ -285,6 +292,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
             seed=args.seed,
             report=None if err.quiet else err.print,
             presolve=args.presolve,
+            fill_budget=args.fill,
         )
     docs = [certificate_document(c, _problem(graph, args, k=c.k)) for c in certs]
     if args.plot:

@@ -97,6 +97,25 @@ def test_cli_certifies_several_k(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["k"] == 2
 
 
+def test_cli_fill_flag_reaches_certify(tmp_path, capsys, monkeypatch):
+    import mtpp.certificate
+
+    given = []
+    real = mtpp.certificate.certify
+
+    def recording(*args, **kwargs):
+        given.append(kwargs["fill_budget"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mtpp.certificate, "certify", recording)
+    path = tmp_path / "g.json"
+    random_dag(np.random.default_rng(44), 6, p=0.4).to_json(path)
+    for flag in ([], ["--no-fill"], ["--fill"]):
+        assert main(["certify", str(path), "-k", "2", "--bounds", FAST, "--json", *flag]) == 0
+    capsys.readouterr()
+    assert given == [True, False, True]
+
+
 def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
     calls = []
 
@@ -126,6 +145,9 @@ def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
     last = [(k, orderer) for k, seed, orderer in searches if seed == 1]
     assert last and [k for k, _ in last] == [c.k for c in certs if not c.optimal]
     assert all(int(orderer.removeprefix("brkga-")) >= 10_000 for _, orderer in last)
+    searches.clear()
+    certify(g, k=[2, 4, 8], bounds="simple,exact", budget=8, fill_budget=False)
+    assert searches and all(seed == 0 for _, seed, _ in searches)  # no last search
     # the bottleneck MIP (its model does not grow with k) only after two stalls; nothing without a budget
     calls.clear()
     certs = certify(g, k=[2, 4, 8, 16], bounds="simple,bottleneck", budget=8)
