@@ -53,7 +53,9 @@ last, with what is left), each with its share of the time left over the methods
 and the ks still open (a k already proven gives its time back; the bottleneck MIP
 weighs twice); a MIP that stopped at its time limit without lifting the bound of the
 methods before it is skipped at the larger ks.  Whatever time is left at the end goes
-to a last, larger search (the orderer's evaluations sized to fill each open k's share).
+to a last, larger search (the orderer's evaluations sized to fill each open k's share),
+less ``MERGE_SHARE`` for the multi-order DP, which cuts each open k's partition from the
+prefixes of all the orders the searches found (:mod:`heuristics.partition.merge_dp`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.certify_phases import (
     FINAL_RESERVE,
+    MERGE_SHARE,
     MIN_RUN_SECONDS,
     MIP_PHASE_ORDER,
     QUICK_ORDERER,
@@ -84,6 +87,7 @@ from mtpp.certify_phases import (
     clique_phase,
     crossing_phase,
     ideal_dp_phase,
+    merge_phase,
     mip_phase,
     search_phase,
     share_lower_bounds,
@@ -275,7 +279,10 @@ def certify(
     partition search; ``budget`` (seconds, default none) caps the whole call, spent
     cheapest first (module docstring); what the methods leave of it goes to a last,
     larger partition search at the ks not proven optimal (``fill_budget=False``:
-    return as soon as the methods are done).
+    return as soon as the methods are done).  After the searches (without a budget,
+    or with one and ``fill_budget``) the multi-order DP cuts each open k's partition
+    from the prefixes of the orders every search found, never worse than the best of
+    them (each k at most ``time_limit``).
     ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
     record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
     guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi
@@ -341,6 +348,7 @@ def certify(
             [BoundRecord(method="simple", bound=sol.lower_bound, status="optimal", proven_optimal=True)],
             _notes(problem),
             decode_seconds=sol.wall_time if quick is None or not sol.stopped_by_time else max(quick, sol.wall_time),
+            found=[sol.index_order],
         )
         for smaller in runs:  # a partition into fewer blocks is one into k blocks
             shared = evaluate(problem, smaller.best_eval.assignment, smaller.best_order)
@@ -396,7 +404,10 @@ def certify(
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
         # what the bounds left of the budget (every k proven, MIPs finished or skipped as
         # stalled): a larger search on another stream of the orderer
-        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=left() - FINAL_RESERVE, fill=True)
+        total = (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
+        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=total, fill=True)
+    if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
+        merge_phase(runs, time_limit, left, say, tag)
 
     share_lower_bounds(runs)
     certificates = [_certificate(run, start, pre) for run in runs]

@@ -195,3 +195,32 @@ def test_the_ideal_dp_leaves_half_of_the_budget_to_the_other_bounds(monkeypatch)
     assert len(given) == 1 and 0 < given[0] <= 0.5 * 20
     certify(g, k=[2, 4], bounds="simple,ideal-dp", orderer="kahn")
     assert given[1] is None  # no budget: no cap
+
+
+def test_the_multi_order_dp_cuts_partitions_from_the_orders_of_every_k(monkeypatch):
+    merged = []
+    real_merge = mtpp.certify_phases.merge_orders
+
+    def spied(problem, orders, upper_bound, *args, **kwargs):
+        seg = real_merge(problem, orders, upper_bound, *args, **kwargs)
+        distinct = {tuple(o.tolist()) for o in orders}
+        merged.append((problem.k, len(distinct), upper_bound, None if seg is None else seg.assignment))
+        return seg
+
+    monkeypatch.setattr(mtpp.certify_phases, "merge_orders", spied)
+    g = mtpp.layered_graph(150, seed=9910)
+    certs = certify(g, k=[4, 8, 16, 32], bounds="simple,cut", orderer="random-20")
+    open_ks = [c.k for c in certs if not c.optimal]
+    assert [k for k, *_ in merged] == open_ks
+    assert all(count >= 1 + len(open_ks) for _, count, *_ in merged)  # Kahn's order and a search at every open k
+    sources = {c.k: c.partition_source for c in certs}
+    improved = [(k, ub, a) for k, _, ub, a in merged if a is not None]
+    assert improved  # random orders from four ks: blocks from several of them cut better partitions
+    for k, ub, assignment in improved:
+        cert = next(c for c in certs if c.k == k)
+        found = mtpp.evaluate(Problem(g, k), assignment).bottleneck
+        assert found < ub and cert.upper_bound <= found
+        assert sources[k].startswith("multi-order DP") or cert.upper_bound < found
+    merged.clear()
+    certify(g, k=[4, 8], bounds="simple,cut", orderer="random-20", budget=20, fill_budget=False)
+    assert merged == []  # a batch row measures its method: no fill, no merge
