@@ -199,7 +199,7 @@ def merge_orders(
     pos = np.empty_like(stack)
     rows = np.arange(n_orders)[:, None]
     pos[rows, stack] = np.arange(n)
-    zobrist = np.random.default_rng(0).integers(1, 2**63, n, dtype=np.uint64)
+    zobrist = np.asarray(np.random.default_rng(0).integers(1, 2**63, n, dtype=np.uint64))
     hashes = np.zeros((n_orders, n + 1), dtype=np.uint64)
     hashes[:, 1:] = np.bitwise_xor.accumulate(zobrist[stack], axis=1)
     work = g.work.astype(np.float64)

@@ -66,6 +66,23 @@ def test_reproducer_certificate_is_sound(name: str, k: int, machine: dict, optio
         assert record.bound is None or record.bound <= opt * (1 + 1e-9), record
 
 
+def test_highs_column_stuffing_never_lifts_a_bound_above_the_optimum() -> None:
+    """HiGHS 1.16's column stuffing (presolve rule 19) made the bottleneck MIP of this
+    mixed-scale graph "optimal" 10,000 (one tensor's IO, 2.7e-6 relative) above OPT, far
+    past the margin of its tolerances; with the rule off (``solvers.highs``) it is sound.
+    Certify dropped that bound (its partition is optimal, so the bound exceeded it): only
+    the method alone shows it."""
+    from formulations.bounds import solve_bound
+
+    problem = mtpp.Problem(
+        mtpp.load_graph(DATA / "highs_column_stuffing.json"), 3, bandwidth=0.5, memory=1511702.1266076
+    )
+    opt = exact_optimum(problem)
+    ub = mtpp.partition(problem, orderer="kahn").bottleneck
+    res = solve_bound(problem, "bottleneck", solver="highs", upper_bound=ub)
+    assert Fraction(res.bound) <= opt
+
+
 def test_every_method_runs_after_a_bound_target_stop() -> None:
     """Gurobi stopped just short of its BestBdStop target ("interrupted"), and certify
     silently skipped the later methods: a target stop is bound_reached and the
