@@ -12,6 +12,9 @@ every lower bound computed for it, cheapest first:
                 members (:mod:`mtpp.crossing_bound`);
 ``clique``      ``k + 1`` ops of which any two sharing a block cost at least the bound (pigeonhole),
                 one minimum cut per pair (:mod:`mtpp.clique_bound`);
+``reach``       no chain of k blocks below the bound covers the graph: forward and backward sweeps
+                of the ops each prefix of blocks may hold, one minimum cut per op refused
+                (:mod:`mtpp.reach_bound`), bisection per k;
 ``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.partition.ideal_dp`): on narrow
                 graphs it proves the optimum and its partition becomes the certificate's;
 ``bottleneck``  three-superblock MIP (Section 3.2);
@@ -44,8 +47,8 @@ With a total ``budget`` the call spends its time cheapest first: a quick partiti
 (SliceGraph on Kahn's order, each k with ``QUICK_SHARE`` of the time left split over
 the ks to do; a DP that does not fit gives the best equal-work split), the cut bound,
 the ideal DP (smallest k first, so each k starts from the optimal partition of the
-next smaller k), the crossing bound (``CROSSING_SHARE`` of what is left) and the
-clique bound (``CLIQUE_SHARE``) for the ks still open, the orderer's search
+next smaller k), the crossing bound (``CROSSING_SHARE`` of what is left), the
+clique bound (``CLIQUE_SHARE``) and the reach bound (``REACH_SHARE``) for the ks still open, the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
 split evenly among them), then the MIPs with what is left: at each k ``bottleneck``,
 ``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
@@ -89,6 +92,7 @@ from mtpp.certify_phases import (
     ideal_dp_phase,
     merge_phase,
     mip_phase,
+    reach_phase,
     search_phase,
     share_lower_bounds,
 )
@@ -274,7 +278,7 @@ def certify(
     ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
     them (one certificate per k, in increasing k, sharing bounds across k).
     ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
-    ``crossing``, ``clique``, ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``;
+    ``crossing``, ``clique``, ``reach``, ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``;
     ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
     partition search; ``budget`` (seconds, default none) caps the whole call, spent
     cheapest first (module docstring); what the methods leave of it goes to a last,
@@ -380,6 +384,9 @@ def certify(
 
     if "clique" in methods:
         clique_phase(runs, time_limit, left, say, tag)
+
+    if "reach" in methods:
+        reach_phase(runs, time_limit, left, say, tag)
 
     if orderer != QUICK_ORDERER:
         search_phase(runs, orderer, seed, time_limit, left, say, tag)

@@ -24,6 +24,7 @@ from mtpp.crossing_bound import crossing_lower_bounds
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.partitioner import partition
 from mtpp.problem import Problem
+from mtpp.reach_bound import reach_lower_bound
 from mtpp.records import BoundRecord, checked, closes, skipped
 
 QUICK_ORDERER = "kahn"
@@ -76,6 +77,10 @@ CROSSING_SHARE = 0.1
 """Part of the budget left that the crossing bound's minimum cuts may use (at most ``time_limit``):
 one per tensor (0.2-0.8 s on 500-op layered graphs), then the pairs of each net's members
 (9-12 s there, lifting the bound by 1.5-3.5% at k = 4..32)."""
+REACH_SHARE = 0.3
+"""Part of the budget left that the reach bound's bisections may use, split over the ks still
+open smallest first (what one k leaves goes to the next; each at most ``time_limit``): on
+250- and 500-op layered graphs a bisection takes 1-10 s per k and lifts k = 4 and 8 most."""
 MIN_RUN_SECONDS = 0.5
 """A method is skipped when less than this is left of the budget."""
 
@@ -345,6 +350,36 @@ def crossing_phase(
         )
         run.records.append(checked(record, run.ub_hi))
         say(f"{tag(run.problem)}crossing: {res.bounds[k]:.6g} ({cover}, {res.wall_time:.2f} s)")
+
+
+def reach_phase(
+    runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
+) -> None:
+    """The reach bound (:mod:`mtpp.reach_bound`) for every k not yet proven optimal,
+    smallest k first, each bisecting between its best bound so far and its partition's
+    cost within its part of ``REACH_SHARE`` of the budget left (at most ``time_limit``)."""
+    open_runs, _ = _open_runs(runs, "reach", REACH_SHARE * left())
+    stop = time.perf_counter() + REACH_SHARE * left()
+    for i, run in enumerate(open_runs):
+        limit = min(time_limit, (stop - time.perf_counter()) / (len(open_runs) - i))
+        if limit < MIN_RUN_SECONDS:
+            run.records.append(skipped("reach", "the budget is spent"))
+            continue
+        lower = run.lb
+        res = reach_lower_bound(run.problem, lower, run.ub, time_limit=limit)
+        found = "none" if res.bound is None else f"{res.bound:.6g}"
+        what = f"{res.tried} thresholds tried between {lower:.6g} and {run.ub:.6g}"
+        record = BoundRecord(
+            method="reach",
+            bound=res.bound,
+            status="optimal" if res.complete else "time_limit",
+            proven_optimal=False,
+            wall_time=res.wall_time,
+            message=f"no chain of k blocks below the bound covers the graph; {what}"
+            + ("" if res.bound is not None else ", none refuted"),
+        )
+        run.records.append(checked(record, run.ub_hi))
+        say(f"{tag(run.problem)}reach: {found} ({what}, {res.wall_time:.2f} s)")
 
 
 def clique_phase(

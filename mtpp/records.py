@@ -21,8 +21,8 @@ OPTIMALITY_TOLERANCE = 5e-7
 MIP_METHODS = ("bottleneck", "guess", "exact")
 """The MIP lower bounds (:mod:`formulations.bounds`): three-superblock (Section 3.2),
 guess-the-bottleneck (3.3) and the exact MIP (Fig. 3)."""
-COMBINATORIAL_METHODS = ("simple", "cut", "crossing", "clique", "ideal-dp")
-"""The bounds that need no solver: Lemma 3.3, the cut, crossing and clique bounds, the ideal DP."""
+COMBINATORIAL_METHODS = ("simple", "cut", "crossing", "clique", "reach", "ideal-dp")
+"""The bounds that need no solver: Lemma 3.3, the cut, crossing, clique and reach bounds, the ideal DP."""
 BOUND_METHODS = (*COMBINATORIAL_METHODS, *MIP_METHODS)
 """Every lower-bound method of :func:`mtpp.certify` and ``mtpp batch``, cheapest first:
 the one list of their names."""

@@ -33,6 +33,7 @@ COLORS = {
     "cut": "#8c564b",
     "crossing": "#e377c2",
     "clique": "#bcbd22",
+    "reach": "#17becf",
     "ideal-dp": "#9467bd",
     "bottleneck": "#ff7f0e",
     "guess": "#2ca02c",

@@ -54,6 +54,7 @@ def test_parse_methods() -> None:
         "cut",
         "crossing",
         "clique",
+        "reach",
         "ideal-dp",
         "bottleneck",
         "guess",

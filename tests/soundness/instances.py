@@ -446,7 +446,8 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
 def check_combinatorial(case: Case) -> list[str]:
     """The methods that need no solver, against OPT; the list of violations:
 
-    * the simple bound of a Kahn partition, the cut, crossing or clique bound above OPT; the Kahn
+    * the simple bound of a Kahn partition, the cut, crossing, clique or reach bound (bisecting up
+      to the Kahn partition's cost) above OPT; the Kahn
       partition below OPT or off its exact cost beyond the evaluator's rounding bound;
     * the ideal DP (with the Kahn bottleneck as its upper bound): its claimed bound
       (``lower_bound`` where the result carries one, else ``value`` when ``optimal`` or
@@ -462,6 +463,7 @@ def check_combinatorial(case: Case) -> list[str]:
     from mtpp.crossing_bound import crossing_lower_bounds
     from mtpp.cut_bound import cut_lower_bound
     from mtpp.partitioner import partition
+    from mtpp.reach_bound import reach_lower_bound
     from mtpp.records import COMBINATORIAL_METHODS
 
     p, opt = case.problem, case.opt
@@ -480,6 +482,9 @@ def check_combinatorial(case: Case) -> list[str]:
         crossing = crossing_lower_bounds(p, [p.k]).bounds[p.k]
         if exceeds(crossing, opt):
             bad.append(f"crossing: bound {crossing!r} > OPT")
+        reach = reach_lower_bound(p, 0.0, sol.bottleneck).bound
+        if reach is not None and exceeds(reach, opt):
+            bad.append(f"reach: bound {reach!r} > OPT")
         bad += _check_ideal_dp(case, ideal_dp(p, upper_bound=sol.bottleneck), sol.bottleneck)
         bad += check_presolve(case)
         bad += _check_certificate(case, certify(p, bounds=COMBINATORIAL_METHODS, orderer="kahn"))

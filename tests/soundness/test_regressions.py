@@ -294,7 +294,7 @@ NEEDLES = [  # file, k, problem options, the optimum the README reports (exact r
 MULTI_K = ("needle_multi_k.graph.json", (2, 3, 4, 6, 8), {"bandwidth": 0.3, "memory": 0.0069834499999999996})
 CERTIFY_AS = {  # the CLI's defaults (``mtpp certify ... --budget 30``), and the MIP-free path the DP bug took
     "cli": {"budget": 30},
-    "combinatorial": {"bounds": ("simple", "cut", "crossing", "clique", "ideal-dp"), "orderer": "kahn"},
+    "combinatorial": {"bounds": ("simple", "cut", "crossing", "clique", "reach", "ideal-dp"), "orderer": "kahn"},
 }
 
 

@@ -1,0 +1,98 @@
+"""The reach bound (mtpp/reach_bound.py): never above the exact optimum, at any k, scale,
+bandwidth or memory; exact on a chain; what it adds; its time limit; its place in certify."""
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+
+import mtpp
+from mtpp import Graph, Problem
+from mtpp.clique_bound import clique_lower_bounds
+from mtpp.crossing_bound import crossing_lower_bounds
+from mtpp.cut_bound import cut_lower_bound
+from mtpp.partitioner import partition
+from mtpp.reach_bound import RTOL, _Sweeps, reach_lower_bound
+from tests.mtpp.test_clique_bound import optimum
+from tests.mtpp.test_cut_bound import random_problem
+from tests.oracle import exact_optimum, random_dag
+
+
+def _check_at_every_k(problem: Problem, opt_of) -> int:
+    """The bound and the sweeps at the optimum, at every k; how many ks the bound beat
+    the other combinatorial bounds at."""
+    above = 0
+    for k in range(1, problem.graph.n + 1):
+        at_k = replace(problem, k=k)
+        opt = opt_of(at_k)
+        upper = partition(at_k, orderer="kahn").bottleneck  # a real partition's cost, as certify passes
+        res = reach_lower_bound(at_k, 0.0, upper)
+        assert res.complete
+        at_opt = float(opt) if Fraction(float(opt)) >= opt else float(np.nextafter(float(opt), math.inf))
+        assert not _Sweeps(at_k, math.inf).refutes(at_opt, k), (k, at_opt)
+        if res.bound is not None:
+            assert Fraction(res.bound) <= opt, (k, res.bound, float(opt))
+            others = max(
+                mtpp.simple_lower_bound(at_k),
+                cut_lower_bound(at_k)[0],
+                crossing_lower_bounds(at_k, [k]).bounds[k],
+                clique_lower_bounds(at_k, [k]).bounds.get(k, 0.0),
+            )
+            above += res.bound > others * (1 + 1e-9)
+    return above
+
+
+def test_reach_bound_never_exceeds_the_exact_optimum_at_any_k():
+    rng = np.random.default_rng(2351)
+    above = 0
+    for trial in range(120):
+        problem = random_problem(rng, 5 if trial % 3 == 0 else 6, peak_aware=trial % 3 == 0)
+        above += _check_at_every_k(problem, optimum)
+    assert above >= 3  # the bound adds something over the other combinatorial bounds (5 of these tiny cases)
+
+
+def test_mixed_scales_and_non_unit_bandwidth():
+    rng = np.random.default_rng(2352)
+    for trial in range(60):
+        n = int(rng.integers(2, 7))
+        g = random_dag(rng, n, p=0.5, integral=False)
+        scales = 10.0 ** rng.integers(-3, 13, size=(3, n))
+        g = Graph.from_arrays(g.work * scales[0], g.size_param * scales[1], g.size_out * scales[2], g.edges())
+        memory = math.inf if trial % 2 else float(np.median(g.size_param)) * 1.5
+        problem = Problem(g, 2, bandwidth=float(rng.choice([0.3, 1.0, 7.0])), memory=memory)
+        _check_at_every_k(problem, exact_optimum)
+
+
+def test_exact_on_a_chain_of_heavy_ops():
+    # a path whose tensors are cheap next to its work: no block is cheaper for holding more,
+    # so the forward sweep is the greedy min-max segmentation and the bound meets the optimum
+    rng = np.random.default_rng(2353)
+    n = 9
+    work = rng.integers(5, 40, n).astype(float)
+    g = Graph.from_arrays(work, [0.0] * n, [1.0] * n, [(i, i + 1) for i in range(n - 1)])
+    for k in (2, 3, 4):
+        problem = Problem(g, k)
+        opt = float(exact_optimum(problem))
+        res = reach_lower_bound(problem, 0.0, partition(problem, orderer="kahn").bottleneck)
+        assert res.bound is not None and res.bound < opt and res.bound >= opt * (1 - 2 * RTOL)
+
+
+def test_time_limit_keeps_what_it_proved():
+    problem = Problem(mtpp.layered_graph(150, seed=2354), 8)
+    upper = partition(problem, orderer="kahn").bottleneck
+    none = reach_lower_bound(problem, 0.0, upper, time_limit=0.0)
+    assert none.bound is None and not none.complete and none.tried == 0
+    full = reach_lower_bound(problem, 0.0, upper)
+    assert full.complete and full.bound is not None and full.tried > 0
+
+
+def test_certify_reports_the_reach_bound():
+    g = mtpp.layered_graph(200, seed=2355)
+    certs = mtpp.certify(g, k=[4, 8], bounds="simple,cut,crossing,clique,reach", orderer="kahn", time_limit=60)
+    for cert in certs:
+        rec = cert.bound("reach")
+        assert rec is not None and rec.bound is not None and rec.bound <= cert.upper_bound
+        others = max(cert.bound(m).bound or 0.0 for m in ("simple", "cut", "crossing", "clique") if cert.bound(m))
+        assert rec.bound > others  # on wide layered graphs at small k the reach bound leads
+        assert cert.lower_bound == rec.bound and cert.lower_bound_method.startswith("reach")
