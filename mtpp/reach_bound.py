@@ -148,15 +148,16 @@ class _Sweeps:
         """The sweeps prove ``OPT(k) > threshold`` (raises :class:`_Late` past the deadline)."""
         n = self.n
         none, every = np.zeros(n, dtype=np.bool_), np.ones(n, dtype=np.bool_)
-        down = [none] + [every] * k  # D_m: may lie in the last m blocks
+        down: list[np.ndarray] = [none] + [every] * k  # D_m: may lie in the last m blocks
         previous = None
         for _ in range(ROUNDS):
             up = self.sweep(threshold, k, False, [~down[k - j] for j in range(k + 1)], [none, *down[k:0:-1]])
             if up is None:
                 return True
-            down = self.sweep(threshold, k, True, [~up[k - m] for m in range(k + 1)], [none, *up[k:0:-1]])
-            if down is None:
+            back = self.sweep(threshold, k, True, [~up[k - m] for m in range(k + 1)], [none, *up[k:0:-1]])
+            if back is None:
                 return True
+            down = back
             state = [*up, *down]
             if previous is not None and all((a == b).all() for a, b in zip(previous, state)):
                 return False
