@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.cut_bound import csr_network, gadget_arcs, min_cut_below, own_overflow_below
+from mtpp.cut_bound import csr_network, gadget_arcs, io_below, min_cut_below, own_overflow_below
 from mtpp.jit import njit
 from mtpp.problem import Problem
 from mtpp.rounding import two_sum
@@ -57,7 +57,12 @@ def reach(ptr, idx, starts, n):
 
 class HullCuts:
     """``c(H)`` from below for any hull ``H`` (indices of ops): one minimum cut of the
-    gadget network with a super-source tied to ``H`` (module docstring)."""
+    gadget network with a super-source tied to ``H`` (module docstring).  With
+    ``banned`` ops, the minimum runs over the sets ``S`` that hold ``H`` and none of
+    them (an infinite arc from each to the sink); a cut of ``H`` alone (and its nets'
+    entry nodes) crosses no infinite arc when ``H`` holds no banned op, so the integer
+    flow's argument (:mod:`mtpp.cut_bound`, step 3) stands, and when it holds one no
+    such set exists and any value is below the minimum."""
 
     def __init__(self, problem: Problem) -> None:
         g = problem.graph
@@ -65,17 +70,27 @@ class HullCuts:
         self.source, self.sink = sink + 1, sink
         ops = np.arange(g.n, dtype=np.int64)
         self.ptr, self.head, self.rev, self.cap, position = csr_network(
-            np.r_[tail, np.full(g.n, self.source)], np.r_[head, ops], np.r_[cap, np.zeros(g.n)], sink + 2
+            np.r_[tail, np.full(g.n, self.source), ops],
+            np.r_[head, ops, np.full(g.n, sink)],
+            np.r_[cap, np.zeros(2 * g.n)],
+            sink + 2,
         )
-        self.tie = position[-g.n :]  # the arc source -> op x, capacity 0 until x is in the hull
+        self.tie = position[-2 * g.n : -g.n]  # the arc source -> op x, capacity 0 until x is in the hull
+        self.ban = position[-g.n :]  # the arc op x -> sink, capacity 0 until x is banned
         self.upper = float(g.work.sum()) * ESTIMATE_UP  # g(V) = work(V) is at least every minimum
+        # with banned ops V is not a candidate: every g(S) is at most the work plus each tensor twice
+        self.upper_banned = (float(g.work.sum()) + 2.0 * float(io_below(problem).sum())) * ESTIMATE_UP
         self.own = own_overflow_below(problem)
         self.level = np.empty(self.ptr.size - 1, dtype=np.int64)
 
-    def __call__(self, hull: np.ndarray) -> float:
+    def __call__(self, hull: np.ndarray, banned: np.ndarray | None = None) -> float:
         cap = self.cap.copy()
         cap[self.tie[hull]] = np.inf
-        flow, _ = min_cut_below(self.ptr, self.head, self.rev, cap, self.source, self.sink, self.upper, self.level)
+        upper = self.upper
+        if banned is not None and banned.size:
+            cap[self.ban[banned]] = np.inf
+            upper = self.upper_banned
+        flow, _ = min_cut_below(self.ptr, self.head, self.rev, cap, self.source, self.sink, upper, self.level)
         value, error = two_sum(flow, float(self.own[hull].max()))  # value + error = flow + own exactly
         if error < 0.0:
             value = max(0.0, float(np.nextafter(value, -np.inf)))

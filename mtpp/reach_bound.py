@@ -28,6 +28,10 @@ within a sweep, over ``j`` and the topological order: if ``I_(j-1) <= U_(j-1)`` 
 blocks, ``D_(k-j+1)``; hence ``X_j(v) <= S_j``, a convex set, so ``H(X_j(v)) <= S_j``
 and ``c(H(X_j(v))) <= f(S_j) <= T``; its predecessors lie in ``I_j`` and come first
 in the order, so they are in ``U_j`` already.  The backward sweep is the mirror image.
+Block ``S_j`` holds only ops of ``D_(k-j+1)`` and of the last sweep's ``U_j`` (both
+contain it), so the minimum cut runs over the sets that hold ``H`` and none of the
+other ops (``banned``, :class:`mtpp.hull_cuts.HullCuts`), and a hull that holds one
+of them refuses ``v`` at once.
 So ``OPT(k) > T`` as soon as a sweep finds ``c(H(F_j)) > T``, an op of ``V - D_(k-j)``
 outside ``U_j`` (it must be in the first ``j`` blocks and cannot), or ``U_k != V``.
 The sweeps alternate while a set still shrinks (at most :data:`ROUNDS`).
@@ -107,20 +111,30 @@ class _Sweeps:
         overflow = overflow_cost(self.problem, g.size_param[block].sum())
         return float(g.work[block].sum() + self.io[tensors].sum() + overflow)
 
-    def _fits(self, block: np.ndarray, threshold: float) -> bool:
-        """``c(block) <= threshold`` may hold (``False``: a proof that it does not)."""
+    def _fits(self, block: np.ndarray, banned: np.ndarray, threshold: float) -> bool:
+        """A block holding ``block`` and no op of ``banned`` may cost at most ``threshold``
+        (``False``: a proof that none does)."""
         if time.perf_counter() > self.deadline:
             raise _Late
+        if (block & banned).any():
+            return False
         if self._block_cost(block) <= threshold:
             return True
-        return self.cut(np.flatnonzero(block)) <= threshold
+        return self.cut(np.flatnonzero(block), np.flatnonzero(banned)) <= threshold
 
     def sweep(
-        self, threshold: float, k: int, back: bool, sure: list[np.ndarray], allowed: list[np.ndarray]
+        self,
+        threshold: float,
+        k: int,
+        back: bool,
+        sure: list[np.ndarray],
+        allowed: list[np.ndarray],
+        within: list[np.ndarray],
     ) -> list[np.ndarray] | None:
         """``may[0..k]`` of one sweep (``U`` forward, ``D`` backward), or ``None`` when it
         refutes ``threshold``; ``sure[j]``: ops that must lie in the first ``j`` blocks (of
-        this direction), ``allowed[j]``: ops that may lie in block ``j``."""
+        this direction), ``allowed[j]``: ops that may lie in block ``j``, ``within[j]``:
+        the last sweep's ``may[j]`` in this direction (block ``j`` holds only ops of both)."""
         g, n = self.g, self.n
         ptr, idx = (g.succ_ptr, g.succ_idx) if back else (g.pred_ptr, g.pred_idx)
         order = self.order[::-1] if back else self.order
@@ -128,7 +142,8 @@ class _Sweeps:
         for j in range(1, k + 1):
             prev = may[-1]
             forced = sure[j] & ~prev
-            if forced.any() and not self._fits(self._hull(forced), threshold):
+            banned = ~(allowed[j] & within[j])
+            if forced.any() and not self._fits(self._hull(forced), banned, threshold):
                 return None
             cur = prev.copy()
             for v in order[~prev[order] & allowed[j][order]]:
@@ -137,7 +152,7 @@ class _Sweeps:
                 ops = reach(ptr, idx, np.array([v]), n) & ~prev
                 if forced.any():
                     ops = self._hull(ops | forced)
-                if self._fits(ops, threshold):
+                if self._fits(ops, banned, threshold):
                     cur[v] = True
             if (sure[j] & ~cur).any():
                 return None
@@ -149,15 +164,19 @@ class _Sweeps:
         n = self.n
         none, every = np.zeros(n, dtype=np.bool_), np.ones(n, dtype=np.bool_)
         down: list[np.ndarray] = [none] + [every] * k  # D_m: may lie in the last m blocks
+        up: list[np.ndarray] = [none] + [every] * k
         previous = None
         for _ in range(ROUNDS):
-            up = self.sweep(threshold, k, False, [~down[k - j] for j in range(k + 1)], [none, *down[k:0:-1]])
-            if up is None:
+            forward = [~down[k - j] for j in range(k + 1)], [none, *down[k:0:-1]]
+            ups = self.sweep(threshold, k, False, *forward, up)
+            if ups is None:
                 return True
-            back = self.sweep(threshold, k, True, [~up[k - m] for m in range(k + 1)], [none, *up[k:0:-1]])
-            if back is None:
+            up = ups
+            backward = [~up[k - m] for m in range(k + 1)], [none, *up[k:0:-1]]
+            downs = self.sweep(threshold, k, True, *backward, down)
+            if downs is None:
                 return True
-            down = back
+            down = downs
             state = [*up, *down]
             if previous is not None and all((a == b).all() for a, b in zip(previous, state)):
                 return False

@@ -1,6 +1,7 @@
 """The reach bound (mtpp/reach_bound.py): never above the exact optimum, at any k, scale,
 bandwidth or memory; exact on a chain; what it adds; its time limit; its place in certify."""
 
+import itertools
 import math
 from dataclasses import replace
 from fractions import Fraction
@@ -12,11 +13,12 @@ from mtpp import Graph, Problem
 from mtpp.clique_bound import clique_lower_bounds
 from mtpp.crossing_bound import crossing_lower_bounds
 from mtpp.cut_bound import cut_lower_bound
+from mtpp.hull_cuts import HullCuts
 from mtpp.partitioner import partition
 from mtpp.reach_bound import RTOL, _Sweeps, reach_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import exact_optimum, random_dag
+from tests.oracle import exact_optimum, naive_block_cost, random_dag
 
 
 def _check_at_every_k(problem: Problem, opt_of) -> int:
@@ -62,6 +64,35 @@ def test_mixed_scales_and_non_unit_bandwidth():
         memory = math.inf if trial % 2 else float(np.median(g.size_param)) * 1.5
         problem = Problem(g, 2, bandwidth=float(rng.choice([0.3, 1.0, 7.0])), memory=memory)
         _check_at_every_k(problem, exact_optimum)
+
+
+def test_a_hull_cut_with_banned_ops_is_at_most_the_cheapest_block_without_them():
+    # the sweeps' minimum cut over the sets that hold H and none of the banned ops: brute force
+    # over every such set (without overflow, plus the largest own overflow in H, as the cut bound)
+    rng = np.random.default_rng(2356)
+    lifted = 0
+    for _ in range(150):
+        problem = random_problem(rng, 6)
+        g = problem.graph
+        free = Problem(g, 1, bandwidth=problem.bandwidth)
+        cut = HullCuts(problem)
+        hull = np.flatnonzero(rng.random(g.n) < 0.4)
+        rest = np.setdiff1d(np.arange(g.n), hull)
+        banned = rest[rng.random(rest.size) < 0.5]
+        if hull.size == 0:
+            continue
+        own = max(max(float(g.size_param[v]) - problem.param_budget, 0.0) / problem.bandwidth for v in hull)
+        others = [x for x in range(g.n) if x not in hull and x not in banned]
+        cheapest = min(
+            naive_block_cost(free, set(hull) | set(extra))
+            for r in range(len(others) + 1)
+            for extra in itertools.combinations(others, r)
+        )
+        value = cut(hull, banned)
+        assert Fraction(value) <= Fraction(cheapest) + Fraction(own), (value, cheapest, own)
+        assert math.isclose(value, cheapest + own, rel_tol=1e-9, abs_tol=1e-12)  # and the cut is tight
+        lifted += value > cut(hull) * (1 + 1e-9)
+    assert lifted > 10  # banning ops raises the minimum
 
 
 def test_exact_on_a_chain_of_heavy_ops():
