@@ -25,7 +25,7 @@ from mtpp.evaluate import Evaluation, evaluate
 from mtpp.partitioner import partition
 from mtpp.problem import Problem
 from mtpp.reach_bound import reach_lower_bound
-from mtpp.records import BoundRecord, checked, closes, skipped
+from mtpp.records import OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, skipped
 
 QUICK_ORDERER = "kahn"
 """The first partition of every k: one SliceGraph pass, milliseconds (seconds at 20,000 ops)."""
@@ -366,7 +366,8 @@ def reach_phase(
             run.records.append(skipped("reach", "the budget is spent"))
             continue
         lower = run.lb
-        res = reach_lower_bound(run.problem, lower, run.ub, time_limit=limit)
+        target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)  # refuted, it proves the partition optimal
+        res = reach_lower_bound(run.problem, lower, run.ub, time_limit=limit, target=target)
         found = "none" if res.bound is None else f"{res.bound:.6g}"
         what = f"{res.tried} thresholds tried between {lower:.6g} and {run.ub:.6g}"
         record = BoundRecord(

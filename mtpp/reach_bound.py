@@ -184,12 +184,16 @@ class _Sweeps:
         return False
 
 
-def reach_lower_bound(problem: Problem, lower: float, upper: float, time_limit: float | None = None) -> ReachBound:
+def reach_lower_bound(
+    problem: Problem, lower: float, upper: float, time_limit: float | None = None, target: float | None = None
+) -> ReachBound:
     """The reach bound (module docstring) at ``problem.k``: bisection for the largest
     threshold the sweeps refute in ``(lower, upper)``, ``lower`` a proven bound and
     ``upper`` the cost of a partition, until :data:`RTOL` or ``time_limit`` seconds.
     The first threshold tried lies just above ``lower`` (``PROBE`` of the interval):
-    where the sweeps cannot beat the bound already known, one test says so."""
+    where the sweeps cannot beat the bound already known, one test says so.  Last,
+    ``target`` (a bound that would prove the partition optimal) is tried when the
+    bisection left it open."""
     t0 = time.perf_counter()
     sweeps = _Sweeps(problem, np.inf if time_limit is None else t0 + time_limit)
     best, lo, hi, tried, complete = None, float(lower), float(upper), 0, True
@@ -206,4 +210,12 @@ def reach_lower_bound(problem: Problem, lower: float, upper: float, time_limit: 
         else:
             hi = mid
         mid = 0.5 * (lo + hi)
+    if complete and target is not None and lo < target < hi:
+        try:
+            tried += 1
+            if sweeps.refutes(target, problem.k):
+                best = target
+        except _Late:
+            tried -= 1
+            complete = False
     return ReachBound(best, tried, complete, time.perf_counter() - t0)

@@ -105,8 +105,12 @@ def test_exact_on_a_chain_of_heavy_ops():
     for k in (2, 3, 4):
         problem = Problem(g, k)
         opt = float(exact_optimum(problem))
-        res = reach_lower_bound(problem, 0.0, partition(problem, orderer="kahn").bottleneck)
+        upper = partition(problem, orderer="kahn").bottleneck
+        res = reach_lower_bound(problem, 0.0, upper)
         assert res.bound is not None and res.bound < opt and res.bound >= opt * (1 - 2 * RTOL)
+        # a target just below the partition's cost, tried after the bisection, proves it optimal
+        target = upper * (1 - 1e-9)
+        assert reach_lower_bound(problem, 0.0, upper, target=target).bound == target < opt
 
 
 def test_time_limit_keeps_what_it_proved():
