@@ -21,10 +21,11 @@ from tests.mtpp.test_cut_bound import random_problem
 from tests.oracle import exact_optimum, naive_block_cost, random_dag
 
 
-def _check_at_every_k(problem: Problem, opt_of) -> int:
-    """The bound and the sweeps at the optimum, at every k; how many ks the bound beat
-    the other combinatorial bounds at."""
-    above = 0
+def _check_at_every_k(problem: Problem, opt_of) -> tuple[int, int]:
+    """The bound, and the sweeps with and without shaving at the optimum, at every k; how
+    many ks the bound beat the other combinatorial bounds at, and at how many shaving
+    refuted ``(1 - 1e-3) OPT`` where the sweeps alone did not."""
+    above = shaved = 0
     for k in range(1, problem.graph.n + 1):
         at_k = replace(problem, k=k)
         opt = opt_of(at_k)
@@ -32,7 +33,12 @@ def _check_at_every_k(problem: Problem, opt_of) -> int:
         res = reach_lower_bound(at_k, 0.0, upper)
         assert res.complete
         at_opt = float(opt) if Fraction(float(opt)) >= opt else float(np.nextafter(float(opt), math.inf))
-        assert not _Sweeps(at_k, math.inf).refutes(at_opt, k), (k, at_opt)
+        sweeps = _Sweeps(at_k, math.inf)
+        assert not sweeps.refutes(at_opt, k) and not sweeps.shaves(at_opt, k), (k, at_opt)
+        below = float(opt) * (1 - 1e-3)
+        alone, shaving = sweeps.refutes(below, k), sweeps.shaves(below, k)
+        assert shaving or not alone  # shaving starts from the sweeps' sets
+        shaved += shaving and not alone
         if res.bound is not None:
             assert Fraction(res.bound) <= opt, (k, res.bound, float(opt))
             others = max(
@@ -42,16 +48,18 @@ def _check_at_every_k(problem: Problem, opt_of) -> int:
                 clique_lower_bounds(at_k, [k]).bounds.get(k, 0.0),
             )
             above += res.bound > others * (1 + 1e-9)
-    return above
+    return above, shaved
 
 
 def test_reach_bound_never_exceeds_the_exact_optimum_at_any_k():
     rng = np.random.default_rng(2351)
-    above = 0
+    above = shaved = 0
     for trial in range(120):
         problem = random_problem(rng, 5 if trial % 3 == 0 else 6, peak_aware=trial % 3 == 0)
-        above += _check_at_every_k(problem, optimum)
+        counts = _check_at_every_k(problem, optimum)
+        above, shaved = above + counts[0], shaved + counts[1]
     assert above >= 3  # the bound adds something over the other combinatorial bounds (5 of these tiny cases)
+    assert shaved >= 3  # and shaving over the sweeps alone
 
 
 def test_mixed_scales_and_non_unit_bandwidth():
@@ -118,16 +126,27 @@ def test_time_limit_keeps_what_it_proved():
     upper = partition(problem, orderer="kahn").bottleneck
     none = reach_lower_bound(problem, 0.0, upper, time_limit=0.0)
     assert none.bound is None and not none.complete and none.tried == 0
-    full = reach_lower_bound(problem, 0.0, upper)
-    assert full.complete and full.bound is not None and full.tried > 0
+    some = reach_lower_bound(problem, 0.0, upper, time_limit=3.0)  # the sweeps' bisection takes 0.3 s
+    assert some.bound is not None and some.tried > 0
 
 
 def test_certify_reports_the_reach_bound():
     g = mtpp.layered_graph(200, seed=2355)
-    certs = mtpp.certify(g, k=[4, 8], bounds="simple,cut,crossing,clique,reach", orderer="kahn", time_limit=60)
+    certs = mtpp.certify(g, k=[4, 8], bounds="simple,cut,crossing,clique,reach", orderer="kahn", time_limit=10)
     for cert in certs:
         rec = cert.bound("reach")
         assert rec is not None and rec.bound is not None and rec.bound <= cert.upper_bound
         others = max(cert.bound(m).bound or 0.0 for m in ("simple", "cut", "crossing", "clique") if cert.bound(m))
         assert rec.bound > others  # on wide layered graphs at small k the reach bound leads
         assert cert.lower_bound == rec.bound and cert.lower_bound_method.startswith("reach")
+        assert ", 0 with shaving" in rec.message  # no budget: the sweeps' bisection only
+
+
+def test_with_a_budget_certify_shaves_where_the_sweeps_lead():
+    g = mtpp.layered_graph(150, seed=9505)
+    bounds = "simple,cut,crossing,reach"
+    plain = mtpp.certify(g, k=8, bounds=bounds, orderer="kahn")
+    shaved = mtpp.certify(g, k=8, bounds=bounds, orderer="kahn", budget=30, fill_budget=False)
+    assert plain.bound("reach").bound > plain.bound("crossing").bound  # the sweeps lead here
+    assert ", 0 with shaving" not in shaved.bound("reach").message
+    assert shaved.bound("reach").bound > plain.bound("reach").bound
