@@ -236,6 +236,18 @@ def random_dag(rng: np.random.Generator, n: int, p: float = 0.4, integral: bool 
     return Graph.from_arrays(work, param, out, edges)
 
 
+def mixed_scale_problem(rng: np.random.Generator, trial: int, p: float = 0.5) -> Problem:
+    """A random problem of 2-6 ops at k = 2 whose weights mix scales 1e-3..1e12 (each op's
+    work, parameter and output size scaled apart), B in 0.3 / 1 / 7, and every other
+    trial a finite memory (1.5 the median parameter size)."""
+    n = int(rng.integers(2, 7))
+    g = random_dag(rng, n, p=p, integral=False)
+    scales = 10.0 ** rng.integers(-3, 13, size=(3, n))
+    g = Graph.from_arrays(g.work * scales[0], g.size_param * scales[1], g.size_out * scales[2], g.edges())
+    memory = math.inf if trial % 2 else float(np.median(g.size_param)) * 1.5
+    return Problem(g, 2, bandwidth=float(rng.choice([0.3, 1.0, 7.0])), memory=memory)
+
+
 # ---------------------------------------------------------------- peak memory
 def chain_of_blocks(rng: np.random.Generator, blocks: int) -> Graph:
     """Diamonds and skip connections between single nodes: a chain of blocks."""

@@ -10,7 +10,7 @@ from mtpp import Graph, Problem
 from mtpp.clique_bound import clique_lower_bounds, disperse
 from mtpp.cut_bound import cut_lower_bound
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import brute_force_optimum, exact_optimum, naive_block_cost, random_dag
+from tests.oracle import brute_force_optimum, exact_optimum, mixed_scale_problem, naive_block_cost
 
 
 def hull_cost_reference(problem, u, v):
@@ -64,12 +64,7 @@ def test_clique_bound_never_exceeds_the_exact_optimum_at_any_k():
 def test_mixed_scales_and_non_unit_bandwidth():
     rng = np.random.default_rng(2312)
     for trial in range(60):
-        n = int(rng.integers(2, 7))
-        g = random_dag(rng, n, p=0.4, integral=False)
-        scales = 10.0 ** rng.integers(-3, 13, size=(3, n))
-        g = Graph.from_arrays(g.work * scales[0], g.size_param * scales[1], g.size_out * scales[2], g.edges())
-        memory = math.inf if trial % 2 else float(np.median(g.size_param)) * 1.5
-        problem = Problem(g, 2, bandwidth=float(rng.choice([0.3, 1.0, 7.0])), memory=memory)
+        problem = mixed_scale_problem(rng, trial, p=0.4)
         res = clique_lower_bounds(problem, [1, 2, 3])
         for k, bound in res.bounds.items():
             assert Fraction(bound) <= exact_optimum(replace(problem, k=k))

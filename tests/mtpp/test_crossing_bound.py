@@ -13,7 +13,7 @@ from mtpp.crossing_bound import clique_counts, crossing_lower_bounds
 from mtpp.cut_bound import cut_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import exact_optimum, random_dag
+from tests.oracle import exact_optimum, mixed_scale_problem
 
 
 def test_crossing_bound_never_exceeds_the_exact_optimum_at_any_k():
@@ -34,12 +34,7 @@ def test_crossing_bound_never_exceeds_the_exact_optimum_at_any_k():
 def test_mixed_scales_and_non_unit_bandwidth():
     rng = np.random.default_rng(2322)
     for trial in range(80):
-        n = int(rng.integers(2, 7))
-        g = random_dag(rng, n, p=0.5, integral=False)
-        scales = 10.0 ** rng.integers(-3, 13, size=(3, n))
-        g = Graph.from_arrays(g.work * scales[0], g.size_param * scales[1], g.size_out * scales[2], g.edges())
-        memory = math.inf if trial % 2 else float(np.median(g.size_param)) * 1.5
-        problem = Problem(g, 2, bandwidth=float(rng.choice([0.3, 1.0, 7.0])), memory=memory)
+        problem = mixed_scale_problem(rng, trial)
         for k, bound in crossing_lower_bounds(problem, [1, 2, 3]).bounds.items():
             assert Fraction(bound) <= exact_optimum(replace(problem, k=k))
 
