@@ -18,7 +18,7 @@ from mtpp.partitioner import partition
 from mtpp.reach_bound import RTOL, _Sweeps, reach_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import exact_optimum, naive_block_cost, random_dag
+from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost
 
 
 def _check_at_every_k(problem: Problem, opt_of) -> tuple[int, int]:
@@ -41,6 +41,8 @@ def _check_at_every_k(problem: Problem, opt_of) -> tuple[int, int]:
         shaved += shaving and not alone
         if res.bound is not None:
             assert Fraction(res.bound) <= opt, (k, res.bound, float(opt))
+            more = reach_lower_bound(at_k, res.bound, upper, sweeps_first=False)  # shaving alone, as certify
+            assert more.tried == more.shaved and (more.bound is None or res.bound < more.bound <= opt)
             others = max(
                 mtpp.simple_lower_bound(at_k),
                 cut_lower_bound(at_k)[0],
@@ -65,12 +67,7 @@ def test_reach_bound_never_exceeds_the_exact_optimum_at_any_k():
 def test_mixed_scales_and_non_unit_bandwidth():
     rng = np.random.default_rng(2352)
     for trial in range(60):
-        n = int(rng.integers(2, 7))
-        g = random_dag(rng, n, p=0.5, integral=False)
-        scales = 10.0 ** rng.integers(-3, 13, size=(3, n))
-        g = Graph.from_arrays(g.work * scales[0], g.size_param * scales[1], g.size_out * scales[2], g.edges())
-        memory = math.inf if trial % 2 else float(np.median(g.size_param)) * 1.5
-        problem = Problem(g, 2, bandwidth=float(rng.choice([0.3, 1.0, 7.0])), memory=memory)
+        problem = mixed_scale_problem(rng, trial)
         _check_at_every_k(problem, exact_optimum)
 
 
