@@ -362,9 +362,10 @@ def reach_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
     """The reach bound (:mod:`mtpp.reach_bound`) for every k not yet proven optimal:
-    first the sweeps' bisection at each k, smallest first, between its best bound so
-    far and its partition's cost, within its part of ``REACH_SHARE`` of the budget left;
-    then, only with a budget, shaving's bisection from the sweeps' bound at the ks where
+    first the sweeps' search (galloping, then bisection) at each k, smallest first,
+    between its best bound so far and its partition's cost, within its part of
+    ``REACH_SHARE`` of the budget left; then, only with a budget, shaving's search
+    from the sweeps' bound at the ks where
     the sweeps beat the other bounds, within ``SHAVE_SHARE`` of what is left (each part
     at most ``time_limit``; what one k leaves goes to the next).  Without a budget the
     phase stops after the sweeps (well under a second per k at 250 ops)."""
