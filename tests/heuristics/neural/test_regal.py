@@ -173,7 +173,7 @@ def test_regal_brkga_time_limit_covers_the_forward_pass(monkeypatch: pytest.Monk
     forward = module.regal_betas
 
     def slow_forward(*args, **kwargs):
-        time.sleep(1.0)
+        time.sleep(2.0)
         return forward(*args, **kwargs)
 
     monkeypatch.setattr(module, "regal_betas", slow_forward)
@@ -182,8 +182,11 @@ def test_regal_brkga_time_limit_covers_the_forward_pass(monkeypatch: pytest.Monk
     model = small_model(seed=2)
     regal_brkga(g, objective, model, evaluations=200, seed=1)  # warm: kernels loaded
     t = time.perf_counter()
-    res = regal_brkga(g, objective, model, evaluations=10**6, seed=1, time_limit=1.5)
-    assert time.perf_counter() - t < 2.0  # was 1 s of forward pass + 1.5 s of BRKGA
+    res = regal_brkga(g, objective, model, evaluations=10**6, seed=1, time_limit=3.0)
+    # about 3 s when the forward pass comes off the limit, 5 s (2 s + 3 s of BRKGA) when it
+    # does not; the 1 s either side absorbs a loaded machine (under pytest -n 2 next to the
+    # soundness fuzz, a 1.5 s limit with a 1 s forward pass once took 2.6 s)
+    assert time.perf_counter() - t < 4.0
     assert res.stopped_by_time and res.evaluations > 0
     assert_topological(g, res.order)
 
