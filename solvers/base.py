@@ -71,7 +71,10 @@ class SolveOptions:
     """Options common to all backends.
 
     ``mip_start`` is a full-length vector of values (``NaN`` = no value for that
-    variable).  ``dual_bound_target``: stop as soon as the proven dual bound reaches
+    variable).  ``robust`` asks for the backend's :attr:`Backend.robust_tolerances`
+    instead of its tight :attr:`Backend.tolerances`: for a bound that need not prove a
+    partition optimal to ``5e-7``, where the tight ones misfire on mixed scales (the
+    margin then grows with the looser tolerances).  ``dual_bound_target``: stop as soon as the proven dual bound reaches
     this value (``>=`` when minimising, ``<=`` when maximising); useful when a bound
     is only needed up to a known upper bound, since ``min(UB, dual)`` cannot improve
     beyond it.  ``rel_gap`` is the relative optimality gap at which to stop (``0``
@@ -84,6 +87,7 @@ class SolveOptions:
     dual_bound_target: float | None = None
     rel_gap: float = 0.0
     verbose: bool = False
+    robust: bool = False
 
     def target_reached(self, bound: float, sense: ObjSense) -> bool:
         """Whether the proven ``bound`` has reached ``dual_bound_target``."""
@@ -117,6 +121,8 @@ class Backend(ABC):
     tolerances: ClassVar[Tolerances]
     """What the adapter sets on its solver; :meth:`Tolerances.margin` turns them into
     the safety margin of every dual bound it reports."""
+    robust_tolerances: ClassVar[Tolerances | None] = None
+    """What it sets instead for a solve with :attr:`SolveOptions.robust` (``None``: the same)."""
     uses_mip_start: ClassVar[bool] = True
     """Whether the adapter hands ``mip_start`` to its solver (HiGHS does not: its MIP
     start gave wrong optima)."""
@@ -136,6 +142,11 @@ class Backend(ABC):
     def build_seconds(cls, model: Model) -> float:
         """The estimated time to build ``model`` in this solver."""
         return cls.BUILD_SECONDS_PER_NONZERO * model.matrix("csr").nnz if cls.BUILD_SECONDS_PER_NONZERO else 0.0
+
+    @classmethod
+    def tolerances_for(cls, opts: SolveOptions) -> Tolerances:
+        """The tolerances a solve with ``opts`` runs under."""
+        return cls.robust_tolerances if opts.robust and cls.robust_tolerances is not None else cls.tolerances
 
     @classmethod
     def neutral_status(cls, name: str) -> Status:
@@ -229,7 +240,7 @@ class Backend(ABC):
             status = Status.BOUND_REACHED
         if status is Status.OPTIMAL and solution is None:
             status = Status.RELAXED_OPTIMAL if math.isfinite(dual) else Status.ERROR
-        margin = self.tolerances.margin(model, dual) if math.isfinite(dual) else 0.0
+        margin = self.tolerances_for(opts).margin(model, dual) if math.isfinite(dual) else 0.0
         if status is Status.OPTIMAL and objective is not None and math.isfinite(dual):
             slack = 10 * margin + 1e-7 * max(1.0, abs(objective))  # how far "optimal" may leave the two apart
             apart = objective - dual if model.sense is ObjSense.MINIMIZE else dual - objective
@@ -286,6 +297,7 @@ def checked_options(model: Model, options: SolveOptions | None, legacy: dict[str
         opts.dual_bound_target,
         float(opts.rel_gap),
         bool(opts.verbose),
+        bool(opts.robust),
     )
 
 

@@ -115,7 +115,7 @@ class GurobiBackend(Backend):
             p.Threads = int(opts.threads)
             p.Seed = int(opts.seed)
             p.MIPGap = float(opts.rel_gap)
-            tol = self.tolerances
+            tol = self.tolerances_for(opts)
             p.MIPGapAbs = tol.abs_gap
             p.FeasibilityTol = tol.feasibility
             p.OptimalityTol = tol.optimality

@@ -59,9 +59,10 @@ class ScipBackend(Backend):
         m.hideOutput(not opts.verbose)
         m.setParam("randomization/randomseedshift", int(opts.seed))
         m.setParam("limits/gap", float(opts.rel_gap))
-        m.setParam("limits/absgap", self.tolerances.abs_gap)
-        m.setParam("numerics/feastol", self.tolerances.feasibility)
-        m.setParam("numerics/dualfeastol", self.tolerances.optimality)
+        tol = self.tolerances_for(opts)
+        m.setParam("limits/absgap", tol.abs_gap)
+        m.setParam("numerics/feastol", tol.feasibility)
+        m.setParam("numerics/dualfeastol", tol.optimality)
         if opts.dual_bound_target is not None and model.is_integer.any():
             m.setParam("limits/dual", float(opts.dual_bound_target))
 

@@ -170,6 +170,25 @@ def test_one_options_object_and_the_old_keywords_for_one_release() -> None:
         get_backend("highs").solve(m, SolveOptions(), time_limit=5)
 
 
+def test_robust_solves_run_under_the_robust_tolerances(backend_name: str) -> None:
+    """``SolveOptions(robust=True)`` sets the backend's robust tolerances (HiGHS: a looser
+    integrality tolerance) and its margin follows them; the option survives the checks and
+    the ``auto`` backend."""
+    m, best = knapsack()
+    cls = backend_class(backend_name)
+    tight = get_backend(backend_name).solve(m, SolveOptions())
+    robust = get_backend(backend_name).solve(m, SolveOptions(robust=True))
+    assert robust.status is Status.OPTIMAL and robust.dual_bound == pytest.approx(best, abs=1e-6)
+    assert cls.tolerances_for(SolveOptions(robust=True)).margin(m, best) == pytest.approx(robust.margin)
+    assert tight.margin == pytest.approx(cls.tolerances.margin(m, best))
+    if cls.robust_tolerances is not None:
+        assert robust.margin > tight.margin
+    auto = get_backend("auto").solve(m, SolveOptions(robust=True))
+    assert auto.margin == pytest.approx(
+        backend_class(auto.solver).tolerances_for(SolveOptions(robust=True)).margin(m, best)
+    )
+
+
 def test_auto_is_a_backend() -> None:
     auto = get_backend("auto")
     assert isinstance(auto, Backend) and isinstance(auto, AutoBackend) and auto.name == "auto"

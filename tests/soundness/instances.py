@@ -389,9 +389,14 @@ def _check_certificate(case: Case, cert) -> list[str]:
     return bad
 
 
+PIGEONHOLE_MIPS = 4
+"""Weightings the pigeonhole bound tries per fuzz case: its two fixed ones and two updates."""
+
+
 def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool = True) -> list[str]:
     """Every bound method of :mod:`formulations` on ``solver``, as ``certify`` calls it
-    (upper bound of a Kahn partition, warm start for the exact MIP), then (with
+    (upper bound of a Kahn partition, warm start for the exact MIP; the pigeonhole bound
+    with :data:`PIGEONHOLE_MIPS` weightings), then (with
     ``with_certify``) ``certify`` itself; the list of violations (empty when all is sound):
 
     * a bound above OPT (beyond float rounding of OPT, relative ``1e-9``);
@@ -407,6 +412,7 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
     * any exception other than a licence refusal."""
     from formulations.bounds import solve_bound
     from formulations.errors import InfeasibleFormulationError
+    from formulations.pigeonhole import pigeonhole_bound
     from mtpp.certificate import certify
     from mtpp.partitioner import partition
     from solvers.errors import SolverLicenseError
@@ -434,6 +440,13 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
                 bad.append(f"exact: proven optimal at {res.bound!r} < OPT ({NOT_TIGHT})")
             if res.assignment is not None:
                 bad += _check_partition(case, f"{method} incumbent", res.assignment)
+        try:
+            pigeon = pigeonhole_bound(p, solver=solver, time_limit=time_limit, max_mips=PIGEONHOLE_MIPS)
+        except InfeasibleFormulationError as exc:
+            bad.append(f"pigeonhole: no bound, the solver failed ({NOT_TIGHT}): {exc}")
+        else:
+            if pigeon.bound is not None and exceeds(pigeon.bound, opt):
+                bad.append(f"pigeonhole: bound {pigeon.bound!r} > OPT")
         if with_certify:
             bad += _check_certificate(case, certify(p, solver=solver, time_limit=time_limit, orderer="kahn"))
     except SolverLicenseError:

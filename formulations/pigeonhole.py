@@ -1,0 +1,378 @@
+"""The weighted pigeonhole bound (issue 23): the cheapest convex block that carries a
+``1/k`` share of any weighting of the ops.
+
+Claim.  Let ``pi >= 0`` weight the ops, ``Pi = sum_v pi_v > 0``.  A partition into at
+most ``k`` blocks splits ``Pi`` over at most ``k`` non-empty blocks, so one of them,
+``S``, has ``pi(S) >= Pi / k``; every block of an acyclic partition is convex (a path
+leaving and re-entering a block is a cycle of the quotient graph).  Hence
+
+    OPT(k) >= c(pi) = min { f(S) : S convex, pi(S) >= Pi / k },
+
+for *every* weighting, and each ``c(pi)`` is a proof on its own.  ``pi = work`` gives the
+bottleneck MIP of Section 3.2 (its block 2 with constraint (14)); other weightings give
+other bounds, and the best of them is the point of this module.
+
+The MIP (one block, ``O(n)`` variables, ``O(m)`` rows), on the instance scaled to
+``O(1)`` (:mod:`formulations.scaling`):
+
+* ``x_v`` binary: ``v`` is in ``S``; ``a_v, d_v`` in ``[0, 1]``: the ideal and the
+  filter ``S`` generates (``a_v >= x_v``, ``a_u >= a_v`` and ``d_v >= d_u`` for an
+  edge ``(u, v)``), and ``x_v >= a_v + d_v - 1``, so an op both below and above ``S``
+  is in ``S``: ``S`` is convex, and every convex ``S`` is feasible with ``a``, ``d``
+  its closures (0/1).  A non-convex ``x`` has an op ``w`` outside ``S`` with
+  ``a_w = d_w = 1`` forced, so continuous ``a``, ``d`` already exclude it;
+* ``in_u, out_u`` in ``[0, 1]`` for each producer ``u`` with a consumer:
+  ``in_u >= x_v - x_u`` (tensor ``u`` enters ``S``) and ``out_u >= x_u - x_v``
+  (it leaves ``S``) for each edge ``(u, v)``: once per tensor however many consumers;
+* ``o >= (size_param(S) - (M - R)) / B``, ``o >= 0`` where parameters can overflow;
+* ``sum_v pi_v x_v >= r`` with ``r <= Pi / k`` (below);
+* minimise ``work(S) + sum_u io_u (in_u + out_u) + o``: Eq. (3) of ``S`` (with
+  peak-aware costs, ``peak(S) >= 0`` is left out: a lower bound still).
+
+Tensor costs are capped at ``f(V) >= OPT`` as in :mod:`formulations.blocks` (a
+relaxation whose optimum stays ``>= min(c(pi), f(V))``; a bound above ``f(V)`` is above
+every partition and only comes from a solver failure, which certify drops).
+
+Rounding.  ``r`` is ``fsum(pi) / k`` lowered by a relative ``2^-40``, so every block
+with ``pi(S) >= Pi / k`` in exact arithmetic meets the row; the solver's feasibility
+tolerance only widens the set.  The bound is the solver's proven dual bound moved down
+by the margin its own tolerances allow (:meth:`solvers.base.Tolerances.margin`), times
+the scale: a lower bound on ``c(pi)``, hence on ``OPT(k)``.  "Infeasible" is a solver
+failure (``S = V`` is always feasible).
+
+Weights.  The best weighting is the optimal dual of the set-partitioning LP over
+convex blocks of cost at most ``T``, a column-generation problem whose convergence
+took minutes at 150 ops (measured while choosing this).  :func:`pigeonhole_bound` finds good
+weights the cheap way, by multiplicative updates (Arora, Hazan and Kale, "The
+Multiplicative Weights Update Method", 2012): after each MIP the weights of the ops of
+its optimal block are multiplied by ``1 - eta``, so the next cheapest block that
+carries ``1/k`` of the weight must cost more or lie elsewhere; the step decays
+geometrically.  The first weighting is each op's cost as a block of its own
+(``f({v})``: its work, inputs, output and overflow), the second ``work``.
+On REGAL-style graphs (``mtpp generate regal``, 152 ops) twenty MIPs lifted the best of
+the other bounds at ``k = 4 / 8 / 16`` by 6 / 9 / 14%.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from formulations.errors import FormulationError, InfeasibleFormulationError
+from formulations.scaling import normalised
+from mtpp.hull_cuts import reach
+from mtpp.problem import Problem
+from solvers.base import SolveOptions
+from solvers.model import Model
+from solvers.registry import get_backend
+from solvers.result import SolveResult, Status
+
+ETA = 0.2
+"""The first multiplicative step: the weights of the last block's ops are multiplied by ``1 - eta``."""
+DECAY = 0.9
+"""The step is multiplied by this after every MIP."""
+R_LOWER = 1.0 - 2.0**-40
+"""The weight row's right-hand side is ``fsum(pi) / k`` times this (module docstring, rounding)."""
+TINY = 1e-7
+"""Costs and parameter sizes below this (on the scaled instance, whose costs are ``O(1)``) are
+dropped on the safe side: every block costs less (by at most ``n TINY`` of the simple bound).
+HiGHS 1.16's presolve at the tolerances of :class:`solvers.highs.HighsBackend` called
+mixed-scale models "optimal" far above their optimum: four ops with a cost of ``3e-15`` and an
+overflow coefficient of ``3e-10`` (three times above; any of its rules 5, 15, 20 off mended it),
+three ops with a cost of ``3e-7`` and an overflow coefficient of ``2e-8`` (9% above; no rule
+off mended it, dropping the coefficients below ``1e-7`` did).  :meth:`PigeonholeMip.cheaper_block`
+checks every answer besides."""
+TINY_WEIGHT = 1e-6
+"""Weights below this part of the share ``Pi / k`` become 0 (the claim holds for any weights),
+so the weight row (which reads ``>= 1``) has no coefficient below it: SCIP 10 called a
+seven-op model whose row had coefficients of ``1e-8`` "optimal" 7% above a feasible block."""
+
+
+class PigeonholeSolverError(FormulationError):
+    """A solver proved more than a block that meets the share row costs: its bound is wrong."""
+
+    def __init__(self, solver: str, claimed: float, cheaper: float) -> None:
+        self.solver, self.claimed, self.cheaper = solver, claimed, cheaper
+        super().__init__(
+            f"{solver} proved {claimed!r} for the pigeonhole MIP, but a block that carries the share costs "
+            f"{cheaper!r}: a solver failure, the bound was dropped"
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[str, float, float]]:
+        return (type(self), (self.solver, self.claimed, self.cheaper))
+
+
+@dataclass(frozen=True)
+class PigeonholeMip:
+    """The one-block model of the module docstring on the scaled instance, one model per
+    weighting (:meth:`model_for`; building one is ``O(n + m)``)."""
+
+    problem: Problem
+    """The instance scaled to ``O(1)``."""
+    scale: float
+    """Bounds of the scaled instance times this are bounds of the original."""
+    integral: bool
+    """``a``, ``d``, ``in``, ``out`` declared binary (for integer-only solvers)."""
+
+    def share_row(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
+        """``(w, r)``: the weights with those below :data:`TINY_WEIGHT` of the share set to 0,
+        scaled to sum to ``k`` (so the row reads ``>= 1`` and its activity, which the solvers'
+        margin grows with, stays at most ``k``), and ``r = fsum(w) / k`` lowered (module
+        docstring)."""
+        w = np.asarray(weights, dtype=np.float64)
+        w = np.where(w >= TINY_WEIGHT * math.fsum(w.tolist()) / self.problem.k, w, 0.0)
+        w = w * (self.problem.k / math.fsum(w.tolist()))
+        return w, math.fsum(w.tolist()) / self.problem.k * R_LOWER
+
+    def model_for(self, weights: np.ndarray) -> Model:
+        """The model with the row ``sum_v w_v x_v >= r`` of :meth:`share_row`."""
+        m = _skeleton(self.problem, self.integral)
+        x = m.blocks["x"].indices
+        w, r = self.share_row(weights)
+        nz = np.flatnonzero(w)
+        m.add_rows_coo(np.zeros(nz.size, dtype=np.int64), x[nz], w[nz], 1, lower=r)
+        return m
+
+    def block(self, solution: np.ndarray) -> np.ndarray:
+        """The ops of the block in a solution vector (a boolean mask; ``x`` comes first)."""
+        return np.asarray(solution)[: self.problem.graph.n] > 0.5
+
+    def cost(self, block: np.ndarray) -> float:
+        """``f(S)`` without its peak on the scaled instance (the model's objective at ``S``,
+        before :data:`TINY` drops anything: at least the model's value)."""
+        p, g = self.problem, self.problem.graph
+        src, dst = g.edge_src, g.edge_dst
+        into = np.unique(src[~block[src] & block[dst]])
+        out = np.unique(src[block[src] & ~block[dst]])
+        io = g.size_out / p.bandwidth
+        over = max(float(g.size_param[block].sum()) - p.param_budget, 0.0) / p.bandwidth
+        return float(g.work[block].sum()) + float(io[into].sum()) + float(io[out].sum()) + over
+
+    def cheaper_block(self, weights: np.ndarray, claim: float, found: np.ndarray | None) -> float | None:
+        """The cost of a block that meets the share row of ``weights`` and costs less than
+        ``claim`` (a proven value on the scaled instance), or ``None``: every op, ``V``, and
+        the blocks one op away from the solver's own block ``found`` (one op dropped, or one
+        neighbour added, where convex).  A solver that proved more than such a block costs
+        has failed (HiGHS 1.16's presolve at tight tolerances missed the one-op block beside
+        the two-op block it called optimal on a three-op mixed-scale graph)."""
+        g = self.problem.graph
+        w, r = self.share_row(weights)
+        candidates = [np.ones(g.n, dtype=bool)]
+        if found is not None and found.any():
+            inside = np.flatnonzero(found)
+            touching = np.zeros(g.n, dtype=bool)
+            touching[g.edge_dst[found[g.edge_src]]] = True
+            touching[g.edge_src[found[g.edge_dst]]] = True
+            for v in [*inside.tolist(), *np.flatnonzero(touching & ~found).tolist()]:
+                near = found.copy()
+                near[v] = not near[v]
+                candidates.append(near)
+        for v in np.flatnonzero(w >= r):
+            alone = np.zeros(g.n, dtype=bool)
+            alone[v] = True
+            candidates.append(alone)
+        for block in candidates:
+            if block.any() and math.fsum(w[block].tolist()) >= r * (1 + 1e-12) and self.convex(block):
+                cost = self.cost(block)
+                if claim > cost * (1 + 1e-9) + 1e-12:
+                    return cost
+        return None
+
+    def convex(self, block: np.ndarray) -> bool:
+        """No path leaves ``block`` and comes back."""
+        g = self.problem.graph
+        ops = np.flatnonzero(block)
+        below = reach(g.succ_ptr, g.succ_idx, ops, g.n)
+        above = reach(g.pred_ptr, g.pred_idx, ops, g.n)
+        return not np.any(below & above & ~block)
+
+
+def _skeleton(problem: Problem, integral: bool) -> Model:
+    """Variables, convexity, IO and overflow rows and the objective of the one-block model."""
+    g = problem.graph
+    n, bw = g.n, problem.bandwidth
+    kind = "binary" if integral else "continuous"
+    m = Model(f"pigeonhole_k{problem.k}")
+    x = m.add_variables(n, "binary", name="x")
+    a = m.add_variables(n, kind, upper=1.0, name="a")
+    d = m.add_variables(n, kind, upper=1.0, name="d")
+    m.add_rows(np.stack([a, x], axis=1), np.array([1.0, -1.0]), lower=0.0)  # a_v >= x_v
+    m.add_rows(np.stack([d, x], axis=1), np.array([1.0, -1.0]), lower=0.0)  # d_v >= x_v
+    m.add_rows(np.stack([x, a, d], axis=1), np.array([1.0, -1.0, -1.0]), lower=-1.0)  # convex
+    src, dst = g.edge_src, g.edge_dst
+    if src.size:
+        m.add_rows(np.stack([a[src], a[dst]], axis=1), np.array([1.0, -1.0]), lower=0.0)  # an ideal
+        m.add_rows(np.stack([d[dst], d[src]], axis=1), np.array([1.0, -1.0]), lower=0.0)  # a filter
+    has_out = np.zeros(n, dtype=bool)
+    has_out[src] = True
+    producers = np.flatnonzero(has_out & (g.size_out > 0))
+    total_param = float(g.size_param.sum())
+    budget = problem.param_budget
+    whole = float(g.work.sum()) + max(total_param - budget, 0.0) / bw  # f(V) >= OPT
+    io = np.minimum(g.size_out[producers] / bw, whole * (1 + 1e-6))
+    cin = m.add_variables(producers.size, kind, upper=1.0, name="in")
+    cout = m.add_variables(producers.size, kind, upper=1.0, name="out")
+    pos = np.full(n, -1)
+    pos[producers] = np.arange(producers.size)
+    keep = pos[src] >= 0
+    es, ed = src[keep], dst[keep]
+    if es.size:
+        m.add_rows(np.stack([cin[pos[es]], x[ed], x[es]], axis=1), np.array([1.0, -1.0, 1.0]), lower=0.0)
+        m.add_rows(np.stack([cout[pos[es]], x[es], x[ed]], axis=1), np.array([1.0, -1.0, 1.0]), lower=0.0)
+    obj_idx = [x, cin, cout]
+    obj_val = [_safe(g.work), _safe(io), _safe(io)]
+    if math.isfinite(budget) and total_param > budget:
+        # a cap that only keeps the domain finite: (P - budget) / B rounded could cut S = V off
+        o = m.add_variables(1, "continuous", upper=total_param / bw * (1 + 1e-6), name="overflow")
+        params = _safe(g.size_param / bw)
+        nz = np.flatnonzero(params)
+        m.add_rows_coo(
+            np.zeros(nz.size + 1, dtype=np.int64),
+            np.r_[o, x[nz]],
+            np.r_[1.0, -params[nz]],
+            1,
+            lower=-budget / bw,
+        )
+        obj_idx.append(o)
+        obj_val.append(np.ones(1))
+    m.set_objective(np.concatenate(obj_idx), np.concatenate(obj_val))
+    return m
+
+
+def _safe(values: np.ndarray) -> np.ndarray:
+    """Non-negative costs with those below :data:`TINY` set to 0 (lower: the safe side)."""
+    return np.where(values >= TINY, values, 0.0)
+
+
+def build_pigeonhole(problem: Problem, integral: bool = False) -> PigeonholeMip:
+    """The one-block model's data on ``problem`` scaled to ``O(1)``
+    (:func:`formulations.scaling.normalised`); ``integral`` declares ``a``, ``d``, ``in``,
+    ``out`` binary (for integer-only solvers)."""
+    scaled, s = normalised(problem)
+    return PigeonholeMip(scaled, s, integral)
+
+
+def singleton_costs(problem: Problem) -> np.ndarray:
+    """``f({v})`` of every op without its peak: work, one input per distinct producer,
+    its output if consumed, its parameters' overflow (the first weighting)."""
+    g = problem.graph
+    io = g.size_out / problem.bandwidth
+    inputs = np.bincount(g.edge_dst, weights=io[g.edge_src], minlength=g.n)
+    consumed = np.zeros(g.n, dtype=bool)
+    consumed[g.edge_src] = True
+    over = np.maximum(g.size_param - problem.param_budget, 0.0) / problem.bandwidth
+    return g.work + inputs + np.where(consumed, io, 0.0) + over
+
+
+@dataclass(frozen=True)
+class PigeonholeBound:
+    """The best of the weightings tried at one k."""
+
+    bound: float | None
+    """A float at most ``OPT(k)`` (``None``: no MIP proved anything)."""
+    mips: int
+    """MIPs solved (one per weighting)."""
+    optimal: int
+    """Of them, solved to optimality."""
+    status: Status
+    """``optimal`` when the bound reached ``target``, else why the last MIP stopped (or ``time_limit``)."""
+    solver: str
+    solver_version: str
+    wall_time: float
+    margin: float
+    """What the solver's tolerances took off the best MIP's dual bound (problem units)."""
+    message: str = ""
+
+
+def weighted_bound(
+    mip: PigeonholeMip, weights: np.ndarray, solver: str, time_limit: float | None, target: float | None = None
+) -> tuple[float, SolveResult, np.ndarray | None]:
+    """``c(weights)`` from below (problem units), the solve, and the optimal block's mask
+    (``None`` without a solution).  Raises :class:`InfeasibleFormulationError` for a
+    solver that calls the model infeasible."""
+    backend = get_backend(solver)
+    opts = SolveOptions(
+        time_limit=time_limit, dual_bound_target=None if target is None else target / mip.scale, robust=True
+    )
+    res = backend.solve(mip.model_for(weights), opts)
+    if res.status is Status.INFEASIBLE:
+        raise InfeasibleFormulationError("pigeonhole", res.solver, res.message or "S = V is always feasible")
+    block = mip.block(res.solution) if res.solution is not None else None
+    if not math.isfinite(res.safe_bound):
+        return -math.inf, res, block
+    cheaper = mip.cheaper_block(weights, res.safe_bound, block)
+    if cheaper is not None:
+        raise PigeonholeSolverError(res.solver, res.safe_bound * mip.scale, cheaper * mip.scale)
+    return res.safe_bound * mip.scale, res, block
+
+
+def pigeonhole_bound(
+    problem: Problem,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    target: float | None = None,
+    max_mips: int = 64,
+    eta: float = ETA,
+) -> PigeonholeBound:
+    """The best ``c(pi)`` over multiplicative-weight updates (module docstring), within
+    ``time_limit`` seconds for the whole call (each MIP gets what is left), stopping at
+    ``max_mips`` MIPs, when a bound reaches ``target`` (the cost of a partition) or
+    when a MIP returns no block to update the weights from."""
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    backend = get_backend(solver)
+    mip = build_pigeonhole(problem, integral=bool(getattr(backend, "integral_data", False)))
+    g = problem.graph
+    starts = [singleton_costs(problem), g.work.astype(np.float64)]
+    weights = starts.pop(0)
+    best, best_res, last = -math.inf, None, None
+    mips = optimal = 0
+    failures: list[str] = []
+    while mips < max_mips:
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0.0:
+            break
+        if not math.fsum(weights.tolist()) > 0.0:
+            break
+        mips += 1
+        try:
+            bound, res, block = weighted_bound(mip, weights, solver, left, target)
+        except PigeonholeSolverError as exc:
+            failures.append(str(exc))
+            if not starts:
+                break
+            weights = starts.pop(0)
+            continue
+        optimal += res.status is Status.OPTIMAL
+        last = res
+        if bound > best:
+            best, best_res = bound, res
+        if target is not None and best >= target:
+            break
+        if starts:
+            weights = starts.pop(0)
+        elif block is None or not block.any():
+            break
+        else:
+            weights = weights * np.where(block, 1.0 - eta, 1.0)
+            eta *= DECAY
+    reached = target is not None and best >= target
+    status = Status.OPTIMAL if reached else (Status.TIME_LIMIT if last is None else last.status)
+    if status is Status.OPTIMAL and not reached:
+        status = Status.TIME_LIMIT  # the weights could still improve: only more MIPs stopped
+    shown = best_res or last
+    return PigeonholeBound(
+        bound=best if math.isfinite(best) else None,
+        mips=mips,
+        optimal=optimal,
+        status=status,
+        solver=shown.solver if shown else solver,
+        solver_version=shown.version if shown else "",
+        wall_time=time.perf_counter() - t0,
+        margin=(best_res.margin * mip.scale) if best_res else 0.0,
+        message=f"{mips} weightings, {optimal} solved to optimality"
+        + "".join(f"; dropped: {failure}" for failure in failures),
+    )
