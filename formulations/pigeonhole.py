@@ -2,15 +2,17 @@
 ``1/k`` share of any weighting of the ops.
 
 Claim.  Let ``pi >= 0`` weight the ops, ``Pi = sum_v pi_v > 0``.  A partition into at
-most ``k`` blocks splits ``Pi`` over at most ``k`` non-empty blocks, so one of them,
-``S``, has ``pi(S) >= Pi / k``; every block of an acyclic partition is convex (a path
-leaving and re-entering a block is a cycle of the quotient graph).  Hence
+most ``k`` blocks splits ``Pi`` over at most ``k`` non-empty blocks, so its heaviest
+block ``S`` has ``pi(S) >= Pi / k``, and ``pi(S) >= max_v pi_v`` (it weighs at least the
+block of the heaviest op); every block of an acyclic partition is convex (a path leaving
+and re-entering a block is a cycle of the quotient graph).  Hence
 
-    OPT(k) >= c(pi) = min { f(S) : S convex, pi(S) >= Pi / k },
+    OPT(k) >= c(pi) = min { f(S) : S convex, pi(S) >= max(Pi / k, max_v pi_v) },
 
-for *every* weighting, and each ``c(pi)`` is a proof on its own.  ``pi = work`` gives the
-bottleneck MIP of Section 3.2 (its block 2 with constraint (14)); other weightings give
-other bounds, and the best of them is the point of this module.
+for *every* weighting, and each ``c(pi)`` is a proof on its own.  ``pi = work`` is the
+bottleneck MIP of Section 3.2 (its block 2 with constraint (14), ``L = max(W / k, max_v
+work(v))``) when no parameters overflow; other weightings give other bounds, and the best
+of them is the point of this module.
 
 The MIP (one block, ``O(n)`` variables, ``O(m)`` rows), on the instance scaled to
 ``O(1)`` (:mod:`formulations.scaling`):
@@ -24,8 +26,9 @@ The MIP (one block, ``O(n)`` variables, ``O(m)`` rows), on the instance scaled t
 * ``in_u, out_u`` in ``[0, 1]`` for each producer ``u`` with a consumer:
   ``in_u >= x_v - x_u`` (tensor ``u`` enters ``S``) and ``out_u >= x_u - x_v``
   (it leaves ``S``) for each edge ``(u, v)``: once per tensor however many consumers;
-* ``o >= (size_param(S) - (M - R)) / B``, ``o >= 0`` where parameters can overflow;
-* ``sum_v pi_v x_v >= r`` with ``r <= Pi / k`` (below);
+* ``o >= (size_param(S) - (M - R)) / B``, ``o >= 0`` where parameters can overflow
+  (relaxed to each op's own overflow where the sizes would cancel: :data:`OVERFLOW_ROW_LIMIT`);
+* ``sum_v pi_v x_v >= r`` with ``r <= max(Pi / k, max_v pi_v)`` (below);
 * minimise ``work(S) + sum_u io_u (in_u + out_u) + o``: Eq. (3) of ``S`` (with
   peak-aware costs, ``peak(S) >= 0`` is left out: a lower bound still).
 
@@ -33,8 +36,8 @@ Tensor costs are capped at ``f(V) >= OPT`` as in :mod:`formulations.blocks` (a
 relaxation whose optimum stays ``>= min(c(pi), f(V))``; a bound above ``f(V)`` is above
 every partition and only comes from a solver failure, which certify drops).
 
-Rounding.  ``r`` is ``fsum(pi) / k`` lowered by a relative ``2^-40``, so every block
-with ``pi(S) >= Pi / k`` in exact arithmetic meets the row; the solver's feasibility
+Rounding.  ``r`` is ``max(fsum(pi) / k, max_v pi_v)`` lowered by a relative ``2^-40``, so
+every block that carries the share in exact arithmetic meets the row; the solver's feasibility
 tolerance only widens the set.  The bound is the solver's proven dual bound moved down
 by the margin its own tolerances allow (:meth:`solvers.base.Tolerances.margin`), times
 the scale: a lower bound on ``c(pi)``, hence on ``OPT(k)``.  "Infeasible" is a solver
@@ -47,8 +50,9 @@ weights the cheap way, by multiplicative updates (Arora, Hazan and Kale, "The
 Multiplicative Weights Update Method", 2012): after each MIP the weights of the ops of
 its optimal block are multiplied by ``1 - eta``, so the next cheapest block that
 carries ``1/k`` of the weight must cost more or lie elsewhere; the step decays
-geometrically.  The first weighting is each op's cost as a block of its own
-(``f({v})``: its work, inputs, output and overflow), the second ``work``.
+geometrically.  The first weighting is ``work`` (the bottleneck MIP's block), the second
+each op's cost as a block of its own (``f({v})``: its work, inputs, output and overflow),
+from which the updates go on.
 On REGAL-style graphs (``mtpp generate regal``, 152 ops) twenty MIPs lifted the best of
 the other bounds at ``k = 4 / 8 / 16`` by 6 / 9 / 14%.
 """
@@ -105,6 +109,14 @@ class PigeonholeSolverError(FormulationError):
         return (type(self), (self.solver, self.claimed, self.cheaper))
 
 
+OVERFLOW_ROW_LIMIT = 1e3
+"""Above this (scaled: the answer is ``O(1)``), the sizes in the overflow row ``o >= (P(S) -
+b) / B`` would cancel (a needle: one op's ``1e10`` parameters, a memory a hair above them):
+the row's margin would swamp the bound, and HiGHS without presolve called such a model
+infeasible.  Each op's own overflow ``(p_v - b)^+ / B`` is summed instead, a relaxation:
+``(P(S) - b)^+ >= sum_(v in S) (p_v - b)^+`` (the ops over ``b`` each add at least their excess)."""
+
+
 @dataclass(frozen=True)
 class PigeonholeMip:
     """The one-block model of the module docstring on the scaled instance, one model per
@@ -119,13 +131,13 @@ class PigeonholeMip:
 
     def share_row(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
         """``(w, r)``: the weights with those below :data:`TINY_WEIGHT` of the share set to 0,
-        scaled to sum to ``k`` (so the row reads ``>= 1`` and its activity, which the solvers'
-        margin grows with, stays at most ``k``), and ``r = fsum(w) / k`` lowered (module
-        docstring)."""
+        scaled to sum to ``k`` (so the share is about 1 and the row's activity, which the
+        solvers' margin grows with, stays at most ``k``), and ``r = max(fsum(w) / k,
+        max_v w_v)`` lowered (module docstring)."""
         w = np.asarray(weights, dtype=np.float64)
         w = np.where(w >= TINY_WEIGHT * math.fsum(w.tolist()) / self.problem.k, w, 0.0)
         w = w * (self.problem.k / math.fsum(w.tolist()))
-        return w, math.fsum(w.tolist()) / self.problem.k * R_LOWER
+        return w, max(math.fsum(w.tolist()) / self.problem.k, float(w.max())) * R_LOWER
 
     def model_for(self, weights: np.ndarray) -> Model:
         """The model with the row ``sum_v w_v x_v >= r`` of :meth:`share_row`."""
@@ -175,7 +187,7 @@ class PigeonholeMip:
             alone[v] = True
             candidates.append(alone)
         for block in candidates:
-            if block.any() and math.fsum(w[block].tolist()) >= r * (1 + 1e-12) and self.convex(block):
+            if block.any() and math.fsum(w[block].tolist()) >= r and self.convex(block):
                 cost = self.cost(block)
                 if claim > cost * (1 + 1e-9) + 1e-12:
                     return cost
@@ -225,17 +237,16 @@ def _skeleton(problem: Problem, integral: bool) -> Model:
     obj_idx = [x, cin, cout]
     obj_val = [_safe(g.work), _safe(io), _safe(io)]
     if math.isfinite(budget) and total_param > budget:
-        # a cap that only keeps the domain finite: (P - budget) / B rounded could cut S = V off
-        o = m.add_variables(1, "continuous", upper=total_param / bw * (1 + 1e-6), name="overflow")
-        params = _safe(g.size_param / bw)
+        # a cap far above any block's overflow (P / B), only to keep the domain finite (CP-SAT, the
+        # margin): HiGHS 1.16's presolve called a three-op model "optimal" 9% above its optimum
+        # with o capped a hair above its coefficient (P / B (1 + 1e-6)), and right at this cap
+        o = m.add_variables(1, "continuous", upper=2.0 * total_param / bw + 1.0, name="overflow")
+        if (total_param + budget) / bw <= OVERFLOW_ROW_LIMIT:
+            params, floor = _safe(g.size_param / bw), -budget / bw
+        else:  # each op's own overflow: (P(S) - b)^+ >= sum over S of (p_v - b)^+, without cancellation
+            params, floor = _safe(np.maximum(g.size_param - budget, 0.0) / bw), 0.0
         nz = np.flatnonzero(params)
-        m.add_rows_coo(
-            np.zeros(nz.size + 1, dtype=np.int64),
-            np.r_[o, x[nz]],
-            np.r_[1.0, -params[nz]],
-            1,
-            lower=-budget / bw,
-        )
+        m.add_rows_coo(np.zeros(nz.size + 1, dtype=np.int64), np.r_[o, x[nz]], np.r_[1.0, -params[nz]], 1, lower=floor)
         obj_idx.append(o)
         obj_val.append(np.ones(1))
     m.set_objective(np.concatenate(obj_idx), np.concatenate(obj_val))
@@ -278,12 +289,16 @@ class PigeonholeBound:
     optimal: int
     """Of them, solved to optimality."""
     status: Status
-    """``optimal`` when the bound reached ``target``, else why the last MIP stopped (or ``time_limit``)."""
+    """``time_limit`` when the clock stopped the updates (or a MIP), else ``optimal``: they ran
+    their course (``max_mips``, the target reached, or a MIP without a block)."""
     solver: str
     solver_version: str
     wall_time: float
     margin: float
     """What the solver's tolerances took off the best MIP's dual bound (problem units)."""
+    work_solved: bool = False
+    """The first weighting, ``work``, was solved to optimality: without overflow the bound
+    is at least the bottleneck MIP's optimum (Section 3.2)."""
     message: str = ""
 
 
@@ -326,10 +341,11 @@ def pigeonhole_bound(
     backend = get_backend(solver)
     mip = build_pigeonhole(problem, integral=bool(getattr(backend, "integral_data", False)))
     g = problem.graph
-    starts = [singleton_costs(problem), g.work.astype(np.float64)]
+    starts = [g.work.astype(np.float64), singleton_costs(problem)]
     weights = starts.pop(0)
     best, best_res, last = -math.inf, None, None
     mips = optimal = 0
+    work_solved = False
     failures: list[str] = []
     while mips < max_mips:
         left = None if deadline is None else deadline - time.perf_counter()
@@ -340,13 +356,14 @@ def pigeonhole_bound(
         mips += 1
         try:
             bound, res, block = weighted_bound(mip, weights, solver, left, target)
-        except PigeonholeSolverError as exc:
+        except (PigeonholeSolverError, InfeasibleFormulationError) as exc:
             failures.append(str(exc))
             if not starts:
                 break
             weights = starts.pop(0)
             continue
         optimal += res.status is Status.OPTIMAL
+        work_solved = work_solved or (mips == 1 and res.status is Status.OPTIMAL)
         last = res
         if bound > best:
             best, best_res = bound, res
@@ -359,10 +376,8 @@ def pigeonhole_bound(
         else:
             weights = weights * np.where(block, 1.0 - eta, 1.0)
             eta *= DECAY
-    reached = target is not None and best >= target
-    status = Status.OPTIMAL if reached else (Status.TIME_LIMIT if last is None else last.status)
-    if status is Status.OPTIMAL and not reached:
-        status = Status.TIME_LIMIT  # the weights could still improve: only more MIPs stopped
+    clock = deadline is not None and time.perf_counter() >= deadline
+    status = Status.TIME_LIMIT if clock or (last is not None and last.status is Status.TIME_LIMIT) else Status.OPTIMAL
     shown = best_res or last
     return PigeonholeBound(
         bound=best if math.isfinite(best) else None,
@@ -373,6 +388,7 @@ def pigeonhole_bound(
         solver_version=shown.version if shown else "",
         wall_time=time.perf_counter() - t0,
         margin=(best_res.margin * mip.scale) if best_res else 0.0,
+        work_solved=work_solved,
         message=f"{mips} weightings, {optimal} solved to optimality"
         + "".join(f"; dropped: {failure}" for failure in failures),
     )

@@ -17,6 +17,9 @@ every lower bound computed for it, cheapest first:
                 (:mod:`mtpp.reach_bound`), bisection per k;
 ``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.partition.ideal_dp`): on narrow
                 graphs it proves the optimum and its partition becomes the certificate's;
+``pigeonhole``  the cheapest convex block that carries a ``1/k`` share of a weighting of the ops, one
+                small MIP per weighting, weights improved by multiplicative updates
+                (:mod:`formulations.pigeonhole`; the ``work`` weighting is ``bottleneck``'s block);
 ``bottleneck``  three-superblock MIP (Section 3.2);
 ``guess``       guess-the-bottleneck, ``min_j`` of k sub-MIPs (Section 3.3);
 ``exact``       the MIP of Figure 3.
@@ -50,7 +53,9 @@ the ideal DP (smallest k first, so each k starts from the optimal partition of t
 next smaller k), the crossing bound (``CROSSING_SHARE`` of what is left), the
 clique bound (``CLIQUE_SHARE``) and the reach bound (``REACH_SHARE``) for the ks still open, the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
-split evenly among them), then the MIPs with what is left: at each k ``bottleneck``,
+split evenly among them), the pigeonhole bound (``PIGEONHOLE_SHARE``; skipped at the
+larger ks after two that it could not lift), then the MIPs with what is left: at each k ``bottleneck``
+(not where the pigeonhole bound solved its block's MIP),
 ``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
 last, with what is left), each with its share of the time left over the methods
 and the ks still open (a k already proven gives its time back; the bottleneck MIP
@@ -92,6 +97,7 @@ from mtpp.certify_phases import (
     ideal_dp_phase,
     merge_phase,
     mip_phase,
+    pigeonhole_phase,
     reach_phase,
     search_phase,
     share_lower_bounds,
@@ -102,7 +108,7 @@ from mtpp.evaluate import evaluate
 from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
 from mtpp.problem import Problem
-from mtpp.records import BOUND_METHODS, MIP_METHODS, BoundRecord, PresolveRecord, checked, closes
+from mtpp.records import BOUND_METHODS, MIP_METHODS, SOLVER_METHODS, BoundRecord, PresolveRecord, checked, closes
 from mtpp.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
 from mtpp.result import FieldsEqual, Result, ResultStatus, Step
 from mtpp.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
@@ -278,7 +284,7 @@ def certify(
     ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
     them (one certificate per k, in increasing k, sharing bounds across k).
     ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
-    ``crossing``, ``clique``, ``reach``, ``ideal-dp``, ``bottleneck``, ``guess``, ``exact``;
+    ``crossing``, ``clique``, ``reach``, ``ideal-dp``, ``pigeonhole``, ``bottleneck``, ``guess``, ``exact``;
     ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
     partition search; ``budget`` (seconds, default none) caps the whole call, spent
     cheapest first (module docstring); what the methods leave of it goes to a last,
@@ -321,7 +327,7 @@ def certify(
     check_instance("orderer", orderer, str, "an orderer name")
     if report is not None and not callable(report):
         raise InvalidParameterError(f"report must be a callable or None, got {report!r}")
-    if any(m in MIP_METHODS for m in methods):
+    if any(m in SOLVER_METHODS for m in methods):
         _check_solver(solver)
     if orderer != QUICK_ORDERER:
         get_orderer(orderer)  # an unknown name fails before any work
@@ -390,6 +396,9 @@ def certify(
 
     if orderer != QUICK_ORDERER:
         search_phase(runs, orderer, seed, time_limit, left, say, tag)
+
+    if "pigeonhole" in methods:
+        pigeonhole_phase(runs, solver, time_limit, left, say, tag)
 
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
     stalls = None if deadline is None else Stalls({})

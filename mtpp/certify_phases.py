@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from formulations.bounds import bound_record
+from formulations.pigeonhole import pigeonhole_bound
 from formulations.size import estimate_model_size
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
@@ -25,7 +26,7 @@ from mtpp.evaluate import Evaluation, evaluate
 from mtpp.partitioner import partition
 from mtpp.problem import Problem
 from mtpp.reach_bound import ReachBound, reach_lower_bound
-from mtpp.records import OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, skipped
+from mtpp.records import OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
 
 QUICK_ORDERER = "kahn"
 """The first partition of every k: one SliceGraph pass, milliseconds (seconds at 20,000 ops)."""
@@ -87,6 +88,13 @@ ks where the sweeps beat the other bounds (:func:`reach_phase`): on a 250-op lay
 k = 8, 60 s of shaving lifted the sweeps' bound from 0.74 to 0.81 of the partition's cost; in
 certify (dev layered seeds 9201-9202, 120 s) 0.3 did better than 0.5 at every k, the rest going
 to the MIPs and the last partition search (geometric mean LB / UB at k = 8: 0.762 and 0.756)."""
+PIGEONHOLE_SHARE = 0.3
+"""Part of the budget left that the pigeonhole bound's MIPs may use, split over the open ks
+smallest first (what one k leaves goes to the next; each at most ``time_limit``)."""
+PIGEONHOLE_STALLS = 2
+"""After this many ks where the pigeonhole bound stopped at its time limit without lifting
+the bound, it is not tried at the larger ks (on graphs whose one-block MIP a solver cannot
+finish in its share, such as 250-op layered graphs on HiGHS, it proves little)."""
 MIN_RUN_SECONDS = 0.5
 """A method is skipped when less than this is left of the budget."""
 
@@ -111,6 +119,8 @@ class Run:
     """Evaluations a second of the last search at this k (0 before any)."""
     found: list[np.ndarray] = field(default_factory=list)
     """The best order of every partition search at this k, for :func:`merge_phase`."""
+    implied: dict[str, str] = field(default_factory=dict)
+    """Methods whose bound another method already proved at this k, and why (:func:`mip_phase` skips them)."""
 
     @property
     def ub(self) -> float:
@@ -408,6 +418,68 @@ def reach_phase(
         say(f"{tag(run.problem)}reach: {'none' if best is None else f'{best:.6g}'} ({what}, {seconds:.2f} s)")
 
 
+def pigeonhole_phase(
+    runs: list[Run],
+    solver: str,
+    time_limit: float,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
+    """The weighted pigeonhole bound (:mod:`formulations.pigeonhole`) for every k not yet
+    proven optimal, smallest first, each within its part of ``PIGEONHOLE_SHARE`` of the
+    budget left (at most ``time_limit``), stopping at the partition's cost; after
+    :data:`PIGEONHOLE_STALLS` ks where it ran out of time without lifting the bound it is
+    skipped at the larger ks.  Where it solved the ``work`` weighting and no parameters
+    overflow, its bound holds the bottleneck MIP's optimum and :func:`mip_phase` skips that MIP."""
+    share = PIGEONHOLE_SHARE * left()
+    open_runs, _ = _open_runs(runs, "pigeonhole", share)
+    stop = time.perf_counter() + share
+    stalls: list[int] = []
+    for i, run in enumerate(open_runs):
+        problem = run.problem
+        if run.interrupted:
+            break
+        if len(stalls) >= PIGEONHOLE_STALLS:
+            at = ", ".join(f"k={k}" for k in stalls)
+            run.records.append(skipped("pigeonhole", f"it ran out of time without lifting the bound at {at}"))
+            continue
+        limit = min(time_limit, (stop - time.perf_counter()) / (len(open_runs) - i))
+        if limit < MIN_RUN_SECONDS:
+            run.records.append(skipped("pigeonhole", "the budget is spent"))
+            continue
+        before, t0 = run.lb, time.perf_counter()
+        target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)  # reached, it proves the partition optimal
+        try:
+            res = pigeonhole_bound(problem, solver=solver, time_limit=limit, target=target)
+        except KeyboardInterrupt:
+            run.records.append(failed("pigeonhole", solver, t0, "interrupted", "interrupted by the user"))
+            run.interrupted = True
+            break
+        except Exception as exc:  # a solver failure must not break the certificate
+            run.records.append(failed("pigeonhole", solver, t0, "error", f"{type(exc).__name__}: {exc}"))
+            continue
+        record = BoundRecord(
+            method="pigeonhole",
+            bound=res.bound,
+            status=res.status.value,
+            proven_optimal=False,
+            solver=res.solver,
+            solver_version=res.solver_version,
+            wall_time=res.wall_time,
+            message=f"the cheapest convex block carrying a 1/k share of a weighting of the ops; {res.message}",
+            margin=res.margin,
+        )
+        record = checked(record, run.ub_hi)
+        run.records.append(record)
+        if res.work_solved and not problem.has_overflow and record.bound is not None:
+            run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
+        if res.status.value == "time_limit" and (record.bound or 0.0) <= before:
+            stalls.append(problem.k)
+        shown = "none" if record.bound is None else f"{record.bound:.6g}"
+        say(f"{tag(problem)}pigeonhole: {shown} ({res.message}, {res.wall_time:.2f} s)")
+
+
 def clique_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
@@ -528,6 +600,9 @@ def mip_phase(
         if closes(run.lb, run.ub_hi):
             run.records.append(skipped(method, "the partition is already proven optimal"))
             continue
+        if method in run.implied:
+            run.records.append(skipped(method, run.implied[method]))
+            continue
         if method in stalled:
             at = ", ".join(f"{seconds:.2g} s at k={k}" for k, seconds in stalls_seen[method])
             run.records.append(
@@ -538,7 +613,6 @@ def mip_phase(
                 )
             )
             continue
-        open_after = sum(not closes(r.lb, r.ub_hi) for r in later)
         most = min(time_limit, left())
         if most < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
@@ -555,10 +629,17 @@ def mip_phase(
             continue
         # the methods still to run here that fit, latest dropped first while the time beyond
         # their lateness, shared with the later ks, gives less than MIN_RUN_SECONDS each
-        active = [m for m in mip_methods if m not in stalled]
-        fits = [m for m in mip_methods[j:] if m in active and late[m] + MIN_RUN_SECONDS <= most]  # this one first
+        fits = [m for m in mip_methods[j:] if m not in stalled and m not in run.implied]
+        fits = [m for m in fits if late[m] + MIN_RUN_SECONDS <= most]  # this one first
+        after = sum(
+            MIP_WEIGHTS[m]
+            for r in later
+            if not closes(r.lb, r.ub_hi)
+            for m in mip_methods
+            if m not in stalled and m not in r.implied
+        )
         while True:
-            weights = sum(MIP_WEIGHTS[m] for m in fits) + open_after * sum(MIP_WEIGHTS[m] for m in active)
+            weights = sum(MIP_WEIGHTS[m] for m in fits) + after
             spare = MIP_WEIGHTS[method] * (left() - sum(late[m] for m in fits)) / weights
             if spare >= MIN_RUN_SECONDS or len(fits) == 1:
                 break

@@ -19,11 +19,14 @@ from pydantic import BaseModel, ConfigDict
 OPTIMALITY_TOLERANCE = 5e-7
 
 MIP_METHODS = ("bottleneck", "guess", "exact")
-"""The MIP lower bounds (:mod:`formulations.bounds`): three-superblock (Section 3.2),
-guess-the-bottleneck (3.3) and the exact MIP (Fig. 3)."""
+"""The MIP lower bounds of Section 3 (:mod:`formulations.bounds`): three-superblock (Section
+3.2), guess-the-bottleneck (3.3) and the exact MIP (Fig. 3)."""
 COMBINATORIAL_METHODS = ("simple", "cut", "crossing", "clique", "reach", "ideal-dp")
 """The bounds that need no solver: Lemma 3.3, the cut, crossing, clique and reach bounds, the ideal DP."""
-BOUND_METHODS = (*COMBINATORIAL_METHODS, *MIP_METHODS)
+SOLVER_METHODS = ("pigeonhole", *MIP_METHODS)
+"""The bounds that need a MIP solver: the weighted pigeonhole bound (:mod:`formulations.pigeonhole`,
+one small MIP per weighting) and the MIPs of Section 3."""
+BOUND_METHODS = (*COMBINATORIAL_METHODS, *SOLVER_METHODS)
 """Every lower-bound method of :func:`mtpp.certify` and ``mtpp batch``, cheapest first:
 the one list of their names."""
 

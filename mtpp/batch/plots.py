@@ -24,7 +24,7 @@ from typing import Any
 
 from mtpp.batch.report import GOOD, best_upper_bounds, geomean
 from mtpp.batch.store import Record
-from mtpp.batch.tasks import BOUND_METHODS, MIP_METHODS, orderer_of
+from mtpp.batch.tasks import BOUND_METHODS, SOLVER_METHODS, orderer_of
 from mtpp.errors import InvalidParameterError
 
 IMAGE_FORMATS = ("png", "svg")
@@ -35,6 +35,7 @@ COLORS = {
     "clique": "#bcbd22",
     "reach": "#17becf",
     "ideal-dp": "#9467bd",
+    "pigeonhole": "#1f77b4",
     "bottleneck": "#ff7f0e",
     "guess": "#2ca02c",
     "exact": "#d62728",
@@ -82,15 +83,15 @@ def runtime_figure(records: Sequence[Record]) -> Any:
     runs = [
         r
         for r in records
-        if (r.method in MIP_METHODS or orderer_of(r.method) is not None)
+        if (r.method in SOLVER_METHODS or orderer_of(r.method) is not None)
         and r.status in GOOD
         and r.method_time is not None
         and r.method_status != "skipped"
     ]
     orderers = sorted({r.method for r in runs if orderer_of(r.method) is not None})
     colors = {m: SLICEGRAPH_COLORS[i % len(SLICEGRAPH_COLORS)] for i, m in enumerate(orderers)} | COLORS
-    series = [*orderers, *(m for m in MIP_METHODS if any(r.method == m for r in runs))]
-    limits = sorted({float(json.loads(r.settings)["time_limit"]) for r in runs if r.method in MIP_METHODS})
+    series = [*orderers, *(m for m in SOLVER_METHODS if any(r.method == m for r in runs))]
+    limits = sorted({float(json.loads(r.settings)["time_limit"]) for r in runs if r.method in SOLVER_METHODS})
     cols = min(3, max(1, len(ks)))
     rows = max(1, math.ceil(len(ks) / cols))
     fig = _figure(4.2 * cols, 3.4 * rows + 0.5)

@@ -41,8 +41,8 @@ from mtpp.batch.tasks import (
     BOUND_METHODS,
     CRASHED,
     FAILED,
-    MIP_METHODS,
     OK,
+    SOLVER_METHODS,
     STATUSES,
     TIME_LIMIT,
     GraphSource,
@@ -188,7 +188,7 @@ def _backend(backend: str, scheduler: Any) -> Iterator[None]:
 
 
 def _check_solver(solver: str, methods: Sequence[str]) -> None:
-    if any(m in MIP_METHODS for m in methods) and solver != "auto":
+    if any(m in SOLVER_METHODS for m in methods) and solver != "auto":
         from solvers.registry import backend_class
 
         backend_class(solver)

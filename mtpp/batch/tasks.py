@@ -2,10 +2,11 @@
 
 A task is one ``(graph, k, method, solver, settings)``:
 
-``simple`` / ``bottleneck`` / ``guess`` / ``exact``
+a bound method (:data:`mtpp.records.BOUND_METHODS`: ``simple``, ``cut``, ... ``exact``)
     :func:`mtpp.certify` with ``bounds=[method]``: the partition of
-    ``settings["orderer"]`` (the upper bound) plus that lower bound (Section 3);
-    ``simple`` (Lemma 3.3) needs no solver.
+    ``settings["orderer"]`` (the upper bound) plus that lower bound; only the
+    pigeonhole bound and the MIPs of Section 3 (:data:`mtpp.records.SOLVER_METHODS`)
+    use the solver.
 ``slicegraph:ORDERER`` (e.g. ``slicegraph:brkga``, ``slicegraph:random-100``)
     :func:`mtpp.partition` with that orderer (App. C.1): the upper bound and its
     running time (Figures 4-5, Table 2).
@@ -39,7 +40,7 @@ from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
 from mtpp.fingerprint import graph_hash as graph_hash  # re-exported: the batch API names it here
 from mtpp.fingerprint import sha256
 from mtpp.graph import Graph
-from mtpp.records import BOUND_METHODS, COMBINATORIAL_METHODS, MIP_METHODS
+from mtpp.records import BOUND_METHODS, COMBINATORIAL_METHODS, SOLVER_METHODS
 
 SLICEGRAPH = "slicegraph:"
 TABLE2_ORDERERS = ("mla", "mla-weighted", "random-1", "random-100", "random-10000", "brkga-100", "brkga-10000")
@@ -283,7 +284,7 @@ def make_tasks(
             m=s.m,
             k=k,
             method=method,
-            solver=solver if method in MIP_METHODS else NO_SOLVER,
+            solver=solver if method in SOLVER_METHODS else NO_SOLVER,
             settings=settings.for_method(method),
         )
         for s in sources

@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument(
         "--bounds",
         default="all",
-        help="all, or a comma list of simple,cut,crossing,clique,reach,ideal-dp,bottleneck,guess,exact",
+        help="all, or a comma list of simple,cut,crossing,clique,reach,ideal-dp,pigeonhole,bottleneck,guess,exact",
     )
     cert.add_argument("--solver", default="auto", help="auto, highs, scip, gurobi or cpsat")
     cert.add_argument("--time-limit", type=float, default=60.0, help="seconds per MIP method at most (default 60)")

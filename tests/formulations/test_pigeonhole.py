@@ -39,11 +39,11 @@ def convex(graph: mtpp.Graph, block: set[int]) -> bool:
 
 
 def cheapest_share(problem: Problem, weights: np.ndarray) -> float:
-    """``min f(S)`` over convex ``S`` with ``weights(S) >= sum(weights) / k``, every subset tried
-    (exact rationals for the weight test; without peaks, as the MIP)."""
+    """``min f(S)`` over convex ``S`` with ``weights(S) >= max(sum(weights) / k, max(weights))``,
+    every subset tried (exact rationals for the weight test; without peaks, as the MIP)."""
     g = problem.graph
     free = replace(problem, peak_aware=False, reserve=0.0) if problem.peak_aware else problem
-    share = sum(Fraction(float(w)) for w in weights) / problem.k
+    share = max(sum(Fraction(float(w)) for w in weights) / problem.k, Fraction(float(max(weights))))
     best = math.inf
     for r in range(1, g.n + 1):
         for s in itertools.combinations(range(g.n), r):
@@ -108,9 +108,9 @@ def test_more_weightings_lift_the_bottleneck_mip_on_a_regal_style_graph() -> Non
     g = mtpp.regal_graph(50, seed=5)
     problem = Problem(g, 8)
     bottleneck = solve_bound(problem, "bottleneck", solver="auto")
-    one = pigeonhole_bound(problem, solver="auto", max_mips=2)  # f({v}), then work: the bottleneck MIP's block
+    one = pigeonhole_bound(problem, solver="auto", max_mips=2)  # work (the bottleneck MIP's block), then f({v})
     more = pigeonhole_bound(problem, solver="auto", max_mips=12)
-    assert bottleneck.proven_optimal and one.optimal == 2
+    assert bottleneck.proven_optimal and one.optimal == 2 and one.work_solved
     assert one.bound is not None and more.bound is not None
     assert one.bound >= bottleneck.bound * (1 - 1e-6)  # work weights: the bottleneck block's MIP (W / k >= max work)
     assert more.bound > one.bound * 1.01  # the updated weights lift it
@@ -196,3 +196,26 @@ def test_tiny_weights_do_not_mislead_a_solver(solver: str) -> None:
     problem = Problem(g, 1, bandwidth=3.0, memory=0.021412272)
     res = pigeonhole_bound(problem, solver=solver, max_mips=6)
     assert res.bound is not None and Fraction(res.bound) <= exact_optimum(problem)
+
+
+def test_an_answer_above_a_block_that_carries_the_share_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver that proves more than a feasible block one op away from its own costs has
+    failed: the weighting's bound is dropped and the message says so (a solver made to triple
+    its dual bounds here)."""
+    from dataclasses import replace as replace_result
+
+    import formulations.pigeonhole as module
+    from solvers.registry import get_backend
+
+    class Inflating:
+        integral_data = False
+
+        def solve(self, model, options):
+            res = get_backend("highs").solve(model, options)
+            return replace_result(res, dual_bound=res.dual_bound * 3)
+
+    monkeypatch.setattr(module, "get_backend", lambda name: Inflating())
+    problem = Problem(mtpp.layered_graph(12, seed=1), 3)
+    res = pigeonhole_bound(problem, solver="highs", max_mips=4)
+    assert res.bound is None and res.mips == 2 and res.message.count("; dropped: ") == 2  # both fixed weightings
+    assert "a solver failure" in res.message

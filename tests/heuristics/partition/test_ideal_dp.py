@@ -5,7 +5,7 @@ import numpy as np
 
 from heuristics.kahn import kahn_order
 from heuristics.partition.ideal_dp import ideal_dp, ideal_dp_all
-from heuristics.partition.ideals import enumerate_ideals
+from heuristics.partition.ideals import enumerate_ideals, widest_level
 from heuristics.partition.slicegraph import slice_order
 from mtpp import Graph, Problem, evaluate
 from tests.oracle import brute_force_optimum, exact_optimum, naive_block_cost, random_dag
@@ -111,6 +111,20 @@ def test_peak_aware_value_is_a_lower_bound():
         result = ideal_dp(problem)
         assert result.value <= opt + 1e-9
         assert evaluate(problem, result.assignment).bottleneck >= opt - 1e-9
+
+
+def test_a_wide_level_is_an_antichain_whose_subsets_are_ideals():
+    """2^widest_level(g) ideals at least (brute force), and a cap below that answers at once."""
+    rng = np.random.default_rng(21)
+    for _ in range(80):
+        g = random_problem(rng, 8, 1).graph
+        width = widest_level(g.n, g.pred_ptr, g.pred_idx, np.asarray(g.topological_order))
+        count = sum(1 for _ in down_sets(g))
+        assert 2**width <= count and (g.n == 0 or width >= 1)
+        assert enumerate_ideals(g, max_ideals=2**width - 1) is None
+        assert enumerate_ideals(g, max_ideals=count).count == count  # a cap at the count still enumerates
+    chains = Graph.from_arrays(np.ones(60), np.zeros(60), np.ones(60), [(i, i + 20) for i in range(40)])
+    assert widest_level(chains.n, chains.pred_ptr, chains.pred_idx, np.asarray(chains.topological_order)) == 20
 
 
 def test_wide_graph_reports_too_wide():

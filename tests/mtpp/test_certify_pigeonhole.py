@@ -1,0 +1,74 @@
+"""The pigeonhole bound in certify (mtpp/certify_phases.py: pigeonhole_phase): it leads on a
+REGAL-style graph, stands in for the bottleneck MIP whose block it solved, is skipped at the
+larger ks after two it could not lift, and reaches the CLI and batch."""
+
+from __future__ import annotations
+
+import mtpp
+import mtpp.certify_phases
+from formulations.pigeonhole import PigeonholeBound
+from mtpp.batch.tasks import NO_SOLVER, Settings, make_tasks, parse_methods
+from mtpp.certificate import certify
+from solvers.result import Status
+
+
+def test_the_pigeonhole_bound_leads_and_stands_in_for_the_bottleneck_mip() -> None:
+    g = mtpp.regal_graph(50, seed=5)
+    certs = certify(g, k=[4, 8], bounds="simple,pigeonhole,bottleneck", orderer="brkga-2000", time_limit=20)
+    led = 0
+    for cert in certs:
+        rec = cert.bound("pigeonhole")
+        assert rec is not None and rec.bound is not None and rec.solver
+        assert rec.bound <= cert.upper_bound * (1 + 1e-12)
+        assert rec.bound > cert.bound("simple").bound
+        bottleneck = cert.bound("bottleneck")
+        assert bottleneck.status == "skipped" and "work weighting" in bottleneck.message
+        led += cert.lower_bound_method == "pigeonhole"
+    assert led == 2
+    # the bottleneck MIP, run on its own, proves no more than the pigeonhole bound's work weighting
+    alone = certify(g, k=8, bounds="simple,bottleneck", orderer="brkga-2000", time_limit=20)
+    assert alone.bound("bottleneck").bound <= certs[1].bound("pigeonhole").bound * (1 + 1e-6)
+
+
+def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypatch) -> None:
+    calls = []
+
+    def timed_out(problem, solver, time_limit, target):
+        calls.append(problem.k)
+        return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", timed_out)
+    g = mtpp.layered_graph(60, seed=7)
+    certs = certify(g, k=[2, 4, 8, 16], bounds="simple,pigeonhole", orderer="kahn", budget=10)
+    assert calls == [2, 4]
+    assert [c.bound("pigeonhole").status for c in certs] == ["time_limit", "time_limit", "skipped", "skipped"]
+    assert "k=2, k=4" in certs[2].bound("pigeonhole").message
+
+
+def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
+    def broken(problem, solver, time_limit, target):
+        raise RuntimeError("simulated solver crash")
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", broken)
+    cert = certify(mtpp.layered_graph(30, seed=2), k=4, bounds="simple,pigeonhole", orderer="kahn")
+    rec = cert.bound("pigeonhole")
+    assert rec.status == "error" and "simulated solver crash" in rec.message and rec.bound is None
+    assert cert.lower_bound_method == "simple"
+
+
+def test_batch_and_the_cli_know_the_pigeonhole_bound(tmp_path, capsys) -> None:
+    from mtpp.batch.tasks import GraphSource
+    from mtpp.cli.main import main
+
+    assert parse_methods("pigeonhole") == ("pigeonhole",)
+    assert "pigeonhole" in parse_methods("bounds")
+    g = mtpp.regal_graph(40, seed=2)
+    source = GraphSource.from_graph(g)
+    tasks = make_tasks([source], [4], ["simple", "pigeonhole"], "highs", Settings())
+    assert [t.solver for t in tasks] == [NO_SOLVER, "highs"]
+    path = tmp_path / "g.json"
+    path.write_text(g.to_json())
+    args = ["certify", str(path), "-k", "4", "--bounds", "simple,pigeonhole", "--orderer", "kahn", "--time-limit", "3"]
+    assert main([*args, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"pigeonhole"' in out
