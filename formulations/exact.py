@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from formulations.blocks import BlockModel, build_blocks, dag_numbering
+from formulations.blocks import BlockModel, build_blocks
 from formulations.fixing import fixings
 from mtpp.cost import block_costs
+from mtpp.evaluate import dag_numbering
 from mtpp.problem import Problem
 from solvers.model import Model
 

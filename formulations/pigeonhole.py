@@ -78,6 +78,9 @@ ETA = 0.2
 """The first multiplicative step: the weights of the last block's ops are multiplied by ``1 - eta``."""
 DECAY = 0.9
 """The step is multiplied by this after every MIP."""
+PATIENCE = 8
+"""The updates stop after this many MIPs in a row that did not lift the best bound (by a
+relative ``1e-6``): on a tiny graph the weights soon keep finding the same block."""
 R_LOWER = 1.0 - 2.0**-40
 """The weight row's right-hand side is ``fsum(pi) / k`` times this (module docstring, rounding)."""
 TINY = 1e-7
@@ -290,7 +293,7 @@ class PigeonholeBound:
     """Of them, solved to optimality."""
     status: Status
     """``time_limit`` when the clock stopped the updates (or a MIP), else ``optimal``: they ran
-    their course (``max_mips``, the target reached, or a MIP without a block)."""
+    their course (``max_mips``, no progress, the target reached, or a MIP without a block)."""
     solver: str
     solver_version: str
     wall_time: float
@@ -334,8 +337,9 @@ def pigeonhole_bound(
 ) -> PigeonholeBound:
     """The best ``c(pi)`` over multiplicative-weight updates (module docstring), within
     ``time_limit`` seconds for the whole call (each MIP gets what is left), stopping at
-    ``max_mips`` MIPs, when a bound reaches ``target`` (the cost of a partition) or
-    when a MIP returns no block to update the weights from."""
+    ``max_mips`` MIPs, after :data:`PATIENCE` MIPs in a row without progress, when a
+    bound reaches ``target`` (the cost of a partition) or when a MIP returns no block to
+    update the weights from."""
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     backend = get_backend(solver)
@@ -344,7 +348,7 @@ def pigeonhole_bound(
     starts = [g.work.astype(np.float64), singleton_costs(problem)]
     weights = starts.pop(0)
     best, best_res, last = -math.inf, None, None
-    mips = optimal = 0
+    mips = optimal = stale = 0
     work_solved = False
     failures: list[str] = []
     while mips < max_mips:
@@ -365,8 +369,11 @@ def pigeonhole_bound(
         optimal += res.status is Status.OPTIMAL
         work_solved = work_solved or (mips == 1 and res.status is Status.OPTIMAL)
         last = res
+        stale = 0 if bound > best + 1e-6 * abs(best) else stale + 1
         if bound > best:
             best, best_res = bound, res
+        if stale >= PATIENCE:
+            break
         if target is not None and best >= target:
             break
         if starts:

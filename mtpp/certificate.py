@@ -92,6 +92,7 @@ from mtpp.certify_phases import (
     Report,
     Run,
     Stalls,
+    anneal_phase,
     clique_phase,
     crossing_phase,
     ideal_dp_phase,
@@ -396,6 +397,8 @@ def certify(
 
     if orderer != QUICK_ORDERER:
         search_phase(runs, orderer, seed, time_limit, left, say, tag)
+        if deadline is None or fill_budget:  # a batch row's partition stays its orderer's
+            anneal_phase(runs, time_limit, left, say, tag, seed=seed)
 
     if "pigeonhole" in methods:
         pigeonhole_phase(runs, solver, time_limit, left, say, tag)
@@ -419,7 +422,9 @@ def certify(
         )
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
         # what the bounds left of the budget (every k proven, MIPs finished or skipped as
-        # stalled): a larger search on another stream of the orderer
+        # stalled): annealing again from the best partitions, then a larger search on
+        # another stream of the orderer
+        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (1.0 - MERGE_SHARE) * left(), seed=seed + 1)
         total = (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
         search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=total, fill=True)
     if orderer != QUICK_ORDERER and (deadline is None or fill_budget):

@@ -15,6 +15,7 @@ import numpy as np
 from formulations.bounds import bound_record
 from formulations.pigeonhole import pigeonhole_bound
 from formulations.size import estimate_model_size
+from heuristics.partition.anneal import anneal_partition
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
 from heuristics.partition.merge_dp import merge_orders
@@ -37,6 +38,13 @@ PARTITION_SHARE = 0.2
 """Part of the budget left that the orderer's search may use, split evenly over the ks still open."""
 FINAL_RESERVE = 1.0
 """Seconds of a budget kept back from the last search for lifting and re-checking the partitions."""
+ANNEAL_SHARE = 0.15
+"""Part of the budget left after the first search that annealing (:func:`anneal_phase`) may use,
+split over the open ks; the last search gives it half of its time again."""
+ANNEAL_MOVES = 1 << 24
+"""Without a budget, annealing makes this many moves per k (about 2 s compiled at 150-500 ops),
+at most :data:`ANNEAL_MOVES_PER_OP` per op (a tiny graph anneals in plain Python)."""
+ANNEAL_MOVES_PER_OP = 1 << 12
 MERGE_SHARE = 0.05
 """Part of the budget left that the last search leaves to the multi-order DP (:func:`merge_phase`):
 at 250 and 500 ops it merges a dozen orders in 0.05-0.6 s per k."""
@@ -214,6 +222,49 @@ def _share(
             other.adopt(
                 evaluate(other.problem, found.assignment, order), order, f"{source}, found for k={run.problem.k}"
             )
+
+
+def anneal_phase(
+    runs: list[Run],
+    time_limit: float,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+    total: float | None = None,
+    seed: int = 0,
+) -> None:
+    """Simulated annealing (:func:`heuristics.partition.anneal.anneal_partition`) from the best
+    partition of every open k, smallest first, each with an even share of ``total`` seconds
+    (default :data:`ANNEAL_SHARE` of the budget left; what one k leaves goes to the next; at
+    most ``time_limit``), or :data:`ANNEAL_MOVES` moves without a budget; a better partition
+    is adopted at its k and every larger k (re-checked by the evaluator), and its order
+    joins the others for :func:`merge_phase`.  It moves one op at a time between blocks, so
+    it reshapes blocks that no order's slicing reaches (REGAL-style and layered graphs of
+    150-250 ops, k = 8 and 16: 5-12% below brkga-10000 in 3 s)."""
+    open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
+    budgeted = math.isfinite(left())
+    if total is None:
+        total = ANNEAL_SHARE * left()
+    stop = time.perf_counter() + total
+    for i, run in enumerate(open_runs):
+        problem = run.problem
+        if budgeted:
+            share = min(time_limit, (stop - time.perf_counter()) / (len(open_runs) - i))
+            if share < MIN_RUN_SECONDS:
+                break
+            res = anneal_partition(problem, run.best_eval.assignment, time_limit=share, seed=seed, stop_at=run.lb)
+        else:
+            moves = min(ANNEAL_MOVES, ANNEAL_MOVES_PER_OP * problem.graph.n)
+            res = anneal_partition(
+                problem, run.best_eval.assignment, time_limit=time_limit, seed=seed, moves=moves, stop_at=run.lb
+            )
+        if res is None:
+            continue
+        found = evaluate(problem, res.assignment)
+        order = np.asarray(problem.graph.topological_order, dtype=np.int64)
+        order = order[np.argsort(res.assignment[order], kind="stable")]  # block by block: its blocks are segments
+        run.found.append(order)
+        _share(runs, run, found, order, f"annealing ({res.moves:,} moves)", say, tag)
 
 
 def merge_phase(

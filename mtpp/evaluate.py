@@ -20,6 +20,7 @@ bound before it calls a partition optimal.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -186,3 +187,34 @@ def rounding_error(problem: Problem, bottleneck: float) -> float:
     touched = float(g.size_param.sum()) + (2.0 * float(g.size_out.sum()) if problem.peak_aware else 0.0)
     overflow = gamma(2 * g.n + g.m + 8) * touched + 2.0 * UNIT * abs(problem.param_budget)
     return relative + overflow * (1.0 + 8.0 * UNIT) / problem.bandwidth
+
+
+def dag_numbering(problem: Problem, assignment: np.ndarray) -> np.ndarray:
+    """Renumber the blocks of a valid partition in a topological order of its
+    quotient graph (the order the MIPs assume); block labels keep their relative
+    order where the quotient graph allows it."""
+    g, k = problem.graph, problem.k
+    a = np.asarray(assignment, dtype=np.int64)
+    bs, bd = a[g.edge_src], a[g.edge_dst]
+    cut = bs != bd
+    q = np.unique(bs[cut] * k + bd[cut])
+    qs, qd = q // k, q % k
+    indeg = np.bincount(qd, minlength=k)
+    order: list[int] = []
+    ready = sorted(np.flatnonzero(indeg == 0).tolist())
+    succ: dict[int, list[int]] = {}
+    for s_, d_ in zip(qs.tolist(), qd.tolist()):
+        succ.setdefault(s_, []).append(d_)
+    heapq.heapify(ready)
+    while ready:
+        u = heapq.heappop(ready)
+        order.append(u)
+        for v in succ.get(u, []):
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(ready, v)
+    if len(order) < k:
+        raise InvalidPartitionError("the partition's quotient graph has a cycle")
+    relabel = np.empty(k, dtype=np.int64)
+    relabel[np.array(order)] = np.arange(k)
+    return relabel[a]

@@ -20,6 +20,7 @@ import pkgutil
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +155,7 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     from heuristics.neural.decoding import beam_search, sample_orders
     from heuristics.neural.features import node_features
     from heuristics.neural.masks import relation_matrix
+    from heuristics.partition.anneal import anneal_partition
     from heuristics.partition.ideal_dp import ideal_dp_all
     from heuristics.partition.ideals import enumerate_ideals
     from heuristics.partition.segment_peaks import peak_column, peak_segment_table, prefix_peaks
@@ -168,6 +170,7 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     for orderer in ("kahn", "random-3", "brkga-60", "mla", "mla-weighted"):
         sol = mtpp.partition(problem, orderer=orderer, seed=seed, presolve=False)
     slice_order(problem, sol.index_order, deadline=0.0)  # the equal-work split of an order out of time
+    anneal_partition(replace(problem, peak_aware=False, reserve=0.0), sol.evaluation.assignment, moves=400, seed=seed)
     mtpp.certify(problem, bounds=",".join(COMBINATORIAL_METHODS), seed=seed, presolve=False)
     lattice = enumerate_ideals(g)
     assert lattice is not None
