@@ -14,7 +14,7 @@ import math
 import time
 import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -123,6 +123,10 @@ class Backend(ABC):
     the safety margin of every dual bound it reports."""
     robust_tolerances: ClassVar[Tolerances | None] = None
     """What it sets instead for a solve with :attr:`SolveOptions.robust` (``None``: the same)."""
+    robust_range: ClassVar[float] = math.inf
+    """A model whose matrix coefficients span more than this ratio (largest over smallest
+    non-zero magnitude, :meth:`Model.coefficient_range`) is solved as if
+    :attr:`SolveOptions.robust` were set (``inf``: never)."""
     uses_mip_start: ClassVar[bool] = True
     """Whether the adapter hands ``mip_start`` to its solver (HiGHS does not: its MIP
     start gave wrong optima)."""
@@ -195,6 +199,8 @@ class Backend(ABC):
         options as keywords (``solve(model, time_limit=5)``) still work for one
         release, with a :class:`DeprecationWarning`."""
         opts = checked_options(model, options, legacy)
+        if not opts.robust and model.coefficient_range() > self.robust_range:
+            opts = replace(opts, robust=True)
         t0 = time.perf_counter()
         build = self.build_seconds(model)
         if opts.time_limit is not None and build > opts.time_limit:

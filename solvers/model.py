@@ -300,6 +300,12 @@ class Model:
         integral = a @ self.is_integer.astype(np.float64)
         return float(max(np.max(act), obj)), float(np.max(integral))
 
+    def coefficient_range(self) -> float:
+        """The largest non-zero magnitude of the matrix over its smallest (``1`` when empty)."""
+        a = np.abs(self.matrix("csr").data)
+        a = a[a > 0]
+        return float(a.max() / a.min()) if a.size else 1.0
+
     def violation(self, x: np.ndarray) -> float:
         """Largest absolute violation of a bound, a row or integrality by ``x``."""
         x = np.asarray(x, dtype=np.float64)

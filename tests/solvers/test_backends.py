@@ -189,6 +189,26 @@ def test_robust_solves_run_under_the_robust_tolerances(backend_name: str) -> Non
     )
 
 
+def test_a_mixed_scale_model_is_solved_robustly(backend_name: str) -> None:
+    """A model whose coefficients span more than the backend's ``robust_range`` runs under
+    the robust settings whatever the options say (HiGHS: 1e7; the others never), and its
+    margin follows them."""
+    cls = backend_class(backend_name)
+    m, best = knapsack()
+    wide = Model("wide knapsack")
+    x = wide.add_variables(W.size, "binary", name="x")
+    wide.add_rows(x[None, :], W[None, :], upper=12.0)
+    wide.add_rows(x[None, :2], np.array([[1.0, 1e-9]]), upper=2.0)  # never binding: the same optimum
+    wide.set_objective(x, V, ObjSense.MAXIMIZE)
+    assert m.coefficient_range() == pytest.approx(W.max() / W.min())
+    assert wide.coefficient_range() == pytest.approx(W.max() / 1e-9)
+    res = get_backend(backend_name).solve(wide, SolveOptions())
+    assert res.status is Status.OPTIMAL and res.dual_bound == pytest.approx(best, abs=1e-6)
+    robust = wide.coefficient_range() > cls.robust_range
+    assert robust is (backend_name == "highs")
+    assert res.margin == pytest.approx(cls.tolerances_for(SolveOptions(robust=robust)).margin(wide, res.dual_bound))
+
+
 def test_auto_is_a_backend() -> None:
     auto = get_backend("auto")
     assert isinstance(auto, Backend) and isinstance(auto, AutoBackend) and auto.name == "auto"

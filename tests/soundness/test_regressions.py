@@ -83,6 +83,21 @@ def test_highs_column_stuffing_never_lifts_a_bound_above_the_optimum() -> None:
     assert Fraction(res.bound) <= opt
 
 
+def test_highs_solves_mixed_scale_models_without_presolve() -> None:
+    """HiGHS 1.16 with presolve called the bottleneck MIP of this seven-op graph (weights
+    1e-3 .. 7e15) "optimal" one op's work (2.6e-7 of the optimum) above OPT, past its
+    tolerances' margin (found by the soundness fuzz); models whose coefficients span more
+    than ``robust_range`` now run without presolve (``solvers.highs``)."""
+    from formulations.bounds import solve_bound
+
+    problem = mtpp.Problem(mtpp.load_graph(DATA / "highs_wide_range.json"), 2, bandwidth=0.5, memory=5047104.305660949)
+    opt = exact_optimum(problem)
+    ub = mtpp.partition(problem, orderer="kahn").bottleneck
+    for ceiling in (ub, None):
+        res = solve_bound(problem, "bottleneck", solver="highs", upper_bound=ceiling)
+        assert Fraction(res.bound) <= opt
+
+
 def test_every_method_runs_after_a_bound_target_stop() -> None:
     """Gurobi stopped just short of its BestBdStop target ("interrupted"), and certify
     silently skipped the later methods: a target stop is bound_reached and the
