@@ -20,7 +20,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/python -m pytest -q -n 2
+	$(VENV)/bin/python -m pytest -q -n 2 --dist worksteal
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/slicegraph_speed.py

@@ -41,10 +41,11 @@ FINAL_RESERVE = 1.0
 ANNEAL_SHARE = 0.15
 """Part of the budget left after the first search that annealing (:func:`anneal_phase`) may use,
 split over the open ks; the last search gives it half of its time again."""
-ANNEAL_MOVES = 1 << 24
-"""Without a budget, annealing makes this many moves per k (about 2 s compiled at 150-500 ops),
-at most :data:`ANNEAL_MOVES_PER_OP` per op (a tiny graph anneals in plain Python)."""
-ANNEAL_MOVES_PER_OP = 1 << 12
+ANNEAL_MOVES = 1 << 22
+"""Without a budget, annealing makes this many moves per k (about half a second compiled at 150-500 ops),
+at most :data:`ANNEAL_MOVES_PER_OP_SQUARED` times ``n^2`` (a tiny graph anneals in plain Python,
+microseconds a move: 16,384 moves at 8 ops)."""
+ANNEAL_MOVES_PER_OP_SQUARED = 256
 MERGE_SHARE = 0.05
 """Part of the budget left that the last search leaves to the multi-order DP (:func:`merge_phase`):
 at 250 and 500 ops it merges a dozen orders in 0.05-0.6 s per k."""
@@ -254,7 +255,7 @@ def anneal_phase(
                 break
             res = anneal_partition(problem, run.best_eval.assignment, time_limit=share, seed=seed, stop_at=run.lb)
         else:
-            moves = min(ANNEAL_MOVES, ANNEAL_MOVES_PER_OP * problem.graph.n)
+            moves = min(ANNEAL_MOVES, ANNEAL_MOVES_PER_OP_SQUARED * problem.graph.n**2)
             res = anneal_partition(
                 problem, run.best_eval.assignment, time_limit=time_limit, seed=seed, moves=moves, stop_at=run.lb
             )

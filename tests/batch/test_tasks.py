@@ -56,6 +56,7 @@ def test_parse_methods() -> None:
         "clique",
         "reach",
         "ideal-dp",
+        "pigeonhole",
         "bottleneck",
         "guess",
         "exact",

@@ -191,7 +191,7 @@ def test_unknown_plot_format_in_the_api(tmp_path: Path) -> None:
     "command",
     [
         ["solve", "{g}", "-k", "2", "--orderer", "kahn", "-o", "/dev/full", "-q"],
-        ["certify", "{g}", "-k", "2", "--bounds", "simple", "-o", "/dev/full", "-q"],
+        ["certify", "{g}", "-k", "2", "--bounds", "simple", "--budget", "3", "-o", "/dev/full", "-q"],
         ["schedule", "{g}", "--method", "dfs", "-o", "/dev/full", "-q"],
         ["place", "{g}", "--method", "single", "-o", "/dev/full", "-q"],
         ["generate", "layered", "-n", "10", "-o", "/dev/full", "-q"],

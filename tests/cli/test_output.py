@@ -166,6 +166,7 @@ def test_json_parses_when_highs_chatters(tmp_path: Path) -> None:
             "simple,guess",
             "--time-limit",
             "3",
+            "--no-fill",
             "--json",
         ],
         capture_output=True,

@@ -95,7 +95,7 @@ def test_bad_arguments():
     with pytest.raises(InvalidParameterError):
         certify(g, 2, time_limit=0)
     combinatorial = ("simple", "cut", "crossing", "clique", "reach", "ideal-dp")
-    assert parse_bounds("all") == (*combinatorial, "bottleneck", "guess", "exact")
+    assert parse_bounds("all") == (*combinatorial, "pigeonhole", "bottleneck", "guess", "exact")
     # k larger than n is fine: every node may have its own block
     cert = certify(g, 9, solver="highs", time_limit=10, orderer="kahn")
     assert cert.lower_bound <= cert.upper_bound

@@ -43,7 +43,7 @@ def test_plot_stages_writes_a_png(tmp_path) -> None:
     assert path.read_bytes()[:8] == PNG
 
 
-@pytest.mark.parametrize("command", [["solve", "--orderer", "dfs"], ["certify", "--bounds", "simple"]])
+@pytest.mark.parametrize("command", [["solve", "--orderer", "dfs"], ["certify", "--bounds", "simple", "--budget", "3"]])
 def test_cli_plot(tmp_path, command: list[str]) -> None:
     path = tmp_path / "g.json"
     random_dag(np.random.default_rng(4), 15, p=0.3).to_json(str(path))
