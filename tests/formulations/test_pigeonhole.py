@@ -10,6 +10,7 @@ import math
 import time
 from dataclasses import replace
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,8 @@ from tests.mtpp.test_cut_bound import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost
 
 BACKENDS = available_backends()
+
+DATA = Path(__file__).parents[1] / "data" / "soundness"  # the fuzz's reproducers
 
 
 def convex(graph: mtpp.Graph, block: set[int]) -> bool:
@@ -140,27 +143,13 @@ def test_singleton_costs_are_the_cost_of_each_op_alone() -> None:
             assert math.isclose(costs[v], naive_block_cost(free, {v}), rel_tol=1e-12, abs_tol=1e-12)
 
 
-HIGHS_PRESOLVE_CASE = (
-    '{"format":"mtpp-graph","version":1,"nodes":['
-    '{"id":0,"work":783704032715.0294,"size_param":7916005046484.654,"size_out":8.662985701706623},'
-    '{"id":1,"work":0.006838751671009834,"size_param":414935850173.44385,"size_out":0.861718494500685},'
-    '{"id":2,"work":3.1410060458853453,"size_param":5310.467971366597,"size_out":997478951.1082543},'
-    '{"id":3,"work":901000013681.0897,"size_param":0.2849515874734316,"size_out":3035796.2472018916}],'
-    '"edges":[[3,0],[3,1],[3,2]]}'
-)
-
-
 @pytest.mark.parametrize("solver", BACKENDS)
 def test_tiny_coefficients_do_not_mislead_a_presolve(solver: str) -> None:
     """Found by the mixed-scale fuzz above: with a scaled cost of 3e-15 and an overflow
     coefficient of 3e-10 in the model, HiGHS 1.16 (dominated columns with probing) called
     the block of every op "optimal" at 2.8e12 (above OPT, 1.9e12) where {3} costs 9.0e11; such
     coefficients are now dropped on the safe side (formulations.pigeonhole.TINY)."""
-    import json
-
-    from mtpp.io.graph_file import graph_from_dict
-
-    g = graph_from_dict(json.loads(HIGHS_PRESOLVE_CASE))
+    g = mtpp.load_graph(DATA / "highs_pigeonhole_presolve.json")
     problem = Problem(g, 4, bandwidth=7.0, memory=311201891612.93384)
     weights = singleton_costs(problem)
     truth = cheapest_share(problem, weights)
@@ -169,30 +158,13 @@ def test_tiny_coefficients_do_not_mislead_a_presolve(solver: str) -> None:
     assert truth * (1 - 1e-5) <= bound <= truth * (1 + 1e-9), (bound, truth)  # the margin of robust tolerances
 
 
-SCIP_TINY_WEIGHT_CASE = (
-    '{"format":"mtpp-graph","version":1,"nodes":['
-    '{"id":17,"work":0.003871,"size_param":0.00869882,"size_out":0.00683},'
-    '{"id":28,"work":0.00873472,"size_param":0.005843200000000001,"size_out":0.000154},'
-    '{"id":7,"work":0.008190530000000001,"size_param":0.009300000000000001,"size_out":0.00283},'
-    '{"id":15,"work":0.004860000000000001,"size_param":0.00651,"size_out":0.00856},'
-    '{"id":44,"work":0.0,"size_param":0.0,"size_out":8200730.0},'
-    '{"id":68,"work":0.00302225,"size_param":0.0,"size_out":0.00217},'
-    '{"id":26,"work":0.000738,"size_param":0.0053351,"size_out":0.008910600000000001}],'
-    '"edges":[[17,7],[17,26],[28,15],[7,28],[7,44],[44,15],[68,15],[68,44],[68,26]]}'
-)
-
-
 @pytest.mark.parametrize("solver", BACKENDS)
 def test_tiny_weights_do_not_mislead_a_solver(solver: str) -> None:
     """Found by the soundness fuzz (needle family): at k = 1 the op with a huge output
     weighs 1e8 times the others as a block of its own, and with weights of 1e-8 in the row
     SCIP 10 proved 0.0366 > OPT = f(V) = 0.0342; such weights are now 0
     (formulations.pigeonhole.TINY_WEIGHT)."""
-    import json
-
-    from mtpp.io.graph_file import graph_from_dict
-
-    g = graph_from_dict(json.loads(SCIP_TINY_WEIGHT_CASE))
+    g = mtpp.load_graph(DATA / "scip_pigeonhole_tiny_weight.json")
     problem = Problem(g, 1, bandwidth=3.0, memory=0.021412272)
     res = pigeonhole_bound(problem, solver=solver, max_mips=6)
     assert res.bound is not None and Fraction(res.bound) <= exact_optimum(problem)
