@@ -28,6 +28,7 @@ from mtpp.partitioner import partition
 from mtpp.problem import Problem
 from mtpp.reach_bound import ReachBound, reach_lower_bound
 from mtpp.records import OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
+from solvers.result import Status
 
 QUICK_ORDERER = "kahn"
 """The first partition of every k: one SliceGraph pass, milliseconds (seconds at 20,000 ops)."""
@@ -526,7 +527,7 @@ def pigeonhole_phase(
         run.records.append(record)
         if res.work_solved and not problem.has_overflow and record.bound is not None:
             run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
-        if res.status.value == "time_limit" and (record.bound or 0.0) <= before:
+        if res.status is Status.TIME_LIMIT and (record.bound or 0.0) <= before:
             stalls.append(problem.k)
         shown = "none" if record.bound is None else f"{record.bound:.6g}"
         say(f"{tag(problem)}pigeonhole: {shown} ({res.message}, {res.wall_time:.2f} s)")

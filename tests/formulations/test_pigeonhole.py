@@ -191,3 +191,38 @@ def test_an_answer_above_a_block_that_carries_the_share_is_dropped(monkeypatch: 
     res = pigeonhole_bound(problem, solver="highs", max_mips=4)
     assert res.bound is None and res.mips == 2 and res.message.count("; dropped: ") == 2  # both fixed weightings
     assert "a solver failure" in res.message
+
+
+def test_updates_go_on_while_they_find_new_blocks_and_stop_when_blocks_repeat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stopping rule (formulations.pigeonhole.PATIENCE): MIPs that find blocks not seen
+    before are progress even where the bound stays flat (on REGAL-style graphs the bound
+    first rose after 24 such MIPs), while MIPs that only find blocks already seen, without a
+    higher bound, stop the updates after PATIENCE of them.  The MIPs are scripted here."""
+    import formulations.pigeonhole as module
+
+    problem = Problem(mtpp.layered_graph(40, seed=2), 4)
+    n = problem.graph.n
+
+    def scripted(blocks: list[int], bounds: list[float]):
+        calls = iter(zip(blocks, bounds, strict=True))
+
+        def weighted(mip, weights, solver, time_limit, target=None):
+            op, bound = next(calls)
+            block = np.zeros(n, dtype=bool)
+            block[op] = True
+            res = module.get_backend("highs").solve(mip.model_for(weights), module.SolveOptions(time_limit=1))
+            return bound, replace(res, status=module.Status.OPTIMAL), block
+
+        return weighted
+
+    flat = module.PATIENCE + 4  # new blocks, a flat bound, then a higher one
+    monkeypatch.setattr(module, "weighted_bound", scripted([*range(flat), flat], [1.0] * flat + [2.0]))
+    res = pigeonhole_bound(problem, solver="highs", max_mips=flat + 1)
+    assert res.mips == flat + 1 and res.bound == 2.0
+
+    same = [0, 1] + [0] * (module.PATIENCE + 5)  # after two blocks, only the first again
+    monkeypatch.setattr(module, "weighted_bound", scripted(same, [1.0] * len(same)))
+    res = pigeonhole_bound(problem, solver="highs", max_mips=len(same))
+    assert res.mips == 2 + module.PATIENCE and res.bound == 1.0
