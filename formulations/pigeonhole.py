@@ -82,9 +82,9 @@ PATIENCE = 8
 """The updates stop after this many MIPs in a row that neither lifted the best bound (by a
 relative ``1e-6``) nor found a block not seen before: on a tiny graph the weights soon keep
 finding the same few blocks.  A new block is progress even where the bound stays: on the
-REGAL-style graphs of seeds 9301 and 9303 (152 and 57 ops) the first 24 and 2 MIPs at k = 8
-and 16 found new blocks without lifting it, then 40 MIPs lifted it by 1-23% (stopping after
-8 MIPs without a higher bound, as this did before, gave none of that)."""
+REGAL-style graph of seed 9301 (190 ops) the first 24 MIPs at k = 8 and 16 found new blocks
+without lifting it, then the next 32 lifted it by 1.2% and 1.7% (stopping after 8 MIPs without
+a higher bound, as this did before, gave none of that)."""
 R_LOWER = 1.0 - 2.0**-40
 """The weight row's right-hand side is ``fsum(pi) / k`` times this (module docstring, rounding)."""
 TINY = 1e-7
