@@ -375,9 +375,10 @@ def pigeonhole_bound(
         optimal += res.status is Status.OPTIMAL
         work_solved = work_solved or (mips == 1 and res.status is Status.OPTIMAL)
         last = res
-        new = block is not None and block.tobytes() not in seen
-        if block is not None:
-            seen.add(block.tobytes())
+        key = None if block is None else block.tobytes()
+        new = key is not None and key not in seen
+        if key is not None:
+            seen.add(key)
         stale = 0 if new or bound > best + 1e-6 * abs(best) else stale + 1
         if bound > best:
             best, best_res = bound, res

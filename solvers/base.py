@@ -199,7 +199,7 @@ class Backend(ABC):
         options as keywords (``solve(model, time_limit=5)``) still work for one
         release, with a :class:`DeprecationWarning`."""
         opts = checked_options(model, options, legacy)
-        if not opts.robust and model.coefficient_range() > self.robust_range:
+        if not opts.robust and math.isfinite(self.robust_range) and model.coefficient_range() > self.robust_range:
             opts = replace(opts, robust=True)
         t0 = time.perf_counter()
         build = self.build_seconds(model)
