@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -285,6 +285,34 @@ def singleton_costs(problem: Problem) -> np.ndarray:
     return g.work + inputs + np.where(consumed, io, 0.0) + over
 
 
+@dataclass
+class PigeonholeUpdates:
+    """Where the multiplicative updates stand when a call of :func:`pigeonhole_bound` stops:
+    passed back as its ``resume``, the next call goes on with the next weighting (the same one
+    where the clock stopped a MIP before it finished) as if it had never stopped."""
+
+    mip: PigeonholeMip
+    weights: np.ndarray
+    """The next weighting to solve."""
+    eta: float
+    starts: list[np.ndarray]
+    """The start weightings not yet solved (module docstring)."""
+    seen: set[bytes] = field(default_factory=set)
+    """The optimal blocks found so far (bytes of their masks)."""
+    best: float = -math.inf
+    best_res: SolveResult | None = None
+    last: SolveResult | None = None
+    mips: int = 0
+    optimal: int = 0
+    stale: int = 0
+    """MIPs in a row without progress (:data:`PATIENCE`)."""
+    work_solved: bool = False
+    failures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    finished: bool = False
+    """The updates ran their course: more time would not go on."""
+
+
 @dataclass(frozen=True)
 class PigeonholeBound:
     """The best of the weightings tried at one k."""
@@ -301,12 +329,20 @@ class PigeonholeBound:
     solver: str
     solver_version: str
     wall_time: float
+    """Seconds over this call and the calls it resumed."""
     margin: float
     """What the solver's tolerances took off the best MIP's dual bound (problem units)."""
     work_solved: bool = False
     """The first weighting, ``work``, was solved to optimality: without overflow the bound
     is at least the bottleneck MIP's optimum (Section 3.2)."""
     message: str = ""
+    updates: PigeonholeUpdates | None = None
+    """Where the updates stand, to go on from with ``resume``."""
+
+    @property
+    def resumable(self) -> bool:
+        """The clock stopped the updates before they ran their course."""
+        return self.updates is not None and not self.updates.finished
 
 
 def weighted_bound(
@@ -338,74 +374,90 @@ def pigeonhole_bound(
     target: float | None = None,
     max_mips: int = 64,
     eta: float = ETA,
+    resume: PigeonholeUpdates | None = None,
 ) -> PigeonholeBound:
     """The best ``c(pi)`` over multiplicative-weight updates (module docstring), within
     ``time_limit`` seconds for the whole call (each MIP gets what is left), stopping at
-    ``max_mips`` MIPs, after :data:`PATIENCE` MIPs in a row without progress (neither a
+    ``max_mips`` MIPs in all, after :data:`PATIENCE` MIPs in a row without progress (neither a
     higher bound nor a new block), when a
     bound reaches ``target`` (the cost of a partition) or when a MIP returns no block to
-    update the weights from."""
+    update the weights from.  With ``resume`` (the ``updates`` of an earlier call on the same
+    ``problem`` and ``solver`` that the clock stopped), it goes on from where that call
+    stopped, and its result is the best over both calls."""
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    backend = get_backend(solver)
-    mip = build_pigeonhole(problem, integral=bool(getattr(backend, "integral_data", False)))
-    g = problem.graph
-    starts = [g.work.astype(np.float64), singleton_costs(problem)]
-    weights = starts.pop(0)
-    best, best_res, last = -math.inf, None, None
-    mips = optimal = stale = 0
-    work_solved = False
-    seen: set[bytes] = set()
-    failures: list[str] = []
-    while mips < max_mips:
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is not None and left <= 0.0:
-            break
-        if not math.fsum(weights.tolist()) > 0.0:
-            break
-        mips += 1
-        try:
-            bound, res, block = weighted_bound(mip, weights, solver, left, target)
-        except (PigeonholeSolverError, InfeasibleFormulationError) as exc:
-            failures.append(str(exc))
-            if not starts:
-                break
-            weights = starts.pop(0)
-            continue
-        optimal += res.status is Status.OPTIMAL
-        work_solved = work_solved or (mips == 1 and res.status is Status.OPTIMAL)
-        last = res
-        key = None if block is None else block.tobytes()
-        new = key is not None and key not in seen
-        if key is not None:
-            seen.add(key)
-        stale = 0 if new or bound > best + 1e-6 * abs(best) else stale + 1
-        if bound > best:
-            best, best_res = bound, res
-        if stale >= PATIENCE:
-            break
-        if target is not None and best >= target:
-            break
-        if starts:
-            weights = starts.pop(0)
-        elif block is None or not block.any():
-            break
-        else:
-            weights = weights * np.where(block, 1.0 - eta, 1.0)
-            eta *= DECAY
+    state = resume
+    if state is None:
+        mip = build_pigeonhole(problem, integral=bool(getattr(get_backend(solver), "integral_data", False)))
+        starts = [problem.graph.work.astype(np.float64), singleton_costs(problem)]
+        state = PigeonholeUpdates(mip, starts.pop(0), eta, starts)
+    elif state.mip.problem.graph.n != problem.graph.n or state.mip.problem.k != problem.k:
+        raise ValueError("resume holds the updates of another problem")
+    _update(state, solver, deadline, target, max_mips)
+    state.seconds += time.perf_counter() - t0
     clock = deadline is not None and time.perf_counter() >= deadline
-    status = Status.TIME_LIMIT if clock or (last is not None and last.status is Status.TIME_LIMIT) else Status.OPTIMAL
-    shown = best_res or last
+    last = state.last
+    timed_out = clock or (last is not None and last.status is Status.TIME_LIMIT)
+    status = Status.TIME_LIMIT if timed_out else Status.OPTIMAL
+    shown = state.best_res or last
     return PigeonholeBound(
-        bound=best if math.isfinite(best) else None,
-        mips=mips,
-        optimal=optimal,
+        bound=state.best if math.isfinite(state.best) else None,
+        mips=state.mips,
+        optimal=state.optimal,
         status=status,
         solver=shown.solver if shown else solver,
         solver_version=shown.version if shown else "",
-        wall_time=time.perf_counter() - t0,
-        margin=(best_res.margin * mip.scale) if best_res else 0.0,
-        work_solved=work_solved,
-        message=f"{mips} weightings, {optimal} solved to optimality"
-        + "".join(f"; dropped: {failure}" for failure in failures),
+        wall_time=state.seconds,
+        margin=(state.best_res.margin * state.mip.scale) if state.best_res else 0.0,
+        work_solved=state.work_solved,
+        message=f"{state.mips} weightings, {state.optimal} solved to optimality"
+        + "".join(f"; dropped: {failure}" for failure in state.failures),
+        updates=state,
     )
+
+
+def _update(state: PigeonholeUpdates, solver: str, deadline: float | None, target: float | None, max_mips: int) -> None:
+    """The loop of :func:`pigeonhole_bound`: one MIP per weighting until the clock stops it
+    (``state.finished`` stays false) or the updates run their course."""
+    mip, state.finished = state.mip, False
+    while True:
+        if state.mips >= max_mips or not math.fsum(state.weights.tolist()) > 0.0:
+            break
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0.0:
+            return
+        state.mips += 1
+        try:
+            bound, res, block = weighted_bound(mip, state.weights, solver, left, target)
+        except (PigeonholeSolverError, InfeasibleFormulationError) as exc:
+            state.failures.append(str(exc))
+            if not state.starts:
+                break
+            state.weights = state.starts.pop(0)
+            continue
+        state.last = res
+        lifted = bound > state.best + 1e-6 * abs(state.best)
+        if bound > state.best:
+            state.best, state.best_res = bound, res
+        if res.status is Status.TIME_LIMIT:  # unfinished: a resumed call solves this weighting again
+            return
+        state.optimal += res.status is Status.OPTIMAL
+        on_work = len(state.starts) == 1  # the first weighting, work: f({v}) is still to come
+        state.work_solved = state.work_solved or (on_work and res.status is Status.OPTIMAL)
+        key = None if block is None else block.tobytes()
+        new = key is not None and key not in state.seen
+        if key is not None:
+            state.seen.add(key)
+        state.stale = 0 if new or lifted else state.stale + 1
+        if state.stale >= PATIENCE:
+            break
+        if target is not None and state.best >= target:
+            break
+        if state.starts:
+            state.weights = state.starts.pop(0)
+        elif block is None or not block.any():
+            break
+        else:
+            state.weights = state.weights * np.where(block, 1.0 - state.eta, 1.0)
+            state.eta *= DECAY
+    state.finished = True

@@ -60,10 +60,12 @@ larger ks after two that it could not lift), then the MIPs with what is left: at
 last, with what is left), each with its share of the time left over the methods
 and the ks still open (a k already proven gives its time back; the bottleneck MIP
 weighs twice); a MIP that stopped at its time limit without lifting the bound of the
-methods before it is skipped at the larger ks.  Whatever time is left at the end goes
-to a last, larger search (the orderer's evaluations sized to fill each open k's share),
-less ``MERGE_SHARE`` for the multi-order DP, which cuts each open k's partition from the
-prefixes of all the orders the searches found (:mod:`heuristics.partition.merge_dp`).
+methods before it is skipped at the larger ks.  Where the pigeonhole bound leads and the
+clock stopped its updates, they go on (``PIGEONHOLE_RESUME_SHARE`` of what the MIPs left).
+Whatever time is left at the end goes to a last, larger search (the orderer's
+evaluations sized to fill each open k's share), less ``MERGE_SHARE`` for the multi-order
+DP, which cuts each open k's partition from the prefixes of all the orders the searches
+found (:mod:`heuristics.partition.merge_dp`).
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ from mtpp.certify_phases import (
     merge_phase,
     mip_phase,
     pigeonhole_phase,
+    pigeonhole_resume_phase,
     reach_phase,
     search_phase,
     share_lower_bounds,
@@ -420,6 +423,8 @@ def certify(
             tag,
             stalls,
         )
+    if "pigeonhole" in methods and deadline is not None:
+        pigeonhole_resume_phase(runs, solver, left, say, tag)
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
         # what the bounds left of the budget (every k proven, MIPs finished or skipped as
         # stalled): annealing again from the best partitions, then a larger search on

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from formulations.bounds import bound_record
-from formulations.pigeonhole import pigeonhole_bound
+from formulations.pigeonhole import PigeonholeBound, pigeonhole_bound
 from formulations.size import estimate_model_size
 from heuristics.partition.anneal import anneal_partition
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
@@ -101,6 +101,9 @@ to the MIPs and the last partition search (geometric mean LB / UB at k = 8: 0.76
 PIGEONHOLE_SHARE = 0.3
 """Part of the budget left that the pigeonhole bound's MIPs may use, split over the open ks
 smallest first (what one k leaves goes to the next; each at most ``time_limit``)."""
+PIGEONHOLE_RESUME_SHARE = 0.5
+"""Part of the budget the MIPs left that :func:`pigeonhole_resume_phase` may use where the
+pigeonhole bound leads and was still going."""
 PIGEONHOLE_STALLS = 2
 """After this many ks where the pigeonhole bound stopped at its time limit without lifting
 the bound, it is not tried at the larger ks (on graphs whose one-block MIP a solver cannot
@@ -131,6 +134,8 @@ class Run:
     """The best order of every partition search at this k, for :func:`merge_phase`."""
     implied: dict[str, str] = field(default_factory=dict)
     """Methods whose bound another method already proved at this k, and why (:func:`mip_phase` skips them)."""
+    pigeonhole: PigeonholeBound | None = None
+    """The pigeonhole bound's last result at this k, for :func:`pigeonhole_resume_phase`."""
 
     @property
     def ub(self) -> float:
@@ -512,18 +517,7 @@ def pigeonhole_phase(
         except Exception as exc:  # a solver failure must not break the certificate
             run.records.append(failed("pigeonhole", solver, t0, "error", f"{type(exc).__name__}: {exc}"))
             continue
-        record = BoundRecord(
-            method="pigeonhole",
-            bound=res.bound,
-            status=res.status.value,
-            proven_optimal=False,
-            solver=res.solver,
-            solver_version=res.solver_version,
-            wall_time=res.wall_time,
-            message=f"the cheapest convex block carrying a 1/k share of a weighting of the ops; {res.message}",
-            margin=res.margin,
-        )
-        record = checked(record, run.ub_hi)
+        record = _pigeonhole_record(run, res)
         run.records.append(record)
         if res.work_solved and not problem.has_overflow and record.bound is not None:
             run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
@@ -531,6 +525,70 @@ def pigeonhole_phase(
             stalls.append(problem.k)
         shown = "none" if record.bound is None else f"{record.bound:.6g}"
         say(f"{tag(problem)}pigeonhole: {shown} ({res.message}, {res.wall_time:.2f} s)")
+
+
+def pigeonhole_resume_phase(
+    runs: list[Run],
+    solver: str,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
+    """Where the pigeonhole bound leads at a k not yet proven optimal and the clock stopped
+    its updates, they go on (``pigeonhole_bound(resume=...)``) after the MIPs, smallest k
+    first, within :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (what one k leaves goes
+    to the next); the k's pigeonhole record is replaced by the best over both calls."""
+    rising = [
+        r
+        for r in runs
+        if r.pigeonhole is not None
+        and r.pigeonhole.resumable
+        and not r.interrupted
+        and not closes(r.lb, r.ub_hi)
+        and r.pigeonhole.bound is not None
+        and r.pigeonhole.bound >= r.lb
+    ]
+    stop = time.perf_counter() + PIGEONHOLE_RESUME_SHARE * left()
+    for i, run in enumerate(rising):
+        limit = (stop - time.perf_counter()) / (len(rising) - i)
+        if limit < MIN_RUN_SECONDS:
+            return
+        before, t0 = run.lb, time.perf_counter()
+        target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)
+        earlier = run.pigeonhole.updates if run.pigeonhole is not None else None
+        try:
+            res = pigeonhole_bound(run.problem, solver=solver, time_limit=limit, target=target, resume=earlier)
+        except KeyboardInterrupt:
+            run.interrupted = True
+            return
+        except Exception as exc:  # the first call's record stands
+            say(f"{tag(run.problem)}pigeonhole, resumed: {type(exc).__name__}: {exc}")
+            continue
+        at = max(j for j, r in enumerate(run.records) if r.method == "pigeonhole")
+        run.records[at] = _pigeonhole_record(run, res)
+        say(
+            f"{tag(run.problem)}pigeonhole, resumed: {before:.6g} -> {run.lb:.6g} "
+            f"({res.message}, {time.perf_counter() - t0:.2f} s more)"
+        )
+
+
+def _pigeonhole_record(run: Run, res: PigeonholeBound) -> BoundRecord:
+    """``res`` as the k's pigeonhole record, checked against its partition (kept on ``run``
+    for :func:`pigeonhole_resume_phase` unless the check dropped its bound)."""
+    record = BoundRecord(
+        method="pigeonhole",
+        bound=res.bound,
+        status=res.status.value,
+        proven_optimal=False,
+        solver=res.solver,
+        solver_version=res.solver_version,
+        wall_time=res.wall_time,
+        message=f"the cheapest convex block carrying a 1/k share of a weighting of the ops; {res.message}",
+        margin=res.margin,
+    )
+    record = checked(record, run.ub_hi)
+    run.pigeonhole = res if record.bound is not None else None
+    return record
 
 
 def clique_phase(

@@ -226,3 +226,46 @@ def test_updates_go_on_while_they_find_new_blocks_and_stop_when_blocks_repeat(
     monkeypatch.setattr(module, "weighted_bound", scripted(same, [1.0] * len(same)))
     res = pigeonhole_bound(problem, solver="highs", max_mips=len(same))
     assert res.mips == 2 + module.PATIENCE and res.bound == 1.0
+
+
+def test_a_resumed_call_goes_on_as_an_uninterrupted_one() -> None:
+    """``resume=`` (certify's pigeonhole_resume_phase): the updates go on from where a call
+    stopped, and the two calls together solve the same weightings as one call."""
+    problem = Problem(mtpp.regal_graph(40, seed=11), 4)
+    whole = pigeonhole_bound(problem, solver="highs", max_mips=7)
+    first = pigeonhole_bound(problem, solver="highs", max_mips=3)
+    assert first.mips == 3 and first.updates is not None and not first.resumable  # max_mips: its course
+    rest = pigeonhole_bound(problem, solver="highs", max_mips=7, resume=first.updates)
+    assert rest.mips == whole.mips == 7
+    assert rest.bound == whole.bound and rest.updates.seen == whole.updates.seen
+    assert rest.wall_time >= first.wall_time
+    with pytest.raises(ValueError, match="another problem"):
+        pigeonhole_bound(Problem(problem.graph, 8), solver="highs", resume=first.updates)
+
+
+def test_a_mip_the_clock_stopped_is_solved_again_on_resume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A MIP stopped by the clock leaves its weighting to the resumed call (its partial bound
+    counts already); the updates are resumable until they run their course.  Scripted MIPs."""
+    import formulations.pigeonhole as module
+
+    problem = Problem(mtpp.layered_graph(40, seed=2), 4)
+    n = problem.graph.n
+    solved: list[np.ndarray] = []
+    script = iter([(0, 1.0, True), (1, 1.5, True), (2, 1.7, False), (2, 2.0, True), (3, 2.1, True)])
+
+    def weighted(mip, weights, solver, time_limit, target=None):
+        op, bound, finished = next(script)
+        solved.append(weights.copy())
+        block = np.zeros(n, dtype=bool)
+        block[op] = True
+        res = module.get_backend("highs").solve(mip.model_for(weights), module.SolveOptions(time_limit=1))
+        return bound, replace(res, status=module.Status.OPTIMAL if finished else module.Status.TIME_LIMIT), block
+
+    monkeypatch.setattr(module, "weighted_bound", weighted)
+    first = pigeonhole_bound(problem, solver="highs", max_mips=4)
+    assert first.status is module.Status.TIME_LIMIT and first.resumable
+    assert first.bound == 1.7 and first.mips == 3 and first.optimal == 2
+    rest = pigeonhole_bound(problem, solver="highs", max_mips=5, resume=first.updates)
+    assert np.array_equal(solved[3], solved[2])  # the unfinished weighting again
+    assert not np.array_equal(solved[4], solved[3])
+    assert rest.bound == 2.1 and rest.mips == 5 and rest.optimal == 4 and not rest.resumable

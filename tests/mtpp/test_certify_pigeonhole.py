@@ -4,6 +4,10 @@ larger ks after two it could not lift, and reaches the CLI and batch."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
+
 import mtpp
 import mtpp.certify_phases
 from formulations.pigeonhole import PigeonholeBound
@@ -43,6 +47,29 @@ def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypa
     assert calls == [2, 4]
     assert [c.bound("pigeonhole").status for c in certs] == ["time_limit", "time_limit", "skipped", "skipped"]
     assert "k=2, k=4" in certs[2].bound("pigeonhole").message
+
+
+def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_stopped_it(monkeypatch) -> None:
+    """pigeonhole_resume_phase: at k = 4 the (simulated) pigeonhole bound leads and was
+    stopped by the clock, so it goes on, and its record is replaced by the resumed result;
+    at k = 2 it was stopped too but the simple bound leads, so it does not."""
+    calls = []
+
+    def simulated(problem, solver, time_limit, target, resume=None):
+        calls.append((problem.k, resume is not None))
+        bound = (0.0 if problem.k == 2 else target * (0.995 if resume else 0.99)) if target else None
+        updates = SimpleNamespace(finished=resume is not None)
+        status = Status.OPTIMAL if resume else Status.TIME_LIMIT
+        return PigeonholeBound(bound, 1, 1, status, solver, "", time_limit, 0.0, message="simulated", updates=updates)
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    g = mtpp.layered_graph(60, seed=7)
+    certs = certify(g, k=[2, 4], bounds="simple,pigeonhole", orderer="kahn", budget=10)
+    assert calls == [(2, False), (4, False), (4, True)]
+    records = [r for r in certs[1].bounds if r.method == "pigeonhole"]
+    assert len(records) == 1 and records[0].status == "optimal"
+    assert certs[1].lower_bound_method == "pigeonhole"
+    assert certs[1].lower_bound == pytest.approx(0.995 * certs[1].upper_bound, rel=1e-6)
 
 
 def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
