@@ -346,14 +346,22 @@ class PigeonholeBound:
 
 
 def weighted_bound(
-    mip: PigeonholeMip, weights: np.ndarray, solver: str, time_limit: float | None, target: float | None = None
+    mip: PigeonholeMip,
+    weights: np.ndarray,
+    solver: str,
+    time_limit: float | None,
+    target: float | None = None,
+    threads: int = 1,
 ) -> tuple[float, SolveResult, np.ndarray | None]:
     """``c(weights)`` from below (problem units), the solve, and the optimal block's mask
     (``None`` without a solution).  Raises :class:`InfeasibleFormulationError` for a
     solver that calls the model infeasible."""
     backend = get_backend(solver)
     opts = SolveOptions(
-        time_limit=time_limit, dual_bound_target=None if target is None else target / mip.scale, robust=True
+        time_limit=time_limit,
+        threads=threads,
+        dual_bound_target=None if target is None else target / mip.scale,
+        robust=True,
     )
     res = backend.solve(mip.model_for(weights), opts)
     if res.status is Status.INFEASIBLE:
@@ -369,12 +377,13 @@ def weighted_bound(
 
 def pigeonhole_bound(
     problem: Problem,
-    solver: str = "highs",
+    solver: str = "auto",
     time_limit: float | None = None,
     target: float | None = None,
     max_mips: int = 64,
     eta: float = ETA,
     resume: PigeonholeUpdates | None = None,
+    threads: int = 1,
 ) -> PigeonholeBound:
     """The best ``c(pi)`` over multiplicative-weight updates (module docstring), within
     ``time_limit`` seconds for the whole call (each MIP gets what is left), stopping at
@@ -383,7 +392,10 @@ def pigeonhole_bound(
     bound reaches ``target`` (the cost of a partition) or when a MIP returns no block to
     update the weights from.  With ``resume`` (the ``updates`` of an earlier call on the same
     ``problem`` and ``solver`` that the clock stopped), it goes on from where that call
-    stopped, and its result is the best over both calls."""
+    stopped, and its result is the best over both calls.  ``solver`` and ``threads`` go to
+    :func:`solvers.registry.get_backend` and the solves (``"auto"``: Gurobi where the model
+    fits its licence, one MIP 20 times faster than on HiGHS on a 152-op REGAL-style graph at
+    k = 16)."""
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     state = resume
@@ -393,7 +405,7 @@ def pigeonhole_bound(
         state = PigeonholeUpdates(mip, starts.pop(0), eta, starts)
     elif state.mip.problem.graph.n != problem.graph.n or state.mip.problem.k != problem.k:
         raise ValueError("resume holds the updates of another problem")
-    _update(state, solver, deadline, target, max_mips)
+    _update(state, solver, deadline, target, max_mips, threads)
     state.seconds += time.perf_counter() - t0
     clock = deadline is not None and time.perf_counter() >= deadline
     last = state.last
@@ -416,7 +428,9 @@ def pigeonhole_bound(
     )
 
 
-def _update(state: PigeonholeUpdates, solver: str, deadline: float | None, target: float | None, max_mips: int) -> None:
+def _update(
+    state: PigeonholeUpdates, solver: str, deadline: float | None, target: float | None, max_mips: int, threads: int
+) -> None:
     """The loop of :func:`pigeonhole_bound`: one MIP per weighting until the clock stops it
     (``state.finished`` stays false) or the updates run their course."""
     mip, state.finished = state.mip, False
@@ -428,7 +442,7 @@ def _update(state: PigeonholeUpdates, solver: str, deadline: float | None, targe
             return
         state.mips += 1
         try:
-            bound, res, block = weighted_bound(mip, state.weights, solver, left, target)
+            bound, res, block = weighted_bound(mip, state.weights, solver, left, target, threads=threads)
         except (PigeonholeSolverError, InfeasibleFormulationError) as exc:
             state.failures.append(str(exc))
             if not state.starts:

@@ -404,7 +404,7 @@ def certify(
             anneal_phase(runs, time_limit, left, say, tag, seed=seed)
 
     if "pigeonhole" in methods:
-        pigeonhole_phase(runs, solver, time_limit, left, say, tag)
+        pigeonhole_phase(runs, solver, threads, time_limit, left, say, tag)
 
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
     stalls = None if deadline is None else Stalls({})
@@ -424,7 +424,7 @@ def certify(
             stalls,
         )
     if "pigeonhole" in methods and deadline is not None:
-        pigeonhole_resume_phase(runs, solver, left, say, tag)
+        pigeonhole_resume_phase(runs, solver, threads, left, say, tag)
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
         # what the bounds left of the budget (every k proven, MIPs finished or skipped as
         # stalled): annealing again from the best partitions, then a larger search on

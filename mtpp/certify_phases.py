@@ -479,6 +479,7 @@ def reach_phase(
 def pigeonhole_phase(
     runs: list[Run],
     solver: str,
+    threads: int,
     time_limit: float,
     left: Callable[[], float],
     say: Report,
@@ -509,7 +510,7 @@ def pigeonhole_phase(
         before, t0 = run.lb, time.perf_counter()
         target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)  # reached, it proves the partition optimal
         try:
-            res = pigeonhole_bound(problem, solver=solver, time_limit=limit, target=target)
+            res = pigeonhole_bound(problem, solver=solver, time_limit=limit, target=target, threads=threads)
         except KeyboardInterrupt:
             run.records.append(failed("pigeonhole", solver, t0, "interrupted", "interrupted by the user"))
             run.interrupted = True
@@ -530,6 +531,7 @@ def pigeonhole_phase(
 def pigeonhole_resume_phase(
     runs: list[Run],
     solver: str,
+    threads: int,
     left: Callable[[], float],
     say: Report,
     tag: Callable[[Problem], str],
@@ -557,7 +559,9 @@ def pigeonhole_resume_phase(
         target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)
         earlier = run.pigeonhole.updates if run.pigeonhole is not None else None
         try:
-            res = pigeonhole_bound(run.problem, solver=solver, time_limit=limit, target=target, resume=earlier)
+            res = pigeonhole_bound(
+                run.problem, solver=solver, time_limit=limit, target=target, resume=earlier, threads=threads
+            )
         except KeyboardInterrupt:
             run.interrupted = True
             return

@@ -208,7 +208,7 @@ def test_updates_go_on_while_they_find_new_blocks_and_stop_when_blocks_repeat(
     def scripted(blocks: list[int], bounds: list[float]):
         calls = iter(zip(blocks, bounds, strict=True))
 
-        def weighted(mip, weights, solver, time_limit, target=None):
+        def weighted(mip, weights, solver, time_limit, target=None, threads=1):
             op, bound = next(calls)
             block = np.zeros(n, dtype=bool)
             block[op] = True
@@ -253,7 +253,7 @@ def test_a_mip_the_clock_stopped_is_solved_again_on_resume(monkeypatch: pytest.M
     solved: list[np.ndarray] = []
     script = iter([(0, 1.0, True), (1, 1.5, True), (2, 1.7, False), (2, 2.0, True), (3, 2.1, True)])
 
-    def weighted(mip, weights, solver, time_limit, target=None):
+    def weighted(mip, weights, solver, time_limit, target=None, threads=1):
         op, bound, finished = next(script)
         solved.append(weights.copy())
         block = np.zeros(n, dtype=bool)

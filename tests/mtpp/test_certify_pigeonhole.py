@@ -37,7 +37,7 @@ def test_the_pigeonhole_bound_leads_and_stands_in_for_the_bottleneck_mip() -> No
 def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypatch) -> None:
     calls = []
 
-    def timed_out(problem, solver, time_limit, target):
+    def timed_out(problem, solver, time_limit, target, threads):
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
@@ -52,11 +52,12 @@ def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypa
 def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_stopped_it(monkeypatch) -> None:
     """pigeonhole_resume_phase: at k = 4 the (simulated) pigeonhole bound leads and was
     stopped by the clock, so it goes on, and its record is replaced by the resumed result;
-    at k = 2 it was stopped too but the simple bound leads, so it does not."""
+    at k = 2 it was stopped too but the simple bound leads, so it does not.  Both calls get
+    certify's solver threads."""
     calls = []
 
-    def simulated(problem, solver, time_limit, target, resume=None):
-        calls.append((problem.k, resume is not None))
+    def simulated(problem, solver, time_limit, target, threads, resume=None):
+        calls.append((problem.k, resume is not None, threads))
         bound = (0.0 if problem.k == 2 else target * (0.995 if resume else 0.99)) if target else None
         updates = SimpleNamespace(finished=resume is not None)
         status = Status.OPTIMAL if resume else Status.TIME_LIMIT
@@ -64,8 +65,8 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
 
     monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
     g = mtpp.layered_graph(60, seed=7)
-    certs = certify(g, k=[2, 4], bounds="simple,pigeonhole", orderer="kahn", budget=10)
-    assert calls == [(2, False), (4, False), (4, True)]
+    certs = certify(g, k=[2, 4], bounds="simple,pigeonhole", orderer="kahn", budget=10, threads=2)
+    assert calls == [(2, False, 2), (4, False, 2), (4, True, 2)]
     records = [r for r in certs[1].bounds if r.method == "pigeonhole"]
     assert len(records) == 1 and records[0].status == "optimal"
     assert certs[1].lower_bound_method == "pigeonhole"
@@ -73,7 +74,7 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
 
 
 def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
-    def broken(problem, solver, time_limit, target):
+    def broken(problem, solver, time_limit, target, threads):
         raise RuntimeError("simulated solver crash")
 
     monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", broken)
