@@ -291,6 +291,8 @@ class PigeonholeUpdates:
     passed back as its ``resume``, the next call goes on with the next weighting (the same one
     where the clock stopped a MIP before it finished) as if it had never stopped."""
 
+    problem: Problem
+    """The problem the updates belong to (a resumed call must pass this same object)."""
     mip: PigeonholeMip
     weights: np.ndarray
     """The next weighting to solve."""
@@ -402,9 +404,9 @@ def pigeonhole_bound(
     if state is None:
         mip = build_pigeonhole(problem, integral=bool(getattr(get_backend(solver), "integral_data", False)))
         starts = [problem.graph.work.astype(np.float64), singleton_costs(problem)]
-        state = PigeonholeUpdates(mip, starts.pop(0), eta, starts)
-    elif state.mip.problem.graph.n != problem.graph.n or state.mip.problem.k != problem.k:
-        raise ValueError("resume holds the updates of another problem")
+        state = PigeonholeUpdates(problem, mip, starts.pop(0), eta, starts)
+    elif state.problem is not problem:
+        raise ValueError("resume holds the updates of another problem: pass the same Problem object")
     _update(state, solver, deadline, target, max_mips, threads)
     state.seconds += time.perf_counter() - t0
     clock = deadline is not None and time.perf_counter() >= deadline
