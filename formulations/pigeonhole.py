@@ -436,9 +436,7 @@ def _update(
     """The loop of :func:`pigeonhole_bound`: one MIP per weighting until the clock stops it
     (``state.finished`` stays false) or the updates run their course."""
     mip, state.finished = state.mip, False
-    while True:
-        if state.mips >= max_mips or not math.fsum(state.weights.tolist()) > 0.0:
-            break
+    while state.mips < max_mips and math.fsum(state.weights.tolist()) > 0.0:
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0.0:
             return

@@ -147,6 +147,11 @@ class Run:
         return self.best_eval.bottleneck + self.best_eval.rounding
 
     @property
+    def proving(self) -> float:
+        """A lower bound that reaches this proves the partition optimal (:func:`mtpp.records.closes`)."""
+        return self.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)
+
+    @property
     def lb(self) -> float:
         return max(r.bound for r in self.records if r.bound is not None)
 
@@ -445,8 +450,7 @@ def reach_phase(
         if limit < MIN_RUN_SECONDS:
             run.records.append(skipped("reach", "the budget is spent"))
             continue
-        target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)  # refuted, it proves the partition optimal
-        found.append((run, run.lb, reach_lower_bound(run.problem, run.lb, run.ub, limit, target, shave=False)))
+        found.append((run, run.lb, reach_lower_bound(run.problem, run.lb, run.ub, limit, run.proving, shave=False)))
     leading = [(run, res.bound, res.wall_time) for run, _, res in found if res.bound is not None]
     leading = [(run, bound, seconds) for run, bound, seconds in leading if not closes(bound, run.ub_hi)]
     shaved: dict[int, ReachBound] = {}
@@ -454,8 +458,7 @@ def reach_phase(
     for i, (run, bound, seconds) in enumerate(leading if math.isfinite(left()) else []):
         limit = min(time_limit - seconds, (stop - time.perf_counter()) / (len(leading) - i))
         if limit >= MIN_RUN_SECONDS:
-            target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)
-            shaved[id(run)] = reach_lower_bound(run.problem, bound, run.ub, limit, target, sweeps_first=False)
+            shaved[id(run)] = reach_lower_bound(run.problem, bound, run.ub, limit, run.proving, sweeps_first=False)
     for run, lower, res in found:
         more = shaved.get(id(run))
         best = res.bound if more is None or more.bound is None else more.bound
@@ -508,9 +511,8 @@ def pigeonhole_phase(
             run.records.append(skipped("pigeonhole", "the budget is spent"))
             continue
         before, t0 = run.lb, time.perf_counter()
-        target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)  # reached, it proves the partition optimal
         try:
-            res = pigeonhole_bound(problem, solver=solver, time_limit=limit, target=target, threads=threads)
+            res = pigeonhole_bound(problem, solver=solver, time_limit=limit, target=run.proving, threads=threads)
         except KeyboardInterrupt:
             run.records.append(failed("pigeonhole", solver, t0, "interrupted", "interrupted by the user"))
             run.interrupted = True
@@ -556,11 +558,10 @@ def pigeonhole_resume_phase(
         if limit < MIN_RUN_SECONDS:
             return
         before, t0 = run.lb, time.perf_counter()
-        target = run.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)
         earlier = run.pigeonhole.updates if run.pigeonhole is not None else None
         try:
             res = pigeonhole_bound(
-                run.problem, solver=solver, time_limit=limit, target=target, resume=earlier, threads=threads
+                run.problem, solver=solver, time_limit=limit, target=run.proving, resume=earlier, threads=threads
             )
         except KeyboardInterrupt:
             run.interrupted = True
