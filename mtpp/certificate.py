@@ -103,6 +103,7 @@ from mtpp.certify_phases import (
     pigeonhole_phase,
     pigeonhole_resume_phase,
     reach_phase,
+    reach_resume_phase,
     search_phase,
     share_lower_bounds,
 )
@@ -425,6 +426,8 @@ def certify(
         )
     if "pigeonhole" in methods and deadline is not None:
         pigeonhole_resume_phase(runs, solver, threads, left, say, tag)
+    if "reach" in methods and deadline is not None:
+        reach_resume_phase(runs, time_limit, left, say, tag)
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
         # what the bounds left of the budget (every k proven, MIPs finished or skipped as
         # stalled): annealing again from the best partitions, then a larger search on

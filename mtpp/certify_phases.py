@@ -104,6 +104,13 @@ smallest first (what one k leaves goes to the next; each at most ``time_limit``)
 PIGEONHOLE_RESUME_SHARE = 0.5
 """Part of the budget the MIPs left that :func:`pigeonhole_resume_phase` may use where the
 pigeonhole bound leads and was still going."""
+REACH_RESUME_SHARE = 0.5
+"""Part of the budget the MIPs left that :func:`reach_resume_phase` may use where the reach
+bound leads and the clock stopped its shaving."""
+MIP_PROBE_SECONDS = 2.0
+"""Where the pigeonhole MIP (one block: the smallest of the MIPs) solved none of its
+weightings in this many seconds at a k, the larger MIPs are skipped there and at the larger
+ks (:func:`pigeonhole_phase`)."""
 PIGEONHOLE_STALLS = 2
 """After this many ks where the pigeonhole bound stopped at its time limit without lifting
 the bound, it is not tried at the larger ks (on graphs whose one-block MIP a solver cannot
@@ -133,7 +140,11 @@ class Run:
     found: list[np.ndarray] = field(default_factory=list)
     """The best order of every partition search at this k, for :func:`merge_phase`."""
     implied: dict[str, str] = field(default_factory=dict)
-    """Methods whose bound another method already proved at this k, and why (:func:`mip_phase` skips them)."""
+    """Methods :func:`mip_phase` skips at this k, and why: another method already proved their
+    bound, or the smallest MIP showed theirs out of reach."""
+    reach_rising: bool = False
+    """The reach bound's sweeps beat the other bounds at this k and its shaving did not finish
+    (the clock stopped it or it had no time): :func:`reach_resume_phase` goes on."""
     pigeonhole: PigeonholeBound | None = None
     """The pigeonhole bound's last result at this k, for :func:`pigeonhole_resume_phase`."""
 
@@ -459,6 +470,9 @@ def reach_phase(
         limit = min(time_limit - seconds, (stop - time.perf_counter()) / (len(leading) - i))
         if limit >= MIN_RUN_SECONDS:
             shaved[id(run)] = reach_lower_bound(run.problem, bound, run.ub, limit, run.proving, sweeps_first=False)
+    for run, _, _ in leading:
+        more = shaved.get(id(run))
+        run.reach_rising = more is None or not more.complete
     for run, lower, res in found:
         more = shaved.get(id(run))
         best = res.bound if more is None or more.bound is None else more.bound
@@ -493,11 +507,17 @@ def pigeonhole_phase(
     budget left (at most ``time_limit``), stopping at the partition's cost; after
     :data:`PIGEONHOLE_STALLS` ks where it ran out of time without lifting the bound it is
     skipped at the larger ks.  Where it solved the ``work`` weighting and no parameters
-    overflow, its bound holds the bottleneck MIP's optimum and :func:`mip_phase` skips that MIP."""
+    overflow, its bound holds the bottleneck MIP's optimum and :func:`mip_phase` skips that MIP.
+    Where it solved no weighting in :data:`MIP_PROBE_SECONDS` or more, :func:`mip_phase` skips
+    every MIP at that k and at the larger ks where it is not solved either (a 250-op layered
+    graph, HiGHS: the pigeonhole MIP reached 1.2 times the simple bound in 7 s at k = 8, where
+    the bottleneck, exact and guess MIPs then ended at the simple bound after 25 s together,
+    a fifth of a 120 s budget, while the reach bound stood at 5 times it)."""
     share = PIGEONHOLE_SHARE * left()
     open_runs, _ = _open_runs(runs, "pigeonhole", share)
     stop = time.perf_counter() + share
     stalls: list[int] = []
+    out_of_reach = ""
     for i, run in enumerate(open_runs):
         problem = run.problem
         if run.interrupted:
@@ -505,6 +525,7 @@ def pigeonhole_phase(
         if len(stalls) >= PIGEONHOLE_STALLS:
             at = ", ".join(f"k={k}" for k in stalls)
             run.records.append(skipped("pigeonhole", f"it ran out of time without lifting the bound at {at}"))
+            run.implied.update(dict.fromkeys(MIP_PHASE_ORDER, out_of_reach) if out_of_reach else {})
             continue
         limit = min(time_limit, (stop - time.perf_counter()) / (len(open_runs) - i))
         if limit < MIN_RUN_SECONDS:
@@ -526,6 +547,12 @@ def pigeonhole_phase(
             run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
         if res.status is Status.TIME_LIMIT and (record.bound or 0.0) <= before:
             stalls.append(problem.k)
+        if res.optimal == 0 and res.status is Status.TIME_LIMIT and res.wall_time >= MIP_PROBE_SECONDS:
+            out_of_reach = (
+                f"the pigeonhole MIP (one block, the smallest of the MIPs) solved no weighting in "
+                f"{res.wall_time:.2g} s at k={problem.k}: this larger MIP would not lift the bound in its share"
+            )
+            run.implied.update(dict.fromkeys(MIP_PHASE_ORDER, out_of_reach))
         shown = "none" if record.bound is None else f"{record.bound:.6g}"
         say(f"{tag(problem)}pigeonhole: {shown} ({res.message}, {res.wall_time:.2f} s)")
 
@@ -575,6 +602,47 @@ def pigeonhole_resume_phase(
             f"{tag(run.problem)}pigeonhole, resumed: {before:.6g} -> {run.lb:.6g} "
             f"({res.message}, {time.perf_counter() - t0:.2f} s more)"
         )
+
+
+def reach_resume_phase(
+    runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
+) -> None:
+    """Where the reach bound leads at a k not yet proven optimal and its shaving did not
+    finish (:attr:`Run.reach_rising`), its search with shaving
+    (:func:`mtpp.reach_bound.reach_lower_bound`) goes on after the MIPs from its bound to
+    the partition's cost, smallest k first, within
+    :data:`REACH_RESUME_SHARE` of the budget left (what one k leaves goes to the next; with
+    its first run at most ``time_limit``); a higher bound replaces the k's reach record."""
+    rising = []
+    for run in runs:
+        at = [j for j, r in enumerate(run.records) if r.method == "reach" and r.bound is not None]
+        if at and not run.interrupted and not closes(run.lb, run.ub_hi):
+            record = run.records[at[-1]]
+            if run.reach_rising and record.bound is not None and record.bound >= run.lb:
+                rising.append((run, at[-1], record))
+    stop = time.perf_counter() + REACH_RESUME_SHARE * left()
+    for i, (run, at, record) in enumerate(rising):
+        limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) / (len(rising) - i))
+        if limit < MIN_RUN_SECONDS:
+            return
+        before = float(record.bound or 0.0)
+        res = reach_lower_bound(run.problem, before, run.ub, limit, run.proving, sweeps_first=False)
+        more = f"; after the MIPs, {res.tried} more with shaving between {before:.6g} and {run.ub:.6g}"
+        lifted = res.bound is not None and res.bound > before
+        run.reach_rising = not res.complete
+        run.records[at] = checked(
+            record.model_copy(
+                update={
+                    "bound": res.bound if lifted else before,
+                    "status": "optimal" if res.complete else "time_limit",
+                    "wall_time": record.wall_time + res.wall_time,
+                    "message": record.message + more,
+                }
+            ),
+            run.ub_hi,
+        )
+        shown = f"{before:.6g} -> {run.lb:.6g}"
+        say(f"{tag(run.problem)}reach, resumed: {shown} ({res.tried} thresholds, {res.wall_time:.2f} s)")
 
 
 def _pigeonhole_record(run: Run, res: PigeonholeBound) -> BoundRecord:

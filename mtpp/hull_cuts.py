@@ -84,14 +84,32 @@ class HullCuts:
         self.level = np.empty(self.ptr.size - 1, dtype=np.int64)
 
     def __call__(self, hull: np.ndarray, banned: np.ndarray | None = None) -> float:
-        cap = self.cap.copy()
-        cap[self.tie[hull]] = np.inf
-        upper = self.upper
-        if banned is not None and banned.size:
-            cap[self.ban[banned]] = np.inf
-            upper = self.upper_banned
-        flow, _ = min_cut_below(self.ptr, self.head, self.rev, cap, self.source, self.sink, upper, self.level)
-        value, error = two_sum(flow, float(self.own[hull].max()))  # value + error = flow + own exactly
-        if error < 0.0:
-            value = max(0.0, float(np.nextafter(value, -np.inf)))
-        return value
+        none = np.zeros(0, dtype=np.int64)
+        return float(
+            hull_cut(
+                self.ptr, self.head, self.rev, self.cap, self.tie, self.ban, self.source, self.sink,
+                self.upper, self.upper_banned, self.own, self.level,
+                np.asarray(hull, dtype=np.int64), none if banned is None else np.asarray(banned, dtype=np.int64),
+            )
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, own, level, hull, banned):
+    """:meth:`HullCuts.__call__` on its network's arrays (compiled callers call this): ``c(H)``
+    from below for the non-empty hull ``hull`` and the ``banned`` ops (indices)."""
+    cap = cap.copy()
+    for x in hull:
+        cap[tie[x]] = np.inf
+    if banned.shape[0] > 0:
+        upper = upper_banned
+        for x in banned:
+            cap[ban[x]] = np.inf
+    flow, _ = min_cut_below(ptr, head, rev, cap, source, sink, upper, level)
+    most = 0.0  # own >= 0: the largest own overflow of the hull
+    for x in hull:
+        most = max(most, own[x])
+    value, error = two_sum(flow, most)  # value + error = flow + own exactly
+    if error < 0.0:
+        value = max(0.0, np.nextafter(value, -np.inf))
+    return value

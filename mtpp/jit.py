@@ -295,3 +295,11 @@ def njit(func: Callable[..., Any] | None = None, **options: Any) -> Kernel | Cal
     if func is None:
         return lambda f: Kernel(f, options)
     return Kernel(func, options)
+
+
+@njit(cache=True)
+def clock() -> float:
+    """:func:`time.perf_counter` from compiled code (deadlines inside kernels)."""
+    with objmode(now="float64"):
+        now = time.perf_counter()
+    return now

@@ -71,9 +71,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.cost import overflow_cost
-from mtpp.hull_cuts import HullCuts, reach
+from mtpp.hull_cuts import HullCuts
 from mtpp.problem import Problem
+from mtpp.reach_step import FITS, LATE, reach_step
 
 ROUNDS = 8
 """Forward and backward sweeps alternate at most this many times per threshold."""
@@ -115,33 +115,10 @@ class _Sweeps:
         self.cut = HullCuts(problem)
         self.io = g.size_out / problem.bandwidth
         self.order = np.asarray(g.topological_order, dtype=np.int64)
+        self.reversed = self.order[::-1].copy()
         self.memo: dict[bytes, np.ndarray | None] = {}
         """Steps of the sweeps at :attr:`memo_threshold` (:meth:`_level`)."""
         self.memo_threshold = np.nan
-
-    def _hull(self, ops: np.ndarray) -> np.ndarray:
-        g, idx = self.g, np.flatnonzero(ops)
-        return reach(g.succ_ptr, g.succ_idx, idx, self.n) & reach(g.pred_ptr, g.pred_idx, idx, self.n)
-
-    def _block_cost(self, block: np.ndarray) -> float:
-        """``f(block)`` without peak terms (Eq. 1-3), an estimate used only to pass an op."""
-        g = self.g
-        src_in, dst_in = block[g.edge_src], block[g.edge_dst]
-        tensors = np.zeros(self.n, dtype=np.bool_)
-        tensors[g.edge_src[src_in != dst_in]] = True  # crossing into or out of the block
-        overflow = overflow_cost(self.problem, g.size_param[block].sum())
-        return float(g.work[block].sum() + self.io[tensors].sum() + overflow)
-
-    def _fits(self, block: np.ndarray, banned: np.ndarray, threshold: float) -> bool:
-        """A block holding ``block`` and no op of ``banned`` may cost at most ``threshold``
-        (``False``: a proof that none does)."""
-        if time.perf_counter() > self.deadline:
-            raise _Late
-        if (block & banned).any():
-            return False
-        if self._block_cost(block) <= threshold:
-            return True
-        return self.cut(np.flatnonzero(block), np.flatnonzero(banned)) <= threshold
 
     def sweep(
         self,
@@ -178,21 +155,18 @@ class _Sweeps:
         key = bytes([back]) + np.packbits(np.concatenate((prev, forced, banned))).tobytes()
         if key in self.memo:
             return self.memo[key]
-        g, n = self.g, self.n
-        ptr, idx = (g.succ_ptr, g.succ_idx) if back else (g.pred_ptr, g.pred_idx)
-        order = self.order[::-1] if back else self.order
-        cur: np.ndarray | None = None
-        if not forced.any() or self._fits(self._hull(forced), banned, threshold):
-            cur = prev.copy()
-            for v in order[~prev[order] & ~banned[order]]:
-                if not cur[idx[ptr[v] : ptr[v + 1]]].all():
-                    continue
-                ops = reach(ptr, idx, np.array([v]), n) & ~prev
-                if forced.any():
-                    ops = self._hull(ops | forced)
-                if self._fits(ops, banned, threshold):
-                    cur[v] = True
-        if len(self.memo) * 3 * n > MEMO_BITS:
+        g, c, p = self.g, self.cut, self.problem
+        status, step = reach_step(
+            threshold, back, prev, forced, banned, self.reversed if back else self.order,
+            g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.edge_src, g.edge_dst,
+            g.work, self.io, g.size_param, p.param_budget, p.bandwidth,
+            c.ptr, c.head, c.rev, c.cap, c.tie, c.ban, c.source, c.sink, c.upper, c.upper_banned, c.own, c.level,
+            self.deadline,
+        )  # fmt: skip
+        if status == LATE:
+            raise _Late
+        cur = step if status == FITS else None
+        if len(self.memo) * 3 * self.n > MEMO_BITS:
             self.memo.clear()
         self.memo[key] = cur
         return cur

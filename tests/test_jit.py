@@ -165,6 +165,7 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     from heuristics.peak_memory.state_dp import state_dp
     from heuristics.placement.coarsen import coarsen
     from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
+    from mtpp.reach_bound import reach_lower_bound
 
     g, k = problem.graph, problem.k
     for orderer in ("kahn", "random-3", "brkga-60", "mla", "mla-weighted"):
@@ -172,6 +173,7 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     slice_order(problem, sol.index_order, deadline=0.0)  # the equal-work split of an order out of time
     anneal_partition(replace(problem, peak_aware=False, reserve=0.0), sol.evaluation.assignment, moves=400, seed=seed)
     mtpp.certify(problem, bounds=",".join(COMBINATORIAL_METHODS), seed=seed, presolve=False)
+    reach_lower_bound(problem, 0.0, sol.evaluation.bottleneck)  # certify's ideal DP proves tiny graphs first
     lattice = enumerate_ideals(g)
     assert lattice is not None
     ideal_dp_all(problem, list(range(1, k + 1)), lattice=lattice)

@@ -43,8 +43,8 @@ import time
 
 import numpy as np
 
-from heuristics.partition.slicegraph import Segmentation, clock
-from mtpp.jit import njit
+from heuristics.partition.slicegraph import Segmentation
+from mtpp.jit import clock, njit
 from mtpp.problem import Problem
 
 CHECK_STEPS = 1 << 16

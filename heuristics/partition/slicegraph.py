@@ -38,7 +38,6 @@ feasible partition always arrives, marked ``exact=False``.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,19 +45,11 @@ import numpy as np
 from heuristics.kahn import in_degrees, kahn_kernel
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
 from heuristics.partition.segments import extend_left, overflow, prepare, prepare_kernel
-from mtpp.jit import njit, objmode
+from mtpp.jit import clock, njit
 from mtpp.problem import Problem
 
 CHECK_STEPS = 1 << 16
 """Sweep steps of the DP between two looks at the clock under a deadline (about a millisecond)."""
-
-
-@njit(cache=True)
-def clock():
-    """:func:`time.perf_counter` from compiled code."""
-    with objmode(now="float64"):
-        now = time.perf_counter()
-    return now
 
 
 @njit(cache=True)

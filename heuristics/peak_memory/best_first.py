@@ -161,7 +161,7 @@ from heuristics.peak_memory.orders import order_peak, traversal_order
 from heuristics.peak_memory.state_dp import child_live
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
-from mtpp.jit import njit, objmode
+from mtpp.jit import clock, njit
 from mtpp.memory import exact_on_grid
 from mtpp.rounding import UNIT, lower_by
 
@@ -170,14 +170,6 @@ FIXED_BYTES_PER_STATE = 8 * 5 + 4 * 2 + 2 * (8 + 4 + 8 + 8) + 4 * 8  # arrays, h
 
 # status codes of the kernel
 RUNNING, FINISHED, MEMORY_FULL, TARGET_REACHED, TIME_UP = 0, 1, 2, 3, 4
-
-
-@njit(cache=True)
-def clock():
-    """:func:`time.perf_counter` from compiled code."""
-    with objmode(now="float64"):
-        now = time.perf_counter()
-    return now
 
 
 @njit(cache=True, inline="always")

@@ -100,3 +100,28 @@ def test_batch_and_the_cli_know_the_pigeonhole_bound(tmp_path, capsys) -> None:
     assert main([*args, "--json"]) == 0
     out = capsys.readouterr().out
     assert '"pigeonhole"' in out
+
+
+@pytest.mark.parametrize("solved", [0, 1])
+def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weighting(monkeypatch, solved) -> None:
+    """The pigeonhole MIP (one block) is the smallest MIP: where it solved none of its
+    weightings in MIP_PROBE_SECONDS or more (simulated), the bottleneck, exact and guess
+    MIPs are skipped at that k with the reason; where it solved one, they run."""
+    seconds = mtpp.certify_phases.MIP_PROBE_SECONDS + 1.0
+
+    def simulated(problem, solver, time_limit, target, threads):
+        return PigeonholeBound(None, 1, solved, Status.TIME_LIMIT, solver, "", seconds, 0.0, message="simulated")
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    g = mtpp.layered_graph(40, seed=3)
+    certs = certify(g, k=[4, 8], bounds="simple,pigeonhole,bottleneck,exact,guess", orderer="kahn", budget=20)
+    for cert in certs:
+        if cert.optimal:
+            continue
+        for method in ("bottleneck", "exact", "guess"):
+            rec = cert.bound(method)
+            if solved:
+                assert rec.status != "skipped" or "solved no weighting" not in rec.message
+            else:
+                assert rec.status == "skipped" and "solved no weighting" in rec.message, rec
+    assert any(not c.optimal for c in certs)

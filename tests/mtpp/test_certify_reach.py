@@ -1,0 +1,50 @@
+"""The reach bound in certify (mtpp/certify_phases.py: reach_phase, reach_resume_phase): where
+it leads and its shaving did not finish, the shaving goes on after the MIPs."""
+
+from __future__ import annotations
+
+import pytest
+
+import mtpp
+import mtpp.certify_phases
+from mtpp.certificate import certify
+from mtpp.reach_bound import ReachBound
+
+
+def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch) -> None:
+    """Simulated reach searches: the sweeps lead at 0.9 of the partition's cost, the first
+    shaving is stopped by the clock, so it goes on after the MIPs from the sweeps' bound and
+    its higher bound replaces the record's."""
+    calls = []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+        calls.append((problem.k, sweeps_first, lower, upper))
+        if sweeps_first:
+            return ReachBound(0.9 * upper, 3, 0, True, 0.01)
+        if len(calls) == 2:  # certify's first shaving: stopped by the clock, nothing refuted
+            return ReachBound(None, 0, 0, False, time_limit)
+        return ReachBound(0.95 * upper, 2, 2, True, 0.01)
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    g = mtpp.layered_graph(60, seed=7)
+    cert = certify(g, k=4, bounds="simple,reach", orderer="kahn", budget=10)
+    ub = cert.upper_bound
+    assert [c[:2] for c in calls] == [(4, True), (4, False), (4, False)]
+    assert calls[2][2] == 0.9 * calls[0][3]  # from the sweeps' bound
+    records = [r for r in cert.bounds if r.method == "reach"]
+    assert len(records) == 1 and records[0].status == "optimal"
+    assert "after the MIPs, 2 more with shaving" in records[0].message
+    assert cert.lower_bound_method == "reach" and cert.lower_bound == pytest.approx(0.95 * ub, rel=1e-9)
+
+
+def test_no_shaving_after_the_mips_where_it_finished(monkeypatch) -> None:
+    calls = []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+        calls.append(sweeps_first)
+        return ReachBound(0.9 * upper if sweeps_first else 0.92 * upper, 3, 0 if sweeps_first else 3, True, 0.01)
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,reach", orderer="kahn", budget=10)
+    assert calls == [True, False]
+    assert cert.lower_bound == pytest.approx(0.92 * cert.upper_bound, rel=1e-9)
