@@ -155,6 +155,8 @@ class _Sweeps:
         key = bytes([back]) + np.packbits(np.concatenate((prev, forced, banned))).tobytes()
         if key in self.memo:
             return self.memo[key]
+        if time.perf_counter() > self.deadline:
+            raise _Late
         g, c, p = self.g, self.cut, self.problem
         status, step = reach_step(
             threshold, back, prev, forced, banned, self.reversed if back else self.order,
