@@ -106,11 +106,11 @@ PIGEONHOLE_RESUME_SHARE = 0.5
 pigeonhole bound leads and was still going."""
 REACH_RESUME_SHARE = 0.5
 """Part of the budget the MIPs left that :func:`reach_resume_phase` may use where the reach
-bound leads and the clock stopped its shaving."""
+bound leads and its shaving did not finish."""
 MIP_PROBE_SECONDS = 2.0
-"""Where the pigeonhole MIP (one block: the smallest of the MIPs) solved none of its
-weightings in this many seconds at a k, the larger MIPs are skipped there and at the larger
-ks (:func:`pigeonhole_phase`)."""
+"""With a budget, where the pigeonhole MIP (one block: the smallest of the MIPs) solved none
+of its weightings in this many seconds at a k, the larger MIPs are skipped there and at the
+larger ks (:func:`pigeonhole_phase`)."""
 PIGEONHOLE_STALLS = 2
 """After this many ks where the pigeonhole bound stopped at its time limit without lifting
 the bound, it is not tried at the larger ks (on graphs whose one-block MIP a solver cannot
@@ -508,7 +508,7 @@ def pigeonhole_phase(
     :data:`PIGEONHOLE_STALLS` ks where it ran out of time without lifting the bound it is
     skipped at the larger ks.  Where it solved the ``work`` weighting and no parameters
     overflow, its bound holds the bottleneck MIP's optimum and :func:`mip_phase` skips that MIP.
-    Where it solved no weighting in :data:`MIP_PROBE_SECONDS` or more, :func:`mip_phase` skips
+    With a budget, where it solved no weighting in :data:`MIP_PROBE_SECONDS` or more, :func:`mip_phase` skips
     every MIP at that k and at the larger ks where it is not solved either (a 250-op layered
     graph, HiGHS: the pigeonhole MIP reached 1.2 times the simple bound in 7 s at k = 8, where
     the bottleneck, exact and guess MIPs then ended at the simple bound after 25 s together,
@@ -547,7 +547,8 @@ def pigeonhole_phase(
             run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
         if res.status is Status.TIME_LIMIT and (record.bound or 0.0) <= before:
             stalls.append(problem.k)
-        if res.optimal == 0 and res.status is Status.TIME_LIMIT and res.wall_time >= MIP_PROBE_SECONDS:
+        hopeless = res.optimal == 0 and res.status is Status.TIME_LIMIT and res.wall_time >= MIP_PROBE_SECONDS
+        if hopeless and math.isfinite(left()):
             out_of_reach = (
                 f"the pigeonhole MIP (one block, the smallest of the MIPs) solved no weighting in "
                 f"{res.wall_time:.2g} s at k={problem.k}: this larger MIP would not lift the bound in its share"
