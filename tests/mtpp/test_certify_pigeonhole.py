@@ -102,15 +102,17 @@ def test_batch_and_the_cli_know_the_pigeonhole_bound(tmp_path, capsys) -> None:
     assert '"pigeonhole"' in out
 
 
-@pytest.mark.parametrize("solved", [0, 1])
-def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weighting(monkeypatch, solved) -> None:
+@pytest.mark.parametrize(("solved", "near"), [(0, False), (1, False), (0, True)])
+def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weighting(monkeypatch, solved, near) -> None:
     """The pigeonhole MIP (one block) is the smallest MIP: where it solved none of its
-    weightings in MIP_PROBE_SECONDS or more (simulated), the bottleneck, exact and guess
-    MIPs are skipped at that k with the reason; where it solved one, they run."""
+    weightings in MIP_PROBE_SECONDS or more and proved nothing (simulated), the bottleneck,
+    exact and guess MIPs are skipped at that k with the reason; where it solved one, or its
+    bound came near the best (0.9 of the partition's cost), they run."""
     seconds = mtpp.certify_phases.MIP_PROBE_SECONDS + 1.0
 
     def simulated(problem, solver, time_limit, target, threads):
-        return PigeonholeBound(None, 1, solved, Status.TIME_LIMIT, solver, "", seconds, 0.0, message="simulated")
+        bound = 0.9 * target if near else None
+        return PigeonholeBound(bound, 1, solved, Status.TIME_LIMIT, solver, "", seconds, 0.0, message="simulated")
 
     monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
     g = mtpp.layered_graph(40, seed=3)
@@ -120,7 +122,7 @@ def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weightin
             continue
         for method in ("bottleneck", "exact", "guess"):
             rec = cert.bound(method)
-            if solved:
+            if solved or near:
                 assert rec.status != "skipped" or "solved no weighting" not in rec.message
             else:
                 assert rec.status == "skipped" and "solved no weighting" in rec.message, rec

@@ -1,0 +1,102 @@
+"""Speed of the reach bound's compiled sweep step (``mtpp/reach_step.py``) against the
+Python loop it replaced, kept here as the yardstick: the same sweeps and shaving tests on
+the same thresholds, in one process, with the sets each step returns compared.
+
+    python benchmarks/reach_speed.py                 # layered graphs of 250 and 500 ops, k = 4 and 8
+    python benchmarks/reach_speed.py --n 250 --ks 8
+
+For each graph and k: the sweeps' bound (``reach_lower_bound(..., shave=False)``), then
+``refutes`` at 0.9, 1.0 and 1.03 times it and ``shaves`` at 1.03 times it (the last only
+where ``--shave``), timed with each step; the printed ratio is reference / compiled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import numpy as np
+
+import mtpp
+from mtpp.cost import overflow_cost
+from mtpp.hull_cuts import reach
+from mtpp.reach_bound import _Sweeps, reach_lower_bound
+
+
+class ReferenceSweeps(_Sweeps):
+    """The sweeps with the step as it was before it was compiled (one numpy expression per
+    op tested, one :class:`mtpp.hull_cuts.HullCuts` call per cut)."""
+
+    def _level(
+        self, threshold: float, back: bool, prev: np.ndarray, forced: np.ndarray, banned: np.ndarray
+    ) -> np.ndarray | None:
+        g, n = self.g, self.n
+        ptr, idx = (g.succ_ptr, g.succ_idx) if back else (g.pred_ptr, g.pred_idx)
+        order = self.order[::-1] if back else self.order
+
+        def hull(ops: np.ndarray) -> np.ndarray:
+            at = np.flatnonzero(ops)
+            return reach(g.succ_ptr, g.succ_idx, at, n) & reach(g.pred_ptr, g.pred_idx, at, n)
+
+        def fits(block: np.ndarray) -> bool:
+            if (block & banned).any():
+                return False
+            crossing = np.zeros(n, dtype=np.bool_)
+            crossing[g.edge_src[block[g.edge_src] != block[g.edge_dst]]] = True
+            over = overflow_cost(self.problem, g.size_param[block].sum())
+            cost = g.work[block].sum() + self.io[crossing].sum() + over
+            return bool(cost <= threshold) or self.cut(np.flatnonzero(block), np.flatnonzero(banned)) <= threshold
+
+        if forced.any() and not fits(hull(forced)):
+            return None
+        cur = prev.copy()
+        for v in order[~prev[order] & ~banned[order]]:
+            if not cur[idx[ptr[v] : ptr[v + 1]]].all():
+                continue
+            ops = reach(ptr, idx, np.array([v]), n) & ~prev
+            if forced.any():
+                ops = hull(ops | forced)
+            if fits(ops):
+                cur[v] = True
+        return cur
+
+
+def timed(sweeps: _Sweeps, tests: list[tuple[str, float]], k: int) -> tuple[float, list[bool]]:
+    t0 = time.perf_counter()
+    answers = [getattr(sweeps, test)(threshold, k) for test, threshold in tests]
+    return time.perf_counter() - t0, answers
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, nargs="+", default=[250, 500])
+    ap.add_argument("--ks", type=int, nargs="+", default=[4, 8])
+    ap.add_argument("--seed", type=int, default=8201, help="graph seed (never used by the tests)")
+    ap.add_argument("--shave", action=argparse.BooleanOptionalAction, default=True)
+    args = ap.parse_args()
+    print(f"mtpp at {Path(mtpp.__file__).parent}; layered graphs, seed {args.seed}")
+    print(f"{'n':>5} {'k':>3} {'bound':>10} {'reference s':>12} {'compiled s':>11} {'ratio':>6}  same answers")
+    for n in args.n:
+        g = mtpp.layered_graph(n, seed=args.seed)
+        for k in args.ks:
+            problem = mtpp.Problem(g, k)
+            upper = float(g.work.sum() + 2 * g.size_out.sum())
+            bound = reach_lower_bound(problem, 0.0, upper, shave=False).bound or upper / k
+            tests = [("refutes", f * bound) for f in (0.9, 1.0, 1.03)]
+            if args.shave and n <= 250:
+                tests.append(("shaves", 1.03 * bound))
+            compiled, got = timed(_Sweeps(problem, np.inf), tests, k)  # compiled first: its warm-up counts
+            reference, want = timed(ReferenceSweeps(problem, np.inf), tests, k)
+            ratio = reference / compiled
+            print(f"{n:>5} {k:>3} {bound:>10.6g} {reference:>12.2f} {compiled:>11.2f} {ratio:>6.1f}  {got == want}")
+
+
+if __name__ == "__main__":
+    main()
