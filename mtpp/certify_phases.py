@@ -624,11 +624,11 @@ def reach_resume_phase(
     its first run at most ``time_limit``); a higher bound replaces the k's reach record."""
     rising = []
     for run in runs:
-        at = [j for j, r in enumerate(run.records) if r.method == "reach" and r.bound is not None]
-        if at and not run.interrupted and not closes(run.lb, run.ub_hi):
-            record = run.records[at[-1]]
+        held = [j for j, r in enumerate(run.records) if r.method == "reach" and r.bound is not None]
+        if held and not run.interrupted and not closes(run.lb, run.ub_hi):
+            record = run.records[held[-1]]
             if run.reach_rising and record.bound is not None and record.bound >= run.lb:
-                rising.append((run, at[-1], record))
+                rising.append((run, held[-1], record))
     stop = time.perf_counter() + REACH_RESUME_SHARE * left()
     for i, (run, at, record) in enumerate(rising):
         limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) / (len(rising) - i))
