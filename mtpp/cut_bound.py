@@ -195,11 +195,13 @@ def quantise(cap, upper, icap):
 
 
 @njit(cache=True)
-def max_flow(ptr, head, rev, icap, source, sink, level):
+def max_flow(ptr, head, rev, icap, source, sink, level, stop):
     """Dinic's maximum flow from ``source`` to ``sink`` on the integer capacities
     ``icap`` (changed in place to the residual capacities): exact.  On return
     ``level[x] >= 0`` marks the nodes the residual network reaches from ``source``,
-    the source side of a minimum cut."""
+    the source side of a minimum cut; but as soon as the flow exceeds ``stop`` it is
+    returned at once (a flow, so at most the maximum: enough to say the cut exceeds
+    ``stop``), and ``level`` marks no cut."""
     n_nodes = ptr.shape[0] - 1
     cap = icap
     queue = np.empty(n_nodes, dtype=np.int64)
@@ -236,6 +238,8 @@ def max_flow(ptr, head, rev, icap, source, sink, level):
                     cap[e] -= push
                     cap[rev[e]] += push
                 flow += push
+                if flow > stop:
+                    return flow
                 depth = 0
                 x = source
                 continue
@@ -260,24 +264,31 @@ def max_flow(ptr, head, rev, icap, source, sink, level):
 
 
 @njit(cache=True)
-def min_cut_below(ptr, head, rev, cap, source, sink, upper, level):
+def min_cut_below(ptr, head, rev, cap, source, sink, upper, level, enough):
     """A float at most the minimum ``source``-``sink`` cut of the network with the
     float capacities ``cap`` (steps 2-4 of the module docstring), capping them at
     ``upper`` and refining the cap up to ``REFINE`` times; and the float value of
-    the last minimum cut found, whose source side is left in ``level`` (``>= 0``)."""
+    the last minimum cut found, whose source side is left in ``level`` (``>= 0``).
+    Once a flow shows the cut above ``enough`` (a caller that only asks whether it
+    is: ``inf`` never stops), that flow's value is returned with ``inf`` for the cut."""
     n_nodes = ptr.shape[0] - 1
     icap = np.empty(cap.shape[0], dtype=np.int64)
     best = 0.0
     found = np.inf
     for _ in range(REFINE + 1):
         k = quantise(cap, upper, icap)
-        flow = max_flow(ptr, head, rev, icap, source, sink, level)
+        stop = INFINITE
+        if enough < math.ldexp(1.0, k + 61):  # below 2^61 q: floor(enough / q) fits an int64
+            stop = np.int64(math.floor(enough / math.ldexp(1.0, k))) if enough >= 0.0 else np.int64(-1)
+        flow = max_flow(ptr, head, rev, icap, source, sink, level, stop)
         f = np.float64(flow)
         if np.int64(f) > flow:  # int -> float rounds to nearest: step down to round down
             f = np.nextafter(f, -np.inf)
         value = math.ldexp(f, k)  # exact: a power of two, the result normal (or 0)
         if value > best:
             best = value
+        if flow > stop:  # stopped early: flow q > enough, and no cut is marked
+            return best, np.inf
         # the minimum cut just found: its arcs and their true (uncapped) value
         arcs = 0
         found = 0.0
@@ -331,7 +342,7 @@ def cut_lower_bound(problem: Problem) -> tuple[float, int]:
     for v in np.argsort(-estimate, kind="stable").tolist():
         if estimate[v] <= best * SKIP:
             continue
-        flow, found = min_cut_below(ptr, head, rev, cap, v, sink, float(upper[v]), level)
+        flow, found = min_cut_below(ptr, head, rev, cap, v, sink, float(upper[v]), level, np.inf)
         value, error = two_sum(flow, float(own[v]))  # value + error = flow + own exactly
         if error < 0.0:
             value = max(0.0, float(np.nextafter(value, -np.inf)))

@@ -90,14 +90,17 @@ class HullCuts:
                 self.ptr, self.head, self.rev, self.cap, self.tie, self.ban, self.source, self.sink,
                 self.upper, self.upper_banned, self.own, self.level,
                 np.asarray(hull, dtype=np.int64), none if banned is None else np.asarray(banned, dtype=np.int64),
+                np.inf,
             )
         )  # fmt: skip
 
 
 @njit(cache=True)
-def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, own, level, hull, banned):
+def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, own, level, hull, banned, enough):
     """:meth:`HullCuts.__call__` on its network's arrays (compiled callers call this): ``c(H)``
-    from below for the non-empty hull ``hull`` and the ``banned`` ops (indices)."""
+    from below for the non-empty hull ``hull`` and the ``banned`` ops (indices); a caller that
+    only asks whether it exceeds ``enough`` gets, once a flow shows it does, that flow's value
+    (:func:`mtpp.cut_bound.min_cut_below`)."""
     cap = cap.copy()
     for x in hull:
         cap[tie[x]] = np.inf
@@ -105,7 +108,7 @@ def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, o
         upper = upper_banned
         for x in banned:
             cap[ban[x]] = np.inf
-    flow, _ = min_cut_below(ptr, head, rev, cap, source, sink, upper, level)
+    flow, _ = min_cut_below(ptr, head, rev, cap, source, sink, upper, level, enough)
     most = 0.0  # own >= 0: the largest own overflow of the hull
     for x in hull:
         most = max(most, own[x])

@@ -113,7 +113,7 @@ def reach_step(
             units += per_cut
             cut = hull_cut(
                 net_ptr, net_head, net_rev, net_cap, tie, ban, source, sink, upper, upper_banned, own, level,
-                np.flatnonzero(hull), banned_idx,
+                np.flatnonzero(hull), banned_idx, threshold,
             )  # fmt: skip
             if cut > threshold:
                 return REFUSED, cur
@@ -144,7 +144,7 @@ def reach_step(
             units += per_cut
             cut = hull_cut(
                 net_ptr, net_head, net_rev, net_cap, tie, ban, source, sink, upper, upper_banned, own, level,
-                np.flatnonzero(ops), banned_idx,
+                np.flatnonzero(ops), banned_idx, threshold,
             )  # fmt: skip
             if cut > threshold:
                 continue

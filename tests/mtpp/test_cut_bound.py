@@ -6,6 +6,7 @@ import numpy as np
 
 from mtpp import Graph, Problem
 from mtpp.cut_bound import cut_lower_bound
+from mtpp.generators.layered import layered_graph
 from tests.oracle import brute_force_optimum, exact_optimum, naive_block_cost, random_dag
 
 
@@ -200,6 +201,32 @@ def test_every_op_cut_stays_tight_beside_a_huge_arc():
         single = g.work + inputs + g.size_out * (np.diff(g.succ_ptr) > 0)
         for v in range(n):
             upper = min(float(single[v]), float(g.work.sum())) * ESTIMATE_UP
-            flow, _ = min_cut_below(ptr, head, rev, cap, v, sink, upper, level)
+            flow, _ = min_cut_below(ptr, head, rev, cap, v, sink, upper, level, np.inf)
             exact = exact_op_minimum(problem, v)
             assert Fraction(flow) <= exact and Fraction(flow) >= exact * (1 - Fraction(1, 10**12))
+
+
+def test_a_cut_asked_only_whether_it_exceeds_a_value_stops_early_and_stays_below() -> None:
+    """min_cut_below(..., enough): below the cut, the flow that shows it exceeds ``enough``
+    comes back (above ``enough``, at most the full answer, no cut marked); at or above the
+    cut, the full answer comes back as with ``inf``."""
+    from mtpp.cut_bound import ESTIMATE_UP, cut_network, min_cut_below
+
+    rng = np.random.default_rng(35)
+    stopped = 0
+    for _ in range(40):
+        g = layered_graph(int(rng.integers(20, 60)), seed=int(rng.integers(10**6)))
+        problem = Problem(g, 2)
+        ptr, head, rev, cap, sink = cut_network(problem)
+        level = np.empty(ptr.size - 1, dtype=np.int64)
+        v = int(rng.integers(g.n))
+        upper = float(g.work.sum()) * ESTIMATE_UP
+        full, found = min_cut_below(ptr, head, rev, cap, v, sink, upper, level, np.inf)
+        for enough in (0.3 * full, 0.9 * full, full, 2.0 * full):
+            value, marked = min_cut_below(ptr, head, rev, cap, v, sink, upper, level, enough)
+            if enough < full:
+                assert enough < value <= full
+                stopped += math.isinf(marked) and value < full
+            else:
+                assert (value, marked) == (full, found)
+    assert stopped > 0  # some flows did stop before the maximum
