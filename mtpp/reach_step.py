@@ -100,23 +100,32 @@ def reach_step(
     n = prev.shape[0]
     ptr, idx = (succ_ptr, succ_idx) if back else (pred_ptr, pred_idx)
     banned_idx = np.flatnonzero(banned)
+    per_test, per_cut = n + edge_src.shape[0], 16 * net_head.shape[0]
+
+    def hull_of(ops):
+        start = np.flatnonzero(ops)
+        return reach(succ_ptr, succ_idx, start, n) & reach(pred_ptr, pred_idx, start, n)
+
+    def refused(block):
+        """Whether no block holding ``block`` and no banned op costs at most the threshold
+        (module docstring), and the work it took (:data:`CHECK_UNITS`)."""
+        if (block & banned).any():
+            return True, per_test
+        if block_cost(block, edge_src, edge_dst, work, io, size_param, budget, bandwidth) <= threshold:
+            return False, per_test
+        cut = hull_cut(
+            net_ptr, net_head, net_rev, net_cap, tie, ban, source, sink, upper, upper_banned, own, level,
+            np.flatnonzero(block), banned_idx, threshold,
+        )  # fmt: skip
+        return cut > threshold, per_test + per_cut
+
     has_forced = forced.any()
     cur = prev.copy()
-    per_test, per_cut = n + edge_src.shape[0], 16 * net_head.shape[0]
-    units = per_test
+    units = 0
     if has_forced:
-        start = np.flatnonzero(forced)
-        hull = reach(succ_ptr, succ_idx, start, n) & reach(pred_ptr, pred_idx, start, n)
-        if (hull & banned).any():
+        no, units = refused(hull_of(forced))
+        if no:
             return REFUSED, cur
-        if block_cost(hull, edge_src, edge_dst, work, io, size_param, budget, bandwidth) > threshold:
-            units += per_cut
-            cut = hull_cut(
-                net_ptr, net_head, net_rev, net_cap, tie, ban, source, sink, upper, upper_banned, own, level,
-                np.flatnonzero(hull), banned_idx, threshold,
-            )  # fmt: skip
-            if cut > threshold:
-                return REFUSED, cur
     single = np.empty(1, dtype=np.int64)
     for v in order:
         if prev[v] or banned[v]:
@@ -132,21 +141,10 @@ def reach_step(
             units = 0
             if clock() > deadline:
                 return LATE, prev.copy()
-        units += per_test
         single[0] = v
         ops = reach(ptr, idx, single, n) & ~prev
-        if has_forced:
-            start = np.flatnonzero(ops | forced)
-            ops = reach(succ_ptr, succ_idx, start, n) & reach(pred_ptr, pred_idx, start, n)
-        if (ops & banned).any():
-            continue
-        if block_cost(ops, edge_src, edge_dst, work, io, size_param, budget, bandwidth) > threshold:
-            units += per_cut
-            cut = hull_cut(
-                net_ptr, net_head, net_rev, net_cap, tie, ban, source, sink, upper, upper_banned, own, level,
-                np.flatnonzero(ops), banned_idx, threshold,
-            )  # fmt: skip
-            if cut > threshold:
-                continue
-        cur[v] = True
+        no, spent = refused(hull_of(ops | forced) if has_forced else ops)
+        units += spent
+        if not no:
+            cur[v] = True
     return FITS, cur
