@@ -39,6 +39,7 @@ DAG_MINUS_TR_REV = 4  # edge j -> i of the DAG that is not in the transitive red
 TC_MINUS_DAG_REV = 5  # j reaches i, but (j, i) is not an edge
 INCOMPARABLE = 6  # neither node reaches the other
 SELF = 7  # the diagonal i == j
+PAD = 8  # a padded node of a batch (Topoformer.pad_batch): no relation to any node, itself included
 
 N_RELATIONS = 7  # the seven graphs of Section 4.1 (SELF is not one of them)
 RELATION_NAMES: tuple[str, ...] = (

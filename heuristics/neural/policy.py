@@ -140,19 +140,63 @@ def _dense_normalisers(y: torch.Tensor, first: np.ndarray, pos: np.ndarray, chun
     return torch.cat(parts)
 
 
-def _sparse_normalisers(y: torch.Tensor, first: np.ndarray, pos: np.ndarray) -> torch.Tensor:
-    """``sum_t logsumexp`` over the schedulable sets, per order, from the list of
-    (order, step, op) availability triples."""
+def _pairs(first: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (order * n + op, order * n + step) index of every triple (order, step, op)
+    with ``op`` schedulable at ``step`` (``first <= step <= pos``), listed with
+    ``np.repeat`` from the intervals."""
     s_count, n = first.shape
     length = (pos - first + 1).reshape(-1)  # steps each (order, op) is schedulable, >= 1
     start = np.cumsum(length) - length
     offset = np.arange(int(length.sum())) - np.repeat(start, length)
     step = np.repeat(first.reshape(-1), length) + offset
     flat = np.repeat(np.arange(s_count * n), length)  # order * n + op
-    segment = torch.from_numpy((flat // n) * n + step).to(y.device)  # order * n + step
+    return flat, (flat // n) * n + step
+
+
+def _segment_logsumexp(vals: torch.Tensor, segment: torch.Tensor, segments: int) -> torch.Tensor:
+    """``logsumexp`` of ``vals`` per segment id (``scatter_reduce`` max as the shift,
+    ``index_add`` of the exponentials); ``-inf`` for an empty segment."""
+    shift = torch.full((segments,), -torch.inf, dtype=vals.dtype, device=vals.device)
+    shift = shift.scatter_reduce(0, segment, vals.detach(), reduce="amax")
+    safe = torch.where(torch.isfinite(shift), shift, 0.0)
+    total = torch.zeros(segments, dtype=vals.dtype, device=vals.device)
+    total = total.index_add(0, segment, torch.exp(vals - safe[segment]))
+    return torch.log(total) + safe
+
+
+def _sparse_normalisers(y: torch.Tensor, first: np.ndarray, pos: np.ndarray) -> torch.Tensor:
+    """``sum_t logsumexp`` over the schedulable sets, per order, from the list of
+    (order, step, op) availability triples."""
+    s_count, n = first.shape
+    flat, segment = _pairs(first, pos)
     vals = y[torch.from_numpy(flat % n).to(y.device)]
-    shift = torch.full((s_count * n,), -torch.inf, dtype=y.dtype, device=y.device)
-    shift = shift.scatter_reduce(0, segment, vals.detach(), reduce="amax")  # every step has a pick
-    total = torch.zeros(s_count * n, dtype=y.dtype, device=y.device)
-    total = total.index_add(0, segment, torch.exp(vals - shift[segment]))
-    return (torch.log(total) + shift).reshape(s_count, n).sum(dim=1)
+    lse = _segment_logsumexp(vals, torch.from_numpy(segment).to(y.device), s_count * n)  # every step has a pick
+    return lse.reshape(s_count, n).sum(dim=1)
+
+
+def schedulable_pairs(graph: Graph, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ops, steps)``: every op of one topological ``order`` with each step at which it
+    is schedulable (the sets ``R_t`` of Eq. 8), for :func:`batch_log_probs`; compute it
+    once per (graph, teacher order) and reuse it every epoch."""
+    first, pos = availability(graph, order)
+    flat, segment = _pairs(first, pos)
+    return flat, segment
+
+
+def batch_log_probs(y: torch.Tensor, pairs: list[tuple[torch.Tensor, torch.Tensor]], sizes: list[int]) -> torch.Tensor:
+    """``log p(order_b | G_b)`` (Eq. 6, 8) for a padded batch: ``y`` ``(B, N)`` the
+    priorities (0 at padded nodes), ``pairs[b]`` :func:`schedulable_pairs` of graph
+    ``b``'s order (as tensors on ``y``'s device) and ``sizes[b]`` its op count.  One
+    segmented log-sum-exp for the whole batch; equals :func:`order_log_probs` graph by
+    graph up to round-off.  The chosen ops' term ``sum_t y[order_t]`` is the sum of
+    every real node's priority, since an order is a permutation."""
+    if y.dim() != 2 or len(pairs) != y.shape[0] or len(sizes) != y.shape[0]:
+        raise InvalidParameterError(f"y has shape {tuple(y.shape)}; expected (B, N) with B = {len(pairs)} orders")
+    batch, width = y.shape
+    offsets = [b * width for b in range(batch)]
+    ops = torch.cat([p[0] + o for p, o in zip(pairs, offsets)])
+    steps = torch.cat([p[1] + o for p, o in zip(pairs, offsets)])
+    lse = _segment_logsumexp(y.reshape(-1)[ops], steps, batch * width).reshape(batch, width)
+    n = torch.as_tensor(sizes, device=y.device)
+    real = torch.arange(width, device=y.device) < n[:, None]
+    return torch.where(real, y, 0.0).sum(dim=1) - torch.where(real, lse, 0.0).sum(dim=1)

@@ -71,7 +71,7 @@ from heuristics.neural.regal import (
     sample_betas,
     uniform_brkga,
 )
-from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
+from heuristics.neural.runs import EpochClock, load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.teachers import beta_targets, teacher_order
 from heuristics.neural.weights import save_weights
 from mtpp.errors import InvalidParameterError
@@ -232,13 +232,17 @@ def train_regal(
     resume: bool = True,
     progress: EpochProgress | None = None,
     log: Log | None = None,
+    time_limit: float | None = None,
 ) -> RegalTrainResult:
     """Train a REGAL policy by REINFORCE (module docstring); write ``checkpoint.pt`` and
     ``history.json`` after every epoch, ``weights.pt`` (kind ``"regal"``, loadable by
     :func:`heuristics.neural.regal.load_regal`) and ``history.png`` at the end.
     ``resume`` continues from ``checkpoint.pt`` when it exists (its options other than
     ``epochs`` and ``threads`` must match ``config``).  ``progress(epoch, epochs, row)``
-    is called after each epoch with its history row; ``log`` receives one line per epoch."""
+    is called after each epoch with its history row; ``log`` receives one line per epoch.
+    ``time_limit`` (seconds from the call) stops before an epoch that would end past it
+    (:class:`~heuristics.neural.runs.EpochClock`)."""
+    clock = EpochClock(time_limit)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(config.threads)
@@ -278,6 +282,8 @@ def train_regal(
     if config.teacher == "exact" and start < config.imitation_epochs:
         exact = teacher_examples(config.teacher_data, config.max_gap)
     for epoch in range(start, config.epochs):
+        if not clock.room():
+            break
         t0 = time.perf_counter()
         imitating = epoch < config.imitation_epochs
         orders: list[np.ndarray | None] = [None] * config.graphs_per_epoch
@@ -359,6 +365,7 @@ def train_regal(
                 f"epoch {epoch + 1}/{config.epochs}: loss {row['loss']:.4g}, train M/H(U) {row['train_ratio']:.4f}, "
                 f"validation M/H(U) {ratio:.4f} (best {best_ratio:.4f} at epoch {best_epoch}), {elapsed:.0f} s"
             )
+        clock.lap()
 
     weights = save_weights(
         out / WEIGHTS,

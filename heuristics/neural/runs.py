@@ -1,4 +1,4 @@
-"""What the two training loops share: options as JSON-able dicts and the checkpoint file.
+"""What the two training loops share: options as JSON-able dicts, the checkpoint file, the clock.
 
 A training run keeps its options (a frozen dataclass) in its checkpoint; a resumed run
 must have been started with the same options, except those that only say how long,
@@ -11,7 +11,9 @@ and dicts, so ``torch.load(weights_only=True)`` reads them.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import time
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,3 +58,26 @@ def load_checkpoint(path: Path, options: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(state, dict) or fixed(state.get("config", {})) != fixed(options):
         raise InvalidParameterError(f"{path} was written with other training options; use another directory")
     return state
+
+
+class EpochClock:
+    """A training run's wall-clock cap: :meth:`room` says whether another epoch fits in
+    ``time_limit`` seconds from the clock's start, predicting that it takes as long as
+    the longest one so far (``None``: no cap).  A run stopped by it writes its weights
+    as usual and resumes from its checkpoint."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+            raise InvalidParameterError(f"time_limit must be a number > 0 or None, got {time_limit!r}")
+        self._lap = time.monotonic()
+        self.deadline = math.inf if time_limit is None else self._lap + float(time_limit)
+        self.longest = 0.0
+
+    def room(self) -> bool:
+        """Whether another epoch is predicted to end before the deadline; starts its lap."""
+        self._lap = time.monotonic()
+        return self._lap + self.longest <= self.deadline
+
+    def lap(self) -> None:
+        """An epoch ended: remember its length."""
+        self.longest = max(self.longest, time.monotonic() - self._lap)

@@ -28,8 +28,12 @@ Choices the paper leaves open, made here:
 * ``std`` in Eq. 17 is the population standard deviation; when it is zero (``n = 1``
   or constant priorities, up to float32 round-off) the normalised priorities are all
   zero.
-* One graph per call: ``x`` is ``(n, in_features)`` and ``relation`` is ``(n, n)``;
-  batches of graphs of different sizes are a loop over graphs.
+* One graph per call (``x`` ``(n, in_features)``, ``relation`` ``(n, n)``), or a padded
+  batch (``x`` ``(B, N, in_features)``, ``relation`` ``(B, N, N)``, :func:`pad_batch`):
+  a padded node carries the code :data:`~heuristics.neural.masks.PAD` on its diagonal
+  and with every other node, so no head lets a real node see it, it sees only itself,
+  and Eq. 17 normalises each graph over its own nodes (the padded ones get priority 0).
+  A graph gives the same priorities alone or in a batch, up to float round-off.
 
 The attention uses :func:`torch.nn.functional.scaled_dot_product_attention`.  The
 boolean mask (:meth:`Topoformer.attention_mask`) is built once per forward from the
@@ -51,7 +55,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from heuristics.neural.masks import N_RELATIONS, RELATION_NAMES
+from heuristics.neural.masks import N_RELATIONS, PAD, RELATION_NAMES
 from mtpp.errors import InvalidParameterError
 
 _STD_RTOL = 1e-6  # std below this fraction of max |y| counts as zero in Eq. 17 (float32 eps ~ 1.2e-7)
@@ -166,16 +170,20 @@ class _Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(config.dim, config.hidden), nn.GELU(), nn.Linear(config.hidden, config.dim))
         self.drop = nn.Dropout(config.dropout)
 
-    def forward(self, h: Tensor, mask: Tensor) -> Tensor:
-        """One block; ``mask`` is the additive attention mask of :meth:`Topoformer.embed`."""
-        n = h.shape[0]
-        q, k, v = self.qkv(self.ln_attn(h)).view(n, 3, self.heads, self.head_dim).permute(1, 2, 0, 3)
-        if mask.dim() == 4:  # (relations, 1, n, n): heads grouped by relation, equal counts
-            shape = (mask.shape[0], self.heads // mask.shape[0], n, self.head_dim)
+    def forward(self, h: Tensor, mask: Tensor, grouped: bool) -> Tensor:
+        """One block on ``h`` ``(..., n, dim)``; ``mask`` is the additive attention mask of
+        :meth:`Topoformer.embed`, grouped by relation (``(..., relations, 1, n, n)``) or
+        per head (``(..., heads, n, n)``)."""
+        lead, n = h.shape[:-2], h.shape[-2]
+        qkv = self.qkv(self.ln_attn(h)).unflatten(-1, (3, self.heads, self.head_dim))  # (..., n, 3, H, d)
+        q, k, v = qkv.movedim(-3, 0).transpose(-2, -3).unbind(0)  # each (..., H, n, d)
+        if grouped:  # heads grouped by relation, equal counts
+            relations = mask.shape[-4]
+            shape = (*lead, relations, self.heads // relations, n, self.head_dim)
             q, k, v = q.reshape(shape), k.reshape(shape), v.reshape(shape)
         p = self.dropout if self.training else 0.0
         a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
-        a = a.reshape(self.heads, n, self.head_dim).transpose(0, 1).reshape(n, self.heads * self.head_dim)
+        a = a.reshape(*lead, self.heads, n, self.head_dim).transpose(-2, -3).reshape(*lead, n, -1)
         h = h + self.drop(self.proj(a))  # Eq. 4
         return h + self.drop(self.mlp(self.ln_mlp(h)))  # Eq. 5
 
@@ -187,8 +195,9 @@ class Topoformer(nn.Module):
     ``forward(x, relation)`` takes the node features ``(n, in_features)`` (float32)
     and the relation codes ``(n, n)`` of :func:`heuristics.neural.masks.relation_matrix`
     (a uint8 / integer tensor or numpy array) of one graph and returns the
-    normalised priorities ``(n,)``; :meth:`priorities` returns them before Eq. 17 and
-    :meth:`embed` the final embeddings ``h^(L)``.
+    normalised priorities ``(n,)``; or a padded batch ``(B, N, in_features)``, ``(B, N,
+    N)`` of :func:`pad_batch` and returns ``(B, N)``.  :meth:`priorities` returns them
+    before Eq. 17 and :meth:`embed` the final embeddings ``h^(L)``.
     """
 
     _mask_relations: Tensor  # relation code of each mask row (a buffer)
@@ -209,50 +218,83 @@ class Topoformer(nn.Module):
 
     def attention_mask(self, relation: Tensor | np.ndarray) -> Tensor:
         """The boolean masks ``M^j`` of Eq. 4 (True = may attend), self pairs included:
-        ``(heads, n, n)``, or ``(relations used, 1, n, n)`` when every used relation
-        has the same number of heads."""
+        ``(..., heads, n, n)``, or ``(..., relations used, 1, n, n)`` when every used
+        relation has the same number of heads; ``...`` is the batch of a padded
+        ``relation`` ``(B, N, N)``, empty for one graph's ``(n, n)``."""
         rel = torch.as_tensor(relation, device=self._mask_relations.device)
-        if rel.dim() != 2 or rel.shape[0] != rel.shape[1]:
-            raise InvalidParameterError(f"relation has shape {tuple(rel.shape)}; expected (n, n)")
-        n = rel.shape[0]
-        mask = rel.unsqueeze(0) == self._mask_relations.to(rel.dtype).view(-1, 1, 1)
+        if rel.dim() not in (2, 3) or rel.shape[-1] != rel.shape[-2]:
+            raise InvalidParameterError(f"relation has shape {tuple(rel.shape)}; expected (n, n) or (B, N, N)")
+        n = rel.shape[-1]
+        mask = rel.unsqueeze(-3) == self._mask_relations.to(rel.dtype).view(-1, 1, 1)
         mask |= torch.eye(n, dtype=torch.bool, device=rel.device)
-        return mask.unsqueeze(1) if self._grouped else mask
+        return mask.unsqueeze(-3) if self._grouped else mask
 
     def embed(self, x: Tensor, relation: Tensor | np.ndarray) -> Tensor:
-        """The embeddings ``h^(L)`` ``(n, dim)`` after the input layer and ``L`` blocks."""
-        if x.dim() != 2 or x.shape[1] != self.config.in_features:
+        """The embeddings ``h^(L)`` ``(..., n, dim)`` after the input layer and ``L`` blocks."""
+        if x.dim() not in (2, 3) or x.shape[-1] != self.config.in_features:
             raise InvalidParameterError(
-                f"x has shape {tuple(x.shape)}; expected (n, {self.config.in_features}) (one graph per call)"
+                f"x has shape {tuple(x.shape)}; expected (n, {self.config.in_features}) for one graph "
+                f"or (B, N, {self.config.in_features}) for a padded batch"
             )
         mask = self.attention_mask(relation)
-        if mask.shape[-1] != x.shape[0]:
-            raise InvalidParameterError(f"relation is for {mask.shape[-1]} nodes but x has {x.shape[0]} rows")
+        batch = mask.shape[: -4 if self._grouped else -3]
+        if mask.shape[-1] != x.shape[-2] or tuple(batch) != tuple(x.shape[:-2]):
+            raise InvalidParameterError(
+                f"relation {tuple(torch.as_tensor(relation).shape)} does not match x {tuple(x.shape)}"
+            )
         # SDPA turns a boolean mask into an additive float one on every call: do it once for all layers
         bias = torch.zeros(mask.shape, dtype=x.dtype, device=x.device).masked_fill_(~mask.to(x.device), -math.inf)
         h = self.input(x)
         for block in self.blocks:
-            h = block(h, bias)
+            h = block(h, bias, self._grouped)
         return h
 
     def priorities(self, x: Tensor, relation: Tensor | np.ndarray) -> Tensor:
-        """The raw priorities ``y`` ``(n,)`` of Eq. 7, before the normalisation of Eq. 17."""
+        """The raw priorities ``y`` ``(..., n)`` of Eq. 7, before the normalisation of Eq. 17."""
         return self.head(self.embed(x, relation)).squeeze(-1)
 
     def forward(self, x: Tensor, relation: Tensor | np.ndarray) -> Tensor:
-        """The normalised priorities ``y~ = alpha (y - mean) / std`` ``(n,)`` of Eq. 17."""
-        return normalize_priorities(self.priorities(x, relation), self.config.alpha)
+        """The normalised priorities ``y~ = alpha (y - mean) / std`` ``(..., n)`` of Eq. 17,
+        per graph over its own nodes (padded nodes: 0)."""
+        y = self.priorities(x, relation)
+        if y.dim() == 1:
+            return normalize_priorities(y, self.config.alpha)
+        real = torch.as_tensor(relation, device=y.device).diagonal(dim1=-2, dim2=-1) != PAD
+        return normalize_priorities(y, self.config.alpha, real)
 
 
-def normalize_priorities(y: Tensor, alpha: float) -> Tensor:
+def normalize_priorities(y: Tensor, alpha: float, real: Tensor | None = None) -> Tensor:
     """Eq. 17: ``alpha (y - mean(y)) / std(y)`` with the population ``std``; all zeros
-    when ``std`` vanishes (one node, or constant ``y`` up to float round-off)."""
-    centred = y - y.mean()
-    var = centred.pow(2).mean()
-    degenerate = var <= (_STD_RTOL * y.detach().abs().max()) ** 2
+    when ``std`` vanishes (one node, or constant ``y`` up to float round-off).  Over the
+    last axis; with ``real`` (a boolean mask of ``y``'s shape) over the real entries
+    only, and 0 at the others."""
+    if real is None:
+        real = torch.ones_like(y, dtype=torch.bool)
+    count = real.sum(dim=-1, keepdim=True).clamp(min=1)
+    centred = torch.where(real, y - torch.where(real, y, 0.0).sum(dim=-1, keepdim=True) / count, 0.0)
+    var = centred.pow(2).sum(dim=-1, keepdim=True) / count
+    top = torch.where(real, y.detach().abs(), 0.0).amax(dim=-1, keepdim=True)
+    degenerate = var <= (_STD_RTOL * top) ** 2
     # sqrt of a safe value: sqrt'(0) = inf would turn the masked branch's gradient into NaN
     std = torch.where(degenerate, torch.ones_like(var), var).sqrt()
     return torch.where(degenerate, torch.zeros_like(y), alpha * centred / std)
+
+
+def pad_batch(graphs: list[tuple[Tensor, Tensor]]) -> tuple[Tensor, Tensor]:
+    """Stack graphs' ``(x, relation)`` (``(n_b, F)``, ``(n_b, n_b)`` uint8, on one device)
+    into a padded batch ``(B, N, F)``, ``(B, N, N)`` with ``N = max n_b``: padded
+    features are 0 and padded relation entries :data:`~heuristics.neural.masks.PAD`."""
+    if not graphs:
+        raise InvalidParameterError("pad_batch needs at least one graph")
+    x0, r0 = graphs[0]
+    size = max(int(x.shape[0]) for x, _ in graphs)
+    x = torch.zeros((len(graphs), size, x0.shape[1]), dtype=x0.dtype, device=x0.device)
+    rel = torch.full((len(graphs), size, size), PAD, dtype=r0.dtype, device=r0.device)
+    for b, (xb, rb) in enumerate(graphs):
+        n = xb.shape[0]
+        x[b, :n] = xb
+        rel[b, :n, :n] = rb
+    return x, rel
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -66,11 +66,11 @@ from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
 from heuristics.neural.history import plot_history
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
-from heuristics.neural.policy import order_log_probs
+from heuristics.neural.policy import batch_log_probs, order_log_probs, schedulable_pairs
 from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_examples
-from heuristics.neural.runs import load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
+from heuristics.neural.runs import EpochClock, load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.teachers import teacher_order
-from heuristics.neural.topoformer import Topoformer, TopoformerConfig
+from heuristics.neural.topoformer import Topoformer, TopoformerConfig, pad_batch
 from heuristics.neural.weights import save_weights
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.errors import InvalidParameterError
@@ -215,11 +215,23 @@ def _sample_seed(seed: int, epoch: int, index: int) -> int:
     return int(np.random.default_rng([seed, epoch + 1, index, 7]).integers(2**31))
 
 
-def imitation_loss(y: torch.Tensor, order: np.ndarray, graph: Graph) -> torch.Tensor:
-    """``-log p(order | G) / n`` under Eq. 6 and 8: the mean over steps of the
-    cross-entropy between the softmax over the ready set and the teacher's pick
-    (module docstring)."""
-    return -order_log_probs(y, order, graph)[0] / graph.n
+Target = tuple[torch.Tensor, torch.Tensor]  # a teacher order's schedulable_pairs, on the training device
+
+
+def teacher_target(graph: Graph, order: np.ndarray, device: str) -> Target:
+    """A teacher's order as the (op, step) pairs of its schedulable sets (Eq. 8)."""
+    ops, steps = schedulable_pairs(graph, order)
+    return torch.from_numpy(ops).to(device), torch.from_numpy(steps).to(device)
+
+
+def imitation_loss(model: Topoformer, batch: list[tuple[Encoded, Target]]) -> torch.Tensor:
+    """The batch's mean of ``-log p(order | G) / n`` under Eq. 6 and 8 (per graph, the
+    mean over steps of the cross-entropy between the softmax over the ready set and
+    the teacher's pick; module docstring), from one padded forward pass."""
+    x, relation = pad_batch([(e.x, e.relation) for e, _ in batch])
+    sizes = [e.graph.n for e, _ in batch]
+    log_p = batch_log_probs(model(x, relation), [t for _, t in batch], sizes)
+    return -(log_p / torch.as_tensor(sizes, dtype=log_p.dtype, device=log_p.device)).mean()
 
 
 def hardware(device: str) -> str:
@@ -250,11 +262,38 @@ class _ExactTeacher:
             Encoded(e.graph, torch.from_numpy(x).to(config.device), torch.from_numpy(r).to(config.device))
             for e, (x, r) in zip(examples, inputs)
         ]
+        self.targets = [teacher_target(e.graph, e.order, config.device) for e in examples]
         self.seed = config.seed
 
-    def epoch(self, epoch: int, per_epoch: int) -> list[tuple[Encoded, np.ndarray]]:
+    def epoch(self, epoch: int, per_epoch: int) -> list[tuple[Encoded, Target | None]]:
         picks = epoch_picks(len(self.examples), self.seed, epoch, per_epoch)
-        return [(self.encoded[i], self.examples[i].order) for i in picks]
+        return [(self.encoded[i], self.targets[i]) for i in picks]
+
+
+def _reinforce_loss(
+    model: Topoformer,
+    baseline: Topoformer,
+    batch: list[tuple[Encoded, Target | None]],
+    objective: OrderObjective,
+    config: TrainConfig,
+    epoch: int,
+    first: int,
+    advantages: list[float],
+) -> torch.Tensor:
+    """The batch's REINFORCE loss (Eq. 9-10): per graph, ``samples`` sampled orders
+    weighted by their cost's relative advantage over the baseline's greedy order;
+    appends each graph's mean advantage to ``advantages``."""
+    b = greedy_costs(baseline, [e for e, _ in batch], objective)
+    total = torch.zeros((), device=config.device)
+    for j, (e, _) in enumerate(batch):
+        y = model(e.x, e.relation)
+        seed_j = _sample_seed(config.seed, epoch, first + j)
+        orders = sample_orders(e.graph, y.detach().double().cpu().numpy(), config.samples, seed_j)
+        costs = objective.order_costs(e.graph, orders)
+        adv = torch.from_numpy((costs - b[j]) / max(b[j], 1e-12)).float().to(config.device)
+        total = total + (adv * order_log_probs(y, orders, e.graph)).mean()
+        advantages.append(float(adv.mean()))
+    return total / len(batch)
 
 
 def train(
@@ -262,11 +301,14 @@ def train(
     out_dir: str | os.PathLike[str],
     resume: bool = True,
     progress: EpochProgress | None = None,
+    time_limit: float | None = None,
 ) -> TrainResult:
     """Train a Topoformer policy; write ``checkpoint.pt`` and ``history.json`` after each
     epoch, and ``weights.pt`` (loadable by :func:`heuristics.neural.inference.load_topoformer`)
     and ``history.png`` at the end.  ``resume`` continues from ``checkpoint.pt`` when it
-    exists (its training options must match ``config``)."""
+    exists (its training options must match ``config``).  ``time_limit`` (seconds from
+    the call) stops before an epoch that would end past it (:class:`EpochClock`)."""
+    clock = EpochClock(time_limit)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(config.threads)
@@ -294,9 +336,11 @@ def train(
     classic = classic_costs(validation, objective)
     base_val = greedy_costs(baseline, validation, objective)
     for epoch in range(start_epoch, config.epochs):
+        if not clock.room():
+            break
         t0 = time.perf_counter()
         imitating = epoch < config.imitation_epochs
-        pairs: list[tuple[Encoded, np.ndarray | None]]
+        pairs: list[tuple[Encoded, Target | None]]
         if imitating and exact is not None:
             pairs = list(exact.epoch(epoch, config.graphs_per_epoch))
         else:
@@ -304,28 +348,23 @@ def train(
             pairs = [(Encoded.of(g, device), None) for g in graphs]  # teacher orders come per batch
         for group in optimiser.param_groups:
             group["lr"] = (config.lr if imitating else config.reinforce_lr) * config.lr_decay**epoch
-        losses, advantages = [], []
+        losses: list[float] = []
+        advantages: list[float] = []
         for first in range(0, len(pairs), config.batch):
             optimiser.zero_grad()
             batch = pairs[first : first + config.batch]
-            b = None if imitating else greedy_costs(baseline, [e for e, _ in batch], objective)
             model.train()
-            total = torch.zeros((), device=device)
-            for j, (e, teacher) in enumerate(batch):
-                y = model(e.x, e.relation)
-                seed_j = _sample_seed(config.seed, epoch, first + j)
-                if imitating:
-                    if teacher is None:
-                        teacher = teacher_order(e.graph, objective, config.teacher_effort, seed_j)
-                    total = total + imitation_loss(y, teacher, e.graph)
-                    continue
-                orders = sample_orders(e.graph, y.detach().double().cpu().numpy(), config.samples, seed_j)
-                costs = objective.order_costs(e.graph, orders)
-                assert b is not None
-                adv = torch.from_numpy((costs - b[j]) / max(b[j], 1e-12)).float().to(device)
-                total = total + (adv * order_log_probs(y, orders, e.graph)).mean()
-                advantages.append(float(adv.mean()))
-            loss = total / len(batch)
+            if imitating:
+                targets = []
+                for j, (e, t) in enumerate(batch):
+                    if t is None:  # the approximate teacher, on this epoch's fresh graphs
+                        seed_j = _sample_seed(config.seed, epoch, first + j)
+                        order = teacher_order(e.graph, objective, config.teacher_effort, seed_j)
+                        t = teacher_target(e.graph, order, device)
+                    targets.append((e, t))
+                loss = imitation_loss(model, targets)
+            else:
+                loss = _reinforce_loss(model, baseline, batch, objective, config, epoch, first, advantages)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
@@ -362,6 +401,7 @@ def train(
         (out / HISTORY).write_text(json.dumps(history, indent=1))
         if progress is not None:
             progress(epoch + 1, config.epochs, row)
+        clock.lap()
     # ship the baseline policy: it is the one that won on validation
     final = history[-1] if history else {}
     weights = save_weights(

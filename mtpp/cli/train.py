@@ -101,6 +101,13 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-resume", action="store_true", help="start afresh even if DIR has a checkpoint")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds of training: no epoch starts that would end later (the data sets are built first); "
+        "the weights are written as usual and the run resumes from its checkpoint",
+    )
     return p
 
 
@@ -222,10 +229,10 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
 
         with writing(args.out):  # checkpoints, weights and the loss plot go there as training runs
             if args.model == "topoformer":
-                result = train(config, args.out, not args.no_resume, progress)
+                result = train(config, args.out, not args.no_resume, progress, time_limit=args.time_limit)
                 weights, history = result.weights, result.history
             else:
-                res = train_regal(config, args.out, not args.no_resume, progress)
+                res = train_regal(config, args.out, not args.no_resume, progress, time_limit=args.time_limit)
                 weights, history = res.weights, res.history
     last = history[-1] if history else {}
     out.print(f"trained {len(history)} epochs; weights: {weights}")

@@ -21,7 +21,7 @@ from heuristics.neural.proof_data import (
 )
 from heuristics.neural.regal_training import RegalTrainConfig
 from heuristics.neural.topoformer import Topoformer
-from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, train
+from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, teacher_target, train
 from mtpp.errors import InvalidParameterError
 from mtpp.memory import peak_memory
 from mtpp.teacher_data import build_teacher_data, example_graph
@@ -86,11 +86,12 @@ def test_imitation_by_likelihood_reproduces_the_teacher(data: Path) -> None:
     config = TrainConfig(dim=16, layers=2, head_dim=4)
     model = Topoformer(config.model_config())
     e = Encoded.of(example.graph)
+    batch = [(e, teacher_target(example.graph, example.order, "cpu"))]
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
-    first = float(imitation_loss(model(e.x, e.relation), example.order, example.graph).detach())
+    first = float(imitation_loss(model, batch).detach())
     for _ in range(150):
         optimiser.zero_grad()
-        loss = imitation_loss(model(e.x, e.relation), example.order, example.graph)
+        loss = imitation_loss(model, batch)
         loss.backward()
         optimiser.step()
     assert float(loss.detach()) < first / 2

@@ -24,6 +24,7 @@ from heuristics.neural.topoformer import (  # noqa: E402
     TopoformerConfig,
     count_parameters,
     normalize_priorities,
+    pad_batch,
 )
 from mtpp.errors import InvalidParameterError  # noqa: E402
 from mtpp.graph import Graph  # noqa: E402
@@ -235,7 +236,7 @@ def test_bad_inputs(relation: Any) -> None:
         model(torch.randn(n, F_IN + 1), relation)
     with pytest.raises(InvalidParameterError, match="relation has shape"):
         model(torch.randn(n, F_IN), relation[:, :-1])
-    with pytest.raises(InvalidParameterError, match="nodes but x has"):
+    with pytest.raises(InvalidParameterError, match="does not match x"):
         model(torch.randn(n - 1, F_IN), relation)
 
 
@@ -295,3 +296,24 @@ def test_count_parameters() -> None:
     block = 4 * d + 3 * d * inner + inner * d + d + d * h + h + h * d + d
     expected = F_IN * d + d + cfg.layers * block + d * d + d + d
     assert count_parameters(Topoformer(cfg)) == expected
+
+
+# --------------------------------------------------------------------------- padded batches
+
+
+@pytest.mark.parametrize("heads", [UNIFORM, UNEVEN])
+def test_a_padded_batch_gives_each_graph_its_own_priorities(heads: tuple[int, ...]) -> None:
+    """A graph alone and in a padded batch beside larger and smaller ones: the same
+    priorities (Eq. 7 and 17 over its own nodes), 0 at its padded nodes."""
+    model = _model(seed=4, heads_per_relation=heads).eval()
+    graphs = [_random_dag(n, 0.2, seed=n) for n in (9, 24, 1, 15)]
+    inputs = [(_x(g.n, seed=g.n), torch.from_numpy(relation_matrix(g))) for g in graphs]
+    with torch.no_grad():
+        x, rel = pad_batch(inputs)
+        assert x.shape == (4, 24, F_IN) and rel.shape == (4, 24, 24)
+        batched = model(x, rel)
+        for b, (g, (xg, rg)) in enumerate(zip(graphs, inputs)):
+            torch.testing.assert_close(batched[b, : g.n], model(xg, rg), rtol=1e-5, atol=1e-5)
+            assert torch.equal(batched[b, g.n :], torch.zeros(24 - g.n))
+    with pytest.raises(InvalidParameterError, match="at least one graph"):
+        pad_batch([])

@@ -72,6 +72,43 @@ def test_resume_continues_the_same_run(trained: Path, tmp_path: Path) -> None:
         train(TrainConfig(objective="peak", epochs=4, **{**TINY, "samples": 2}), resumed)
 
 
+class _FakeClock:
+    """``time.monotonic`` advancing ``step`` seconds per reading."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_epoch_clock_stops_before_an_epoch_that_would_end_late(monkeypatch: pytest.MonkeyPatch) -> None:
+    import heuristics.neural.runs as runs
+
+    monkeypatch.setattr(runs.time, "monotonic", _FakeClock(10.0))
+    clock = runs.EpochClock(45.0)  # started at 10, deadline 55: 10-s epochs start at 20 and 40, not at 60
+    epochs = 0
+    while clock.room():
+        epochs += 1
+        clock.lap()
+    assert epochs == 2
+    assert runs.EpochClock(None).room()
+    with pytest.raises(InvalidParameterError, match="time_limit"):
+        runs.EpochClock(0)
+
+
+def test_a_time_limited_run_writes_its_weights_and_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import heuristics.neural.runs as runs
+
+    monkeypatch.setattr(runs.time, "monotonic", _FakeClock(10.0))
+    result = train(TrainConfig(objective="peak", epochs=3, **TINY), tmp_path, time_limit=45.0)
+    assert len(result.history) == 2 and weights_meta(result.weights)["epochs"] == 2
+    monkeypatch.undo()
+    resumed = train(TrainConfig(objective="peak", epochs=3, **TINY), tmp_path)
+    assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
+
+
 @pytest.mark.parametrize("mode", ["greedy", "sample", "beam"])
 def test_decoded_orders_are_valid_and_priced_right(trained: Path, mode: str) -> None:
     g = layered_graph(60, seed=2)
