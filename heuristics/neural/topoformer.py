@@ -177,12 +177,12 @@ class _Block(nn.Module):
         lead, n = h.shape[:-2], h.shape[-2]
         qkv = self.qkv(self.ln_attn(h)).unflatten(-1, (3, self.heads, self.head_dim))  # (..., n, 3, H, d)
         q, k, v = qkv.movedim(-3, 0).transpose(-2, -3).unbind(0)  # each (..., H, n, d)
-        if grouped:  # heads grouped by relation, equal counts
-            relations = mask.shape[-4]
-            shape = (*lead, relations, self.heads // relations, n, self.head_dim)
-            q, k, v = q.reshape(shape), k.reshape(shape), v.reshape(shape)
+        # SDPA on 4-D tensors: (graphs x relations, heads per relation, n, d) or (graphs, heads, n, d)
+        groups = mask.shape[-4] if grouped else 1
+        shape = (-1, self.heads // groups, n, self.head_dim)
+        q, k, v = q.reshape(shape), k.reshape(shape), v.reshape(shape)
         p = self.dropout if self.training else 0.0
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.reshape(-1, *mask.shape[-3:]), dropout_p=p)
         a = a.reshape(*lead, self.heads, n, self.head_dim).transpose(-2, -3).reshape(*lead, n, -1)
         h = h + self.drop(self.proj(a))  # Eq. 4
         return h + self.drop(self.mlp(self.ln_mlp(h)))  # Eq. 5
