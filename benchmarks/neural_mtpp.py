@@ -2,9 +2,11 @@
 
     python benchmarks/neural_mtpp.py                 # 30 graphs x k in {4, 8, 16} (~15 min on 2 cores)
     python benchmarks/neural_mtpp.py --graphs 5      # quick look
+    python benchmarks/neural_mtpp.py --graphs 4 --nodes 500 1000 2000 -k 8 16   # the sizes
 
-Unseen REGAL-style graphs (MTPP paper App. C.2, 50-200 nodes, seeds from 10^6 on,
-which training never draws).  Every method is ``mtpp.partition`` with an orderer, so
+Unseen REGAL-style graphs (MTPP paper App. C.2, 50-200 nodes, or ``--nodes`` each; seeds
+from 10^6 on, which training never draws).  ``--weights`` names the ``topoformer-mtpp``
+file the topoformer orderers use.  Every method is ``mtpp.partition`` with an orderer, so
 every bottleneck is a partition re-checked by the evaluator.  Cells: the geometric
 mean over graphs of bottleneck / simple lower bound (Lemma 3.3; the form of the MTPP
 paper's Table 2, lower is better) and the mean wall time.
@@ -47,19 +49,28 @@ def main() -> None:
     ap.add_argument("-k", type=int, nargs="+", default=[4, 8, 16])
     ap.add_argument("--regal-evaluations", type=int, default=10000, help="budget of regal-brkga (0: leave out)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--nodes", type=int, nargs="+", default=None, help="ops per graph (default: 50-200)")
+    ap.add_argument("--weights", default=None, help="Topoformer weights (default: the shipped topoformer-mtpp)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     methods = [*FIXED, *([f"regal-brkga-{args.regal_evaluations}"] if args.regal_evaluations else []), *TIMED]
 
     t_start = time.perf_counter()
-    print(f"mtpp neural MTPP benchmark at commit {git_commit()}; one CPU thread; {args.graphs} graphs")
+    print(
+        f"mtpp neural MTPP benchmark at commit {git_commit()}; one CPU thread; {args.graphs} graphs "
+        f"per size {args.nodes or '50-200'}; weights {args.weights or 'topoformer-mtpp'}"
+    )
     warm = regal_graph(40, seed=0)
     for name in (*FIXED, "regal-brkga-100"):
         partition(warm, 4, orderer=name)  # JIT and model loads
     ratio: dict[int, dict[str, list[float]]] = {k: defaultdict(list) for k in args.k}
     times: dict[int, dict[str, list[float]]] = {k: defaultdict(list) for k in args.k}
-    for i in range(args.graphs):
-        g = regal_graph(None, seed=TEST_SEED + i)
+    graphs = [
+        (f"graph {i:3d}", regal_graph(n, seed=TEST_SEED + i))
+        for n in (args.nodes or [None])
+        for i in range(args.graphs)
+    ]
+    for label, g in graphs:
         for k in args.k:
             sols = {}
             for name in methods:
@@ -68,12 +79,13 @@ def main() -> None:
                     orderer = "random-1000000" if name.startswith("random") else "brkga-10000"
                     sols[name] = partition(g, k, orderer=orderer, seed=args.seed, time_limit=budget)
                 else:
-                    sols[name] = partition(g, k, orderer=name, seed=args.seed)
+                    weights = args.weights if name.startswith("topoformer") else None
+                    sols[name] = partition(g, k, orderer=name, seed=args.seed, weights=weights)
             for name, sol in sols.items():
                 ratio[k][name].append(sol.bottleneck / sol.lower_bound)
                 times[k][name].append(sol.wall_time)
             cells = " ".join(f"{m}={sols[m].bottleneck / sols[m].lower_bound:.4f}" for m in methods)
-            print(f"  graph {i:3d} n={g.n:3d} k={k:2d} {cells}", flush=True)
+            print(f"  {label} n={g.n:4d} k={k:2d} {cells}", flush=True)
 
     print()
     print("Geometric mean of UB / simple LB (lower is better) | mean wall time [s]")

@@ -11,11 +11,12 @@ shipped model trained on 100-200 nodes), and the four shared graphs
 :func:`mtpp.memory.peak_memory`.
 
 Methods: Topoformer greedy / sample-16 / beam-16 (shipped ``topoformer-peak``, or
-``--weights``); approximate DP (the state DP with state collapsing, ``--dp-width``
-states per level; the paper uses 10^5 on a GPU); random-100; DFS; BFS; BRKGA (Kahn
-priorities, 50 x 100 = 5000 evaluations, seeded with the dfs and bfs orders).  Run
-times include everything a user pays (features, masks, the forward pass on one CPU
-thread, decoding).
+``--weights``; ``--compare OTHER`` adds the same three rows for a second weights file,
+marked ``'``, e.g. new weights against the shipped ones in one run); approximate DP (the
+state DP with state collapsing, ``--dp-width`` states per level; the paper uses 10^5 on
+a GPU); random-100; DFS; BFS; BRKGA (Kahn priorities, 50 x 100 = 5000 evaluations,
+seeded with the dfs and bfs orders). Run times include everything a user pays (features,
+masks, the forward pass on one CPU thread, decoding).
 
 Per size: mean % gap from the best order any method found, and from CP-SAT's proven
 bound where ``--cpsat-limit`` gives one (shared graphs only), plus mean run time; and
@@ -53,6 +54,7 @@ from mtpp.memory import peak_memory  # noqa: E402
 SHARED = ROOT.parent / "shared" / "graphs" / "layered"
 TEST_SEED = 1_000_000
 NEURAL = ("neural greedy", "neural sample-16", "neural beam-16")
+COMPARED = tuple(f"{m}'" for m in NEURAL)  # the --compare weights
 METHODS = (*NEURAL, "approx. DP", "random-100", "dfs", "bfs", "brkga-5000")
 
 
@@ -63,7 +65,9 @@ def test_graphs(n: int, count: int) -> list[tuple[str, Graph]]:
     ]
 
 
-def run_graph(g: Graph, weights: str, dp_width: int, seed: int) -> dict[str, tuple[np.ndarray, float]]:
+def run_graph(
+    g: Graph, weights: str, dp_width: int, seed: int, compare: str | None = None
+) -> dict[str, tuple[np.ndarray, float]]:
     """method -> (order, seconds)."""
     out: dict[str, tuple[np.ndarray, float]] = {}
 
@@ -73,8 +77,10 @@ def run_graph(g: Graph, weights: str, dp_width: int, seed: int) -> dict[str, tup
         out[name] = (order, time.perf_counter() - t)
 
     objective = PeakMemory()
-    for name, mode in zip(NEURAL, ("greedy", "sample", "beam")):
-        timed(name, lambda mode=mode: topoformer_order(g, objective, weights, mode, 16, seed).order)
+    for names, w in ((NEURAL, weights), (COMPARED, compare)):
+        for name, mode in zip(names, ("greedy", "sample", "beam")):
+            if w is not None:
+                timed(name, lambda mode=mode, w=w: topoformer_order(g, objective, w, mode, 16, seed).order)
     timed("approx. DP", lambda: state_dp(g, beam_width=dp_width, seed=seed).order)
     timed("random-100", lambda: random_orders(g, 100, seed).order)
     timed("dfs", lambda: traversal_order(g, "dfs").order)
@@ -92,14 +98,19 @@ def main() -> None:
     ap.add_argument("--dp-width", type=int, default=1000, help="approximate DP states per level (default 1000)")
     ap.add_argument("--cpsat-limit", type=float, default=0.0, help="CP-SAT seconds on the shared graphs (0: off)")
     ap.add_argument("--weights", default="topoformer-peak")
+    ap.add_argument("--compare", default=None, help="a second Topoformer weights file, rows marked '")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     torch.set_num_threads(1)
+    methods = (*NEURAL, *(COMPARED if args.compare else ()), *METHODS[len(NEURAL) :])
 
     t_start = time.perf_counter()
-    print(f"mtpp neural peak-memory benchmark at commit {git_commit()}; weights {args.weights}; one CPU thread")
+    compared = f" ({args.compare}: rows marked ')" if args.compare else ""
+    print(
+        f"mtpp neural peak-memory benchmark at commit {git_commit()}; weights {args.weights}{compared}; one CPU thread"
+    )
     warm = layered_graph(30, 0)
-    run_graph(warm, args.weights, 4, 0)  # JIT and model load
+    run_graph(warm, args.weights, 4, 0, args.compare)  # JIT and model loads
     sets: dict[str, list[tuple[str, Graph]]] = {}
     for n, count in ((500, args.n500), (1000, args.n1000), (2000, args.n2000)):
         if count:
@@ -115,7 +126,7 @@ def main() -> None:
         gaps[label], bound_gaps[label] = defaultdict(list), defaultdict(list)
         times[label], wins[label] = defaultdict(list), defaultdict(list)
         for name, g in graphs:
-            res = run_graph(g, args.weights, args.dp_width, args.seed)
+            res = run_graph(g, args.weights, args.dp_width, args.seed, args.compare)
             peaks = {m: peak_memory(g, order) for m, (order, _) in res.items()}
             best = min(peaks.values())
             bound = None
@@ -124,7 +135,7 @@ def main() -> None:
 
                 s = schedule(g, method="cpsat", time_limit=args.cpsat_limit, seed=args.seed)
                 best, bound = min(best, s.peak), s.lower_bound
-            for m in METHODS:
+            for m in methods:
                 gaps[label][m].append(100 * (peaks[m] - best) / best)
                 times[label][m].append(res[m][1])
                 wins[label][m].append(float(peaks[m] <= peaks["neural greedy"]))
@@ -132,7 +143,7 @@ def main() -> None:
                     bound_gaps[label][m].append(100 * (peaks[m] - bound) / bound)
             print(
                 f"  {label:14s} {name:28s} n={g.n:5d} best {best:12.0f} "
-                + " ".join(f"{m.split()[-1]}={peaks[m]:.0f}" for m in METHODS),
+                + " ".join(f"{m.split()[-1]}={peaks[m]:.0f}" for m in methods),
                 flush=True,
             )
 
@@ -141,7 +152,7 @@ def main() -> None:
     labels = list(sets)
     print(f"{'method':18s}" + "".join(f" | {lab:^27s}" for lab in labels))
     print(f"{'':18s}" + "".join(f" | {'% best':>8s} {'% bound':>8s} {'time':>8s}" for _ in labels))
-    for m in METHODS:
+    for m in methods:
         line = f"{m:18s}"
         for lab in labels:
             bg = f"{np.mean(bound_gaps[lab][m]):8.2f}" if bound_gaps[lab][m] else f"{'-':>8s}"
@@ -149,7 +160,7 @@ def main() -> None:
         print(line)
     print()
     print("Share of graphs where the method's peak is <= neural greedy's:")
-    for m in METHODS[1:]:
+    for m in methods[1:]:
         print(f"{m:18s}" + "".join(f" | {100 * np.mean(wins[lab][m]):6.1f}%" for lab in labels))
     print(f"total wall time {time.perf_counter() - t_start:.0f} s")
 
