@@ -107,6 +107,7 @@ class TrainConfig:
     heads_per_relation: tuple[int, ...] = (1, 1, 1, 1, 1, 1, 1)
     head_dim: int = 16
     alpha: float = 5.0
+    dropout: float = 0.0
     threads: int = 1
     teacher: str = "approx"
     teacher_data: tuple[str, ...] = ()
@@ -149,6 +150,7 @@ class TrainConfig:
             raise InvalidParameterError(
                 f"device must be a torch device such as 'cpu' or 'cuda', got {self.device!r}"
             ) from exc
+        self.model_config()  # the model's sizes, alpha and dropout, checked now
 
     def model_config(self) -> TopoformerConfig:
         return TopoformerConfig(
@@ -158,6 +160,7 @@ class TrainConfig:
             heads_per_relation=self.heads_per_relation,
             head_dim=self.head_dim,
             alpha=self.alpha,
+            dropout=self.dropout,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -55,6 +55,7 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--evaluations", type=int, default=None, help="regal: BRKGA evaluations per run")
     p.add_argument("--dim", type=int, default=None, help="topoformer: embedding size")
     p.add_argument("--layers", type=int, default=None, help="topoformer: attention layers")
+    p.add_argument("--dropout", type=float, default=None, help="topoformer: dropout while training (default 0)")
     p.add_argument(
         "--imitation-epochs",
         type=int,
@@ -191,6 +192,7 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
                 **common,
                 "dim": "dim",
                 "layers": "layers",
+                "dropout": "dropout",
                 "imitation_epochs": "imitation_epochs",
                 "teacher_effort": "teacher_effort",
                 "reinforce_lr": "reinforce_lr",

@@ -164,3 +164,5 @@ def test_bad_training_options() -> None:
         TrainConfig(nodes=(50, 10))
     with pytest.raises(InvalidParameterError, match="unknown TrainConfig options"):
         TrainConfig.from_dict({"epochz": 3})
+    with pytest.raises(InvalidParameterError, match="dropout"):
+        TrainConfig(dropout=1.0)
