@@ -36,7 +36,11 @@ capacity there).  The teacher (``teacher``):
   per level) for peak memory, BRKGA with ``teacher_effort`` evaluations for the
   bottleneck, on the epoch's fresh graphs.
 
-REINFORCE then optimises the objective itself.  ``device`` (``"cpu"``, ``"cuda"``)
+REINFORCE then optimises the objective itself.  ``init`` (a Topoformer weights file,
+or a shipped name, of the same model shape) starts the model and the first baseline
+from trained weights instead of a random draw: fine-tuning on more data or larger
+graphs.  Imitation runs on padded batches (one forward pass and one segmented
+log-sum-exp per batch, :func:`heuristics.neural.policy.batch_log_probs`).  ``device`` (``"cpu"``, ``"cuda"``)
 is where the model and its inputs live; decoding and costs run on the CPU.
 
 Everything is seeded: graph ``i`` of epoch ``e`` and the sampling seeds are functions
@@ -71,7 +75,7 @@ from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_exa
 from heuristics.neural.runs import EpochClock, load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.teachers import teacher_order
 from heuristics.neural.topoformer import Topoformer, TopoformerConfig, pad_batch
-from heuristics.neural.weights import save_weights
+from heuristics.neural.weights import load_state, load_weights, save_weights
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
@@ -108,6 +112,7 @@ class TrainConfig:
     head_dim: int = 16
     alpha: float = 5.0
     dropout: float = 0.0
+    init: str = ""
     threads: int = 1
     teacher: str = "approx"
     teacher_data: tuple[str, ...] = ()
@@ -318,7 +323,10 @@ def train(
     torch.manual_seed(config.seed)
     device = config.device
     objective = make_objective(config.objective, config.k)
-    model = Topoformer(config.model_config()).to(device)
+    model = Topoformer(config.model_config())
+    if config.init:  # fine-tune: start from a weights file of the same model shape
+        load_state(model, load_weights(config.init, "topoformer"))
+    model = model.to(device)
     baseline = copy.deepcopy(model)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     history: list[dict[str, float]] = []

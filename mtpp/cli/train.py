@@ -57,6 +57,9 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--layers", type=int, default=None, help="topoformer: attention layers")
     p.add_argument("--dropout", type=float, default=None, help="topoformer: dropout while training (default 0)")
     p.add_argument(
+        "--init", default=None, metavar="WEIGHTS", help="topoformer: start from these weights (same model shape)"
+    )
+    p.add_argument(
         "--imitation-epochs",
         type=int,
         default=None,
@@ -193,6 +196,7 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
                 "dim": "dim",
                 "layers": "layers",
                 "dropout": "dropout",
+                "init": "init",
                 "imitation_epochs": "imitation_epochs",
                 "teacher_effort": "teacher_effort",
                 "reinforce_lr": "reinforce_lr",

@@ -155,6 +155,18 @@ def test_bad_weights_give_clear_errors(trained: Path, tmp_path: Path) -> None:
     assert set(SHIPPED) >= {"topoformer-peak", "topoformer-mtpp", "regal-peak", "regal-mtpp"}
 
 
+def test_init_starts_from_trained_weights(trained: Path, tmp_path: Path) -> None:
+    """``init``: the run starts from the given policy (stopped before its first epoch, it
+    ships exactly those weights); a model of another shape is a WeightsError."""
+    init = str(trained / "weights.pt")
+    run = train(TrainConfig(objective="peak", epochs=1, init=init, **TINY), tmp_path / "a", time_limit=1e-9)
+    assert run.history == []
+    given, shipped = load_weights(init, "topoformer").state_dict, load_weights(run.weights, "topoformer").state_dict
+    assert given.keys() == shipped.keys() and all(torch.equal(given[k], shipped[k]) for k in given)
+    with pytest.raises(WeightsError, match="does not fit"):
+        train(TrainConfig(objective="peak", epochs=1, init=init, **{**TINY, "dim": 32}), tmp_path)
+
+
 def test_bad_training_options() -> None:
     with pytest.raises(InvalidParameterError, match="objective"):
         TrainConfig(objective="latency")
