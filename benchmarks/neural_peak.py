@@ -4,7 +4,7 @@
     python benchmarks/neural_peak.py --n500 20 --n1000 5 --n2000 2   # quick look
 
 Test sets: ``--n500`` unseen 500-node layered graphs (Topoformer App. A generator,
-seeds from 10^6 on, which training never draws; half with the parameter costs of
+seeds from 10^6 on (``--first-seed``), which training never draws; half with the parameter costs of
 Eq. 15), ``--n1000`` and ``--n2000`` larger ones (cross-size generalisation: the
 shipped model trained on 100-200 nodes), and the four shared graphs
 (``shared/graphs/layered``).  Every peak is re-evaluated by
@@ -61,11 +61,8 @@ EQUAL_TIME = ("brkga@t(sample-16)", "brkga@t(beam-16)")  # BRKGA stopped at the 
 METHODS = (*NEURAL, "approx. DP", "random-100", "dfs", "bfs", "brkga-5000", *EQUAL_TIME)
 
 
-def test_graphs(n: int, count: int) -> list[tuple[str, Graph]]:
-    return [
-        (f"layered({n}, {TEST_SEED + i})", layered_graph(n, TEST_SEED + i, param_costs=i % 2 == 0))
-        for i in range(count)
-    ]
+def test_graphs(n: int, count: int, first: int = TEST_SEED) -> list[tuple[str, Graph]]:
+    return [(f"layered({n}, {first + i})", layered_graph(n, first + i, param_costs=i % 2 == 0)) for i in range(count)]
 
 
 def run_graph(
@@ -106,6 +103,7 @@ def main() -> None:
     ap.add_argument("--weights", default="topoformer-peak")
     ap.add_argument("--compare", default=None, help="a second Topoformer weights file, rows marked '")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--first-seed", type=int, default=TEST_SEED, help="first test graph seed (default 10^6)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     methods = (*NEURAL, *(COMPARED if args.compare else ()), *METHODS[len(NEURAL) :])
@@ -120,7 +118,7 @@ def main() -> None:
     sets: dict[str, list[tuple[str, Graph]]] = {}
     for n, count in ((500, args.n500), (1000, args.n1000), (2000, args.n2000)):
         if count:
-            sets[f"{n}-node ({count})"] = test_graphs(n, count)
+            sets[f"{n}-node ({count})"] = test_graphs(n, count, args.first_seed)
     if not args.no_shared:
         shared = [(p.stem[:28], load_graph(p)) for p in sorted(SHARED.glob("*.json"))]
         sets[f"shared ({len(shared)})"] = shared

@@ -31,7 +31,7 @@ $PY -m mtpp train data --out "$DATA/peak-500-900" --teacher-count 192 --teacher-
     --teacher-time-limit 6 --jobs "$JOBS" --seed 13
 SMALL=(--teacher-data "$DATA/peak-100-250" --teacher-data "$DATA/peak-250-400")
 COMMON=(--objective peak --teacher exact --imitation-epochs "$IMITATION" --epochs "$IMITATION"
-    --graphs-per-epoch 3584 --batch 16 --dim 128 --layers 4 --dropout 0.1 --device "$DEVICE"
+    --graphs-per-epoch 3584 --batch 16 --dim 128 --layers 4 --dropout 0.1 --reinforce-lr 2e-5 --device "$DEVICE"
     --jobs "$JOBS" --threads 4 --time-limit "$TIME_LIMIT")
 # 2. imitation of the proven orders from a random start; validation on 200-600 ops
 [ -f "$RUN/base/weights.pt" ] || $PY -m mtpp train topoformer "${COMMON[@]}" "${SMALL[@]}" \
