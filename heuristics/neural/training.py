@@ -36,12 +36,13 @@ capacity there).  The teacher (``teacher``):
   per level) for peak memory, BRKGA with ``teacher_effort`` evaluations for the
   bottleneck, on the epoch's fresh graphs.
 
-REINFORCE then optimises the objective itself.  ``init`` (a Topoformer weights file,
+REINFORCE then optimises the objective itself. ``init`` (a Topoformer weights file,
 or a shipped name, of the same model shape) starts the model and the first baseline
 from trained weights instead of a random draw: fine-tuning on more data or larger
-graphs.  Imitation runs on padded batches (one forward pass and one segmented
-log-sum-exp per batch, :func:`heuristics.neural.policy.batch_log_probs`).  ``device`` (``"cpu"``, ``"cuda"``)
-is where the model and its inputs live; decoding and costs run on the CPU.
+graphs. Imitation runs on padded batches (one forward pass and one segmented log-
+sum-exp per batch, :func:`heuristics.neural.policy.batch_log_probs`). ``device``
+(``"cpu"``, ``"cuda"``) is where the model and its inputs live; decoding and costs
+run on the CPU.
 
 Everything is seeded: graph ``i`` of epoch ``e`` and the sampling seeds are functions
 of ``(seed, e, i)``, and the model starts from ``torch.manual_seed(seed)``, so a run
