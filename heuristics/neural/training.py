@@ -39,8 +39,8 @@ capacity there).  The teacher (``teacher``):
 REINFORCE then optimises the objective itself. ``init`` (a Topoformer weights file,
 or a shipped name, of the same model shape) starts the model and the first baseline
 from trained weights instead of a random draw: fine-tuning on more data or larger
-graphs. Imitation runs on padded batches (one forward pass and one segmented log-
-sum-exp per batch, :func:`heuristics.neural.policy.batch_log_probs`). ``device``
+graphs. Imitation runs on padded batches (one forward pass and one segmented
+log-sum-exp per batch, :func:`heuristics.neural.policy.batch_log_probs`). ``device``
 (``"cpu"``, ``"cuda"``) is where the model and its inputs live; decoding and costs
 run on the CPU.
 
