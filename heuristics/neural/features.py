@@ -94,7 +94,7 @@ def laplacian_encoding(graph: Graph, dim: int = PE_DIM) -> np.ndarray:
     inv[deg > 0] = 1.0 / np.sqrt(deg[deg > 0])
     lap = sp.identity(n, format="csr") - sp.diags(inv) @ adj @ sp.diags(inv)
     vecs = None
-    with _BLAS.limit(limits=1, user_api="blas"):  # see BLAS_THREADS
+    with _BLAS.limit(limits=1, user_api="blas"):  # one thread: see _BLAS
         if n > DENSE_LIMIT:
             try:
                 vals, vecs = spla.eigsh(lap.tocsc(), k=count + 1, sigma=-1e-3, which="LM")

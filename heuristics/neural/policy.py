@@ -178,9 +178,7 @@ def schedulable_pairs(graph: Graph, order: np.ndarray) -> tuple[np.ndarray, np.n
     """``(ops, steps)``: every op of one topological ``order`` with each step at which it
     is schedulable (the sets ``R_t`` of Eq. 8), for :func:`batch_log_probs`; compute it
     once per (graph, teacher order) and reuse it every epoch."""
-    first, pos = availability(graph, order)
-    flat, segment = _pairs(first, pos)
-    return flat, segment
+    return _pairs(*availability(graph, order))
 
 
 def batch_log_probs(y: torch.Tensor, pairs: list[tuple[torch.Tensor, torch.Tensor]], sizes: list[int]) -> torch.Tensor:
