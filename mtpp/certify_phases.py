@@ -104,11 +104,7 @@ certify (dev layered seeds 9201-9202, 120 s) 0.3 did better than 0.5 at every k,
 to the MIPs and the last partition search (geometric mean LB / UB at k = 8: 0.762 and 0.756)."""
 PIGEONHOLE_SHARE = 0.3
 """Part of the budget left that the pigeonhole bound's MIPs may use, split over the open ks
-smallest first in proportion to their gaps (:func:`gap_part`; what one k leaves goes to the
-next; each at most ``time_limit``)."""
-GAP_FLOOR = 0.01
-"""The least gap ``1 - LB / UB`` :func:`gap_part` counts for a k, so a k whose bound nearly
-closes still gets a little time."""
+smallest first (what one k leaves goes to the next; each at most ``time_limit``)."""
 PIGEONHOLE_RESUME_SHARE = 0.5
 """Part of the budget the MIPs left that :func:`pigeonhole_resume_phase` may use where the
 pigeonhole bound leads and was still going."""
@@ -518,7 +514,7 @@ def pigeonhole_phase(
 ) -> None:
     """The weighted pigeonhole bound (:mod:`formulations.pigeonhole`) for every k not yet
     proven optimal, smallest first, each within its part of ``PIGEONHOLE_SHARE`` of the
-    budget left (:func:`gap_part`; at most ``time_limit``), stopping at the partition's cost; after
+    budget left (at most ``time_limit``), stopping at the partition's cost; after
     :data:`PIGEONHOLE_STALLS` ks where it ran out of time without lifting the bound it is
     skipped at the larger ks.  Where it solved the ``work`` weighting and no parameters
     overflow, its bound holds the bottleneck MIP's optimum and :func:`mip_phase` skips that MIP.
@@ -542,11 +538,9 @@ def pigeonhole_phase(
             run.records.append(skipped("pigeonhole", f"it ran out of time without lifting the bound at {at}"))
             run.implied.update(dict.fromkeys(MIP_PHASE_ORDER, out_of_reach) if out_of_reach else {})
             continue
-        rest = stop - time.perf_counter()
-        limit = min(time_limit, rest * gap_part(open_runs, i))
+        limit = min(time_limit, (stop - time.perf_counter()) / (len(open_runs) - i))
         if limit < MIN_RUN_SECONDS:
-            why = "the budget is spent" if rest < MIN_RUN_SECONDS else "the ks with larger gaps take the time"
-            run.records.append(skipped("pigeonhole", f"{why} ({limit:.2g} s would be its share)"))
+            run.records.append(skipped("pigeonhole", "the budget is spent"))
             continue
         before, t0 = run.lb, time.perf_counter()
         try:
@@ -576,16 +570,6 @@ def pigeonhole_phase(
         say(f"{tag(problem)}pigeonhole: {shown} ({res.message}, {res.wall_time:.2f} s)")
 
 
-def gap_part(runs: list[Run], i: int) -> float:
-    """The part of the time left to ``runs[i:]`` that ``runs[i]`` gets: its gap ``1 - LB / UB``
-    over the sum of theirs (each at least :data:`GAP_FLOOR`).  The pigeonhole bound's time goes
-    where the bound stands furthest from the partition: on REGAL-style graphs its MIPs at
-    k = 2 ran 5.5 s of 120 before the exact MIP proved the partition optimal in 0.4 s, while
-    k = 32 got 5 s and, alone for 60 s, would have lifted its bound by 7%."""
-    gaps = [max(GAP_FLOOR, 1.0 - r.lb / r.ub) if r.ub > 0 else GAP_FLOOR for r in runs[i:]]
-    return gaps[0] / math.fsum(gaps)
-
-
 def pigeonhole_resume_phase(
     runs: list[Run],
     solver: str,
@@ -596,8 +580,8 @@ def pigeonhole_resume_phase(
 ) -> None:
     """Where the pigeonhole bound leads at a k not yet proven optimal and the clock stopped
     its updates, they go on (``pigeonhole_bound(resume=...)``) after the MIPs, smallest k
-    first, within :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (split by :func:`gap_part`;
-    what one k leaves goes to the next); the k's pigeonhole record is replaced by the best over both calls."""
+    first, within :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (what one k leaves goes
+    to the next); the k's pigeonhole record is replaced by the best over both calls."""
     rising = [
         r
         for r in runs
@@ -610,9 +594,9 @@ def pigeonhole_resume_phase(
     ]
     stop = time.perf_counter() + PIGEONHOLE_RESUME_SHARE * left()
     for i, run in enumerate(rising):
-        limit = (stop - time.perf_counter()) * gap_part(rising, i)
+        limit = (stop - time.perf_counter()) / (len(rising) - i)
         if limit < MIN_RUN_SECONDS:
-            continue
+            return
         before, t0 = run.lb, time.perf_counter()
         earlier = run.pigeonhole.updates if run.pigeonhole is not None else None
         try:
