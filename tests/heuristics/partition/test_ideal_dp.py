@@ -201,3 +201,30 @@ def test_all_k_with_no_time_left_says_so():
     results = ideal_dp_all(base, [2, 3], upper_bounds=[math.inf, math.inf], time_limit=0.0)
     assert all(r.status in ("time_limit", "optimal", "bound_reached") for r in results)
     assert all(r.lower_bound is None for r in results if r.status == "time_limit")
+
+
+def test_a_pass_whose_progress_shows_it_would_not_end_in_time_gives_up(monkeypatch):
+    """A pass that extends one ideal per 20 ms (a simulated kernel) of a lattice of 59,049
+    would take 20 minutes: with 30 s left it gives up after PROBE_SECONDS, as a time limit,
+    with no bound; without a deadline it is never stopped this way."""
+    import time
+
+    import heuristics.partition.ideal_dp as dp_module
+
+    g = Graph.from_arrays(np.ones(20), np.zeros(20), np.ones(20), [(i, i + 1) for i in range(0, 20, 2)])
+    assert enumerate_ideals(g).count == 3**10  # ten independent pairs
+
+    def slow(nxt, *args):
+        time.sleep(0.02)
+        return nxt + 1
+
+    monkeypatch.setattr(dp_module, "dp_chunk", slow)
+    monkeypatch.setattr(dp_module, "greedy_chain", lambda *args: math.inf)  # no chain: a DP pass decides
+    monkeypatch.setattr(dp_module, "PROBE_SECONDS", 0.3)
+    t0 = time.perf_counter()
+    res = ideal_dp_all(Problem(g, 2), [2], upper_bounds=[math.inf], time_limit=30.0)[0]
+    assert time.perf_counter() - t0 < 5.0
+    assert res.status == "time_limit" and res.lower_bound is None and "would not end in time" in res.message
+    assert not dp_module._hopeless(time.perf_counter() - 100.0, 0.0, None)
+    assert dp_module._hopeless(time.perf_counter() - 1.0, 0.001, time.perf_counter() + 30.0)
+    assert not dp_module._hopeless(time.perf_counter() - 1.0, 0.2, time.perf_counter() + 30.0)
