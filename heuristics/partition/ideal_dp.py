@@ -119,9 +119,9 @@ HOPELESS = 20.0
 its progress, the share of the ideals ``J`` it has extended, projects the rest of the pass to
 more than this many times the time left.  The early (small) ideals have the most supersets,
 so the projection runs high: on a 150-op layered graph at k = 8 (passes of about 15 s) the
-first 2.5 s did 3% of the ideals, a projection of 80 s.  On the 250-op layered graph of seed 9201 (2.1 M
-ideals) a pass at k = 4 did fewer than 0.05% in 118 s: certify's DP share (25 s of 120)
-went to passes that could not finish."""
+first 2.5 s did 3% of the ideals, a projection of 80 s.  On the 250-op layered graph of seed
+9201 (2.1 M ideals) a pass at k = 4 did fewer than 0.05% in 118 s: certify's DP share (25 s
+of 120) went to passes that could not finish."""
 PROBE_SECONDS = 2.0
 """The least time a pass runs before :data:`HOPELESS` may stop it."""
 GREEDY_ROUNDS = 40  # bisection steps of the greedy chain over the threshold

@@ -1,8 +1,10 @@
 import itertools
 import math
+import time
 
 import numpy as np
 
+import heuristics.partition.ideal_dp as dp_module
 from heuristics.kahn import kahn_order
 from heuristics.partition.ideal_dp import ideal_dp, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals, widest_level
@@ -207,10 +209,6 @@ def test_a_pass_whose_progress_shows_it_would_not_end_in_time_gives_up(monkeypat
     """A pass that extends one ideal per 20 ms (a simulated kernel) of a lattice of 59,049
     would take 20 minutes: with 30 s left it gives up after PROBE_SECONDS, as a time limit,
     with no bound; without a deadline it is never stopped this way."""
-    import time
-
-    import heuristics.partition.ideal_dp as dp_module
-
     g = Graph.from_arrays(np.ones(20), np.zeros(20), np.ones(20), [(i, i + 1) for i in range(0, 20, 2)])
     assert enumerate_ideals(g).count == 3**10  # ten independent pairs
 
