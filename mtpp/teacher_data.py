@@ -2,7 +2,12 @@
 
 For peak memory the teacher is :func:`mtpp.schedule` with ``method="search"``: the
 best-first search over scheduled sets, whose order is proven minimum-peak when its
-bound meets it (Topoformer Eq. 1-3, 15).  Example ``i`` of a :class:`DataSpec` is
+bound meets it (Topoformer Eq. 1-3, 15).  For the MTPP bottleneck it is
+:func:`mtpp.certify` over all of the spec's ``ks`` in one call (``budget`` the
+spec's time limit): its partition at each k, proven optimal where its lower bound
+meets it, becomes an order whose blocks are contiguous (:func:`partition_order`),
+the order SliceGraph's DP (MTPP Algorithm 1) cuts back into at most that
+bottleneck.  Graph ``i`` of a :class:`DataSpec` is
 the graph drawn from ``numpy.random.default_rng([seed, 25, i])`` (a layered graph of
 Topoformer App. A, half of them with the parameter costs of Eq. 15, or a REGAL-style
 graph of MTPP App. C.2), with a node count uniform in ``nodes``.  The streams
@@ -23,10 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
+from heuristics.kahn import kahn_order
+from heuristics.neural.objectives import Bottleneck
 from heuristics.neural.proof_data import DataSpec, Example, done_shards, write_manifest, write_shard
+from mtpp.certificate import certify
+from mtpp.evaluate import dag_numbering
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
 from mtpp.graph import Graph
+from mtpp.problem import Problem
 from mtpp.scheduling import schedule
 
 STREAM = 25  # the middle word of every example's seed sequence
@@ -42,25 +52,68 @@ def example_graph(spec: DataSpec, index: int) -> Graph:
     return regal_graph(n, seed=rng)
 
 
-def label(spec: DataSpec, index: int) -> Example:
-    """Example ``index``: its graph and the exact teacher's order with what it proved."""
+def partition_order(problem: Problem, assignment: np.ndarray, tie_order: np.ndarray) -> np.ndarray:
+    """A topological order of ``problem.graph`` that lists the blocks of the valid
+    ``assignment`` one after another, in a topological order of the quotient graph,
+    each block's ops in the order they take in ``tie_order`` where the edges allow.
+
+    Kahn's algorithm picks the ready op of the lowest block (then the earliest in
+    ``tie_order``): while block ``b`` is unfinished, its first unplaced op in a
+    topological order has every predecessor placed (those in lower blocks are, and
+    one in ``b`` would come before it), so no op of a later block comes in between."""
+    g = problem.graph
+    block = dag_numbering(problem, assignment)
+    at = np.empty(g.n, dtype=np.int64)
+    at[np.asarray(tie_order, dtype=np.int64)] = np.arange(g.n)
+    return kahn_order(g, -(block * g.n + at).astype(np.float64))
+
+
+def label(spec: DataSpec, index: int) -> list[Example]:
+    """Graph ``index``'s examples: the exact teacher's order with what it proved (one
+    for peak memory, one per k of ``spec.ks`` for the bottleneck)."""
     graph = example_graph(spec, index)
     t0 = time.perf_counter()
-    s = schedule(graph, method="search", time_limit=spec.time_limit, seed=index)
-    return Example(
-        index=index,
-        graph=graph,
-        order=np.asarray(s.index_order, dtype=np.int64),
-        value=float(s.peak),
-        lower_bound=float(s.lower_bound),
-        optimal=s.status.value == "optimal",
-        seconds=time.perf_counter() - t0,
-    )
+    if spec.objective == "peak":
+        s = schedule(graph, method="search", time_limit=spec.time_limit, seed=index)
+        return [
+            Example(
+                index=index,
+                graph=graph,
+                order=np.asarray(s.index_order, dtype=np.int64),
+                value=float(s.peak),
+                lower_bound=float(s.lower_bound),
+                optimal=s.status.value == "optimal",
+                seconds=time.perf_counter() - t0,
+            )
+        ]
+    certs = certify(graph, k=list(spec.ks), budget=spec.time_limit, seed=index)
+    seconds = time.perf_counter() - t0
+    at = {str(v): i for i, v in enumerate(graph.ids)}  # a certificate names nodes by str(id)
+    examples = []
+    for k, cert in zip(spec.ks, certs):
+        problem = Problem(graph, k)
+        assignment = np.array([cert.assignment[str(v)] for v in graph.ids], dtype=np.int64)
+        tie = np.array([at[v] for v in cert.order], dtype=np.int64)
+        order = partition_order(problem, assignment, tie)
+        value = float(Bottleneck(k).order_costs(graph, order)[0])  # <= cert.upper_bound
+        examples.append(
+            Example(
+                index=index,
+                graph=graph,
+                order=order,
+                value=value,
+                lower_bound=float(cert.lower_bound),
+                optimal=cert.optimal or value <= cert.lower_bound,
+                seconds=seconds,
+                k=k,
+            )
+        )
+    return examples
 
 
 def _build_shard(root: Path, spec: DataSpec, shard: int) -> int:
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    examples = [label(spec, i) for i in spec.shard_range(shard)]
+    examples = [e for i in spec.shard_range(shard) for e in label(spec, i)]
     write_shard(root, shard, examples)
     return sum(e.optimal for e in examples)
 

@@ -1,23 +1,34 @@
 """Training data from proofs: graphs with a teacher's order, stored as a versioned data set.
 
 An exact teacher (``mtpp train ... --teacher exact``, built by :mod:`mtpp.teacher_data`)
-gives, per generated graph, an order and what was proven about it: for peak memory
-the order of the best-first search with its peak and proven lower bound (``optimal``
-when they meet, Topoformer Eq. 1-3, 15).  This module holds only the file format,
-so the training loop reads the data without importing the solvers that made it.
+gives, per generated graph, an order and what was proven about it:
+
+* peak memory: the order of the best-first search with its peak and proven lower
+  bound (``optimal`` when they meet, Topoformer Eq. 1-3, 15);
+* the MTPP bottleneck, at each ``k`` of the spec's ``ks``: the partition of
+  :func:`mtpp.certify` written as an order whose blocks are contiguous, in a
+  topological order of the quotient graph, so SliceGraph's DP (MTPP Algorithm 1)
+  can cut it back into that partition; its value is the order's SliceGraph
+  bottleneck (at most the partition's, Eq. 3) and its lower bound the certificate's.
+  One example per ``(graph, k)``.
+
+This module holds only the file format, so the training loop reads the data without
+importing the solvers that made it.
 
 A data set is a directory:
 
-* ``manifest.json``: ``{"format": "mtpp-teacher-data", "version": 1, "spec": {...}}``,
+* ``manifest.json``: ``{"format": "mtpp-teacher-data", "version": 2, "spec": {...}}``,
   the options that define every example (objective, graph family, node range,
-  seed, count, the teacher's time limit, shard size);
+  seed, count, the teacher's time limit, shard size, the ks of the bottleneck);
+  version 1 (peak memory only, before the ks) is still read;
 * ``shard-00000.npz``, ...: ``shard_size`` consecutive examples each, written
   atomically (a temporary file renamed into place) when the whole shard is done, so an
   interrupted build resumes at the first missing shard and never reads half a file.
 
 A shard holds the graphs themselves (weights and edges, concatenated with per-graph
 offsets), not only their seeds: a later change of a generator cannot silently pair
-an order with another graph.  Example ``i`` is fully determined by ``(spec, i)``.
+an order with another graph.  Graph ``i`` is fully determined by ``(spec, i)``; its
+examples are the teacher's labels at each k (one for peak memory).
 """
 
 from __future__ import annotations
@@ -34,9 +45,11 @@ from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 
 FORMAT = "mtpp-teacher-data"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)  # version 1: peak memory only, no ks, no k per example
 MANIFEST = "manifest.json"
 FAMILIES = ("layered", "regal")
+OBJECTIVES = ("peak", "mtpp")
 TEACHERS = ("approx", "exact")
 
 
@@ -51,8 +64,6 @@ def check_teacher(
     data = tuple(str(d) for d in teacher_data)
     if teacher == "exact" and imitation_epochs and not data:
         raise InvalidParameterError("teacher 'exact' needs teacher_data: the data sets of proven orders to imitate")
-    if teacher == "exact" and objective != "peak":
-        raise InvalidParameterError("teacher 'exact' is for objective 'peak' (proven minimum-peak orders)")
     if isinstance(max_gap, bool) or not isinstance(max_gap, (int, float)) or not 0 <= max_gap < float("inf"):
         raise InvalidParameterError(f"max_gap must be a number >= 0, got {max_gap!r}")
     return data
@@ -61,8 +72,9 @@ def check_teacher(
 @dataclass(frozen=True)
 class DataSpec:
     """What a data set holds: ``count`` graphs of ``family`` with ``nodes = (lo, hi)``
-    ops (uniform), example ``i`` drawn from ``seed`` and ``i``; each labelled by the
-    exact teacher for ``objective`` within ``time_limit`` seconds per graph."""
+    ops (uniform), graph ``i`` drawn from ``seed`` and ``i``; each labelled by the
+    exact teacher for ``objective`` within ``time_limit`` seconds per graph (for
+    ``"mtpp"``: one certify call for all of ``ks``, the numbers of blocks)."""
 
     objective: str = "peak"
     family: str = "layered"
@@ -71,12 +83,23 @@ class DataSpec:
     seed: int = 0
     time_limit: float = 10.0
     shard_size: int = 64
+    ks: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.objective != "peak":
-            raise InvalidParameterError(
-                f"the exact teacher's data set supports objective 'peak', got {self.objective!r}"
-            )
+        if self.objective not in OBJECTIVES:
+            raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        ks = self.ks
+        if isinstance(ks, (str, bytes)) or not hasattr(ks, "__iter__"):
+            raise InvalidParameterError(f"ks must be a sequence of block counts, got {ks!r}")
+        ks = tuple(ks)
+        if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in ks):
+            raise InvalidParameterError(f"ks must be integers >= 1, got {self.ks!r}")
+        ks = tuple(sorted({int(k) for k in ks}))
+        if self.objective == "mtpp" and not ks:
+            raise InvalidParameterError("a data set for objective 'mtpp' needs ks: the numbers of blocks to label")
+        if self.objective == "peak" and ks:
+            raise InvalidParameterError(f"ks are for objective 'mtpp'; a peak-memory data set has none, got {ks}")
+        object.__setattr__(self, "ks", ks)
         if self.family not in FAMILIES:
             raise InvalidParameterError(f"family must be one of {', '.join(FAMILIES)}, got {self.family!r}")
         try:
@@ -104,13 +127,16 @@ class DataSpec:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["nodes"] = list(self.nodes)
+        d["ks"] = list(self.ks)
         return d
 
 
 @dataclass(frozen=True)
 class Example:
     """One labelled graph: the teacher's ``order`` (node indices), its ``value`` (the
-    peak), the ``lower_bound`` proven on the graph, ``optimal`` when they meet."""
+    peak, or the bottleneck of the order sliced into at most ``k`` blocks), the
+    ``lower_bound`` proven on the graph, ``optimal`` when they meet; ``k`` is 0 for
+    peak memory."""
 
     index: int
     graph: Graph
@@ -119,6 +145,7 @@ class Example:
     lower_bound: float
     optimal: bool
     seconds: float
+    k: int = 0
 
     @property
     def gap(self) -> float:
@@ -155,10 +182,13 @@ def read_spec(root: str | os.PathLike[str]) -> DataSpec:
         raise InvalidParameterError(f"cannot read {path}: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("spec"), dict):
         raise InvalidParameterError(f"{path} is not an {FORMAT} manifest")
-    if doc.get("version") != VERSION:
-        raise InvalidParameterError(f"{path} has version {doc.get('version')!r}; this mtpp reads version {VERSION}")
+    if doc.get("version") not in READABLE:
+        raise InvalidParameterError(
+            f"{path} has version {doc.get('version')!r}; this mtpp reads versions {', '.join(map(str, READABLE))}"
+        )
     spec = dict(doc["spec"])
     spec["nodes"] = tuple(spec.get("nodes", ()))
+    spec["ks"] = tuple(spec.get("ks", ()))
     return DataSpec(**spec)
 
 
@@ -179,6 +209,7 @@ def write_shard(root: Path, shard: int, examples: list[Example]) -> None:
         "lower_bound": np.array([e.lower_bound for e in examples]),
         "optimal": np.array([e.optimal for e in examples]),
         "seconds": np.array([e.seconds for e in examples]),
+        "k": np.array([e.k for e in examples], dtype=np.int64),
     }
     target = shard_path(root, shard)
     tmp = target.with_name(f".{target.stem}.tmp.npz")
@@ -193,6 +224,7 @@ def read_shard(root: Path, shard: int) -> list[Example]:
         a = {k: z[k] for k in z.files}
     node_at = np.concatenate([[0], np.cumsum(a["n"])])
     edge_at = np.concatenate([[0], np.cumsum(a["m"])])
+    ks = a.get("k", np.zeros(len(a["index"]), dtype=np.int64))  # version 1: peak memory
     out = []
     for j, index in enumerate(a["index"].tolist()):
         nodes, edges = slice(node_at[j], node_at[j + 1]), slice(edge_at[j], edge_at[j + 1])
@@ -212,6 +244,7 @@ def read_shard(root: Path, shard: int) -> list[Example]:
                 float(a["lower_bound"][j]),
                 bool(a["optimal"][j]),
                 float(a["seconds"][j]),
+                int(ks[j]),
             )
         )
     return out
@@ -248,9 +281,19 @@ def epoch_picks(total: int, seed: int, epoch: int, per_epoch: int) -> list[int]:
     return picks
 
 
-def teacher_examples(roots: tuple[str, ...], max_gap: float) -> list[Example]:
-    """The examples of every data set in ``roots`` within ``max_gap``; none is an error."""
-    examples = [e for root in roots for e in load_examples(root, max_gap)]
+def teacher_examples(roots: tuple[str, ...], max_gap: float, objective: str = "peak", k: int = 0) -> list[Example]:
+    """The examples of every data set in ``roots`` within ``max_gap`` for a run that
+    trains ``objective`` (for ``"mtpp"``: the examples labelled at ``k``).  A data set
+    of the other objective, or none within ``max_gap`` at ``k``, is an error."""
+    examples = []
+    for root in roots:
+        spec = read_spec(root)
+        if spec.objective != objective:
+            raise InvalidParameterError(f"{root} holds {spec.objective!r} labels; this run trains {objective!r}")
+        if objective == "mtpp" and k not in spec.ks:
+            raise InvalidParameterError(f"{root} holds partitions for k in {list(spec.ks)}; this run trains k = {k}")
+        examples += [e for e in load_examples(root, max_gap) if objective != "mtpp" or e.k == k]
     if not examples:
-        raise InvalidParameterError(f"the teacher data sets {list(roots)} hold no example within max_gap {max_gap}")
+        at = f" at k = {k}" if objective == "mtpp" else ""
+        raise InvalidParameterError(f"the teacher data sets {list(roots)} hold no example{at} within max_gap {max_gap}")
     return examples

@@ -100,9 +100,10 @@ class RegalTrainConfig:
     ``threads`` is torch's thread count.  The first ``imitation_epochs`` epochs
     instead fit the choices to a teacher's order by cross-entropy, a warm start for
     REINFORCE: ``teacher="approx"`` (:mod:`heuristics.neural.teachers`,
-    ``teacher_effort``) on the epoch's fresh graphs, or ``teacher="exact"`` (peak
-    memory): the next ``graphs_per_epoch`` proven orders of the data sets
-    ``teacher_data`` within ``max_gap`` (:mod:`heuristics.neural.proof_data`).
+    ``teacher_effort``) on the epoch's fresh graphs, or ``teacher="exact"``: the
+    next ``graphs_per_epoch`` proven orders of the data sets ``teacher_data`` within
+    ``max_gap`` (:mod:`heuristics.neural.proof_data`; for the bottleneck, those
+    labelled at ``k``).
     """
 
     objective: str = "mtpp"
@@ -280,7 +281,7 @@ def train_regal(
 
     exact = None
     if config.teacher == "exact" and start < config.imitation_epochs:
-        exact = teacher_examples(config.teacher_data, config.max_gap)
+        exact = teacher_examples(config.teacher_data, config.max_gap, config.objective, config.k)
     for epoch in range(start, config.epochs):
         if not clock.room():
             break

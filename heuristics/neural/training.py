@@ -27,11 +27,12 @@ order ops that compete at some step (a pointwise regression onto the teacher's
 positions would also fit the order of ops that never meet, and spend the
 capacity there).  The teacher (``teacher``):
 
-* ``"exact"``: orders proven optimal (or within ``max_gap`` of the proven bound) by
-  the best-first search, read from the data sets ``teacher_data``
-  (:mod:`heuristics.neural.proof_data`, built by ``mtpp train ... --teacher exact``);
-  an imitation epoch takes the next ``graphs_per_epoch`` examples of a seeded
-  shuffle of all of them;
+* ``"exact"``: orders proven optimal (or within ``max_gap`` of the proven bound),
+  read from the data sets ``teacher_data`` (:mod:`heuristics.neural.proof_data`,
+  built by ``mtpp train ... --teacher exact``): the best-first search's orders for
+  peak memory, certify's partitions at ``k`` as orders of contiguous blocks for the
+  bottleneck; an imitation epoch takes the next ``graphs_per_epoch`` examples of a
+  seeded shuffle of all of them;
 * ``"approx"``: the approximate DP with state collapsing (``teacher_effort`` states
   per level) for peak memory, BRKGA with ``teacher_effort`` evaluations for the
   bottleneck, on the epoch's fresh graphs.
@@ -259,7 +260,7 @@ class _ExactTeacher:
     seeded shuffle: imitation epoch ``e`` takes the next ``per_epoch`` of them."""
 
     def __init__(self, config: TrainConfig) -> None:
-        examples = teacher_examples(config.teacher_data, config.max_gap)
+        examples = teacher_examples(config.teacher_data, config.max_gap, config.objective, config.k)
         self.examples = examples
         if config.jobs > 1:  # the features' eigenvectors dominate: spread them over processes
             from joblib import Parallel, delayed

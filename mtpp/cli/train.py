@@ -2,13 +2,16 @@
 
 ``mtpp train topoformer --objective peak|mtpp [-k K] --out DIR [--epochs E] ...``
 ``mtpp train regal --objective peak|mtpp [-k K] --out DIR [--evaluations N] ...``
-``mtpp train data --out DATA [--teacher-count N --teacher-nodes LO HI --jobs J]``
+``mtpp train data --objective peak|mtpp --out DATA [--teacher-count N --teacher-nodes LO HI
+--teacher-family layered|regal --teacher-ks K ... --jobs J]``
 
-``--teacher exact`` imitates orders proven minimum-peak by the best-first search
-(``mtpp.schedule(method="search")``): each ``--teacher-data`` directory (default
+``--teacher exact`` imitates proven optima: for peak memory the orders the best-first
+search proves minimum-peak (``mtpp.schedule(method="search")``), for the bottleneck
+the partitions ``mtpp.certify`` proves at each ``--teacher-ks`` (default ``-k``),
+written as orders of contiguous blocks.  Each ``--teacher-data`` directory (default
 ``DIR/teacher-data``) is built first, or resumed, as a versioned data set of
-``--teacher-count`` generated graphs with their proven orders
-(:mod:`mtpp.teacher_data`), over ``--jobs`` processes.
+``--teacher-count`` generated graphs with their labels (:mod:`mtpp.teacher_data`),
+over ``--jobs`` processes.
 
 Writes ``DIR/checkpoint.pt`` and ``DIR/history.json`` after every epoch (an
 interrupted run resumes from them when started again with the same options), and
@@ -75,7 +78,7 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
         "--teacher",
         choices=["approx", "exact"],
         default=None,
-        help="imitate the approximate teacher (default) or orders proven optimal (peak memory)",
+        help="imitate the approximate teacher (default) or a data set of proven optima (--teacher-data)",
     )
     p.add_argument(
         "--teacher-data",
@@ -94,7 +97,25 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
         help="ops per graph of a new teacher data set (default 100 250)",
     )
     p.add_argument(
-        "--teacher-time-limit", type=float, default=10.0, help="seconds of the exact search per graph (default 10)"
+        "--teacher-family",
+        choices=["layered", "regal"],
+        default=None,
+        help="graphs of a new teacher data set (default: layered for peak, regal for mtpp)",
+    )
+    p.add_argument(
+        "--teacher-ks",
+        type=int,
+        nargs="+",
+        metavar="K",
+        default=None,
+        help="mtpp: the numbers of blocks a new teacher data set labels (default: -k)",
+    )
+    p.add_argument(
+        "--teacher-time-limit",
+        type=float,
+        default=10.0,
+        help="seconds of the exact teacher per graph: the search (peak), certify's budget for all ks (mtpp); "
+        "default 10",
     )
     p.add_argument(
         "--max-gap", type=float, default=None, help="exact teacher: imitate orders within this gap of the bound (0)"
@@ -135,7 +156,11 @@ def _teacher_data(args: argparse.Namespace, err: Console) -> tuple[str, ...]:
         if (Path(d) / MANIFEST).is_file():
             spec = read_spec(d)
         else:
+            mtpp_data = args.objective == "mtpp"
             spec = DataSpec(
+                objective=args.objective,
+                family=args.teacher_family or ("regal" if mtpp_data else "layered"),
+                ks=tuple(args.teacher_ks or ([args.k] if mtpp_data else [])),
                 count=args.teacher_count,
                 nodes=tuple(args.teacher_nodes),
                 seed=args.seed,

@@ -137,6 +137,23 @@ def test_cli_builds_teacher_data_and_trains_on_it(tmp_path: Path, capsys) -> Non
     assert main(["train", "data", "--out", str(data), "--teacher-count", "4"]) == 0  # its own spec resumes
 
 
+def test_cli_builds_partition_data_and_trains_on_it(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "parts"
+    build = ["train", "data", "--objective", "mtpp", "--teacher-ks", "3", "2", "--out", str(data)]
+    assert main([*build, "--teacher-count", "2", "--teacher-nodes", "8", "9", "--teacher-time-limit", "60"]) == 0
+    spec = json.loads((data / "manifest.json").read_text())["spec"]
+    assert (spec["objective"], spec["family"], spec["ks"], spec["count"]) == ("mtpp", "regal", [2, 3], 2)
+    run = ["train", "topoformer", "--objective", "mtpp", "-k", "3", "--teacher", "exact", "--teacher-data", str(data)]
+    small = ["--imitation-epochs", "1", "--dim", "8", "--layers", "1", *TINY]
+    assert main([*run, "--out", str(tmp_path / "run"), *small]) == 0
+    assert json.loads((tmp_path / "run" / "history.json").read_text())[0]["phase"] == 1.0
+    capsys.readouterr()
+    assert main([*run[:5], "8", *run[6:], "--out", str(tmp_path / "r8"), "--imitation-epochs", "1", *TINY]) == 2
+    assert "this run trains k = 8" in capsys.readouterr().err
+    assert main(["train", "data", "--out", str(tmp_path / "peak"), "--teacher-ks", "4"]) == 2
+    assert "ks are for objective 'mtpp'" in capsys.readouterr().err
+
+
 def test_a_learned_incumbent_seeds_the_search(weights: dict[str, Path]) -> None:
     g = layered_graph(40, seed=9)
     plain = schedule(g, method="search", time_limit=30)

@@ -12,28 +12,42 @@ import pytest
 import torch
 
 from heuristics.neural.decoding import greedy_order
+from heuristics.neural.objectives import Bottleneck
 from heuristics.neural.proof_data import (
     MANIFEST,
     DataSpec,
     load_examples,
     read_spec,
     shard_path,
+    teacher_examples,
 )
-from heuristics.neural.regal_training import RegalTrainConfig
+from heuristics.neural.regal_training import RegalTrainConfig, train_regal
 from heuristics.neural.topoformer import Topoformer
 from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, teacher_target, train
 from mtpp.errors import InvalidParameterError
+from mtpp.evaluate import evaluate
+from mtpp.generators.regal import regal_graph
 from mtpp.memory import peak_memory
-from mtpp.teacher_data import build_teacher_data, example_graph
-from tests.oracle import brute_force_peak, is_topological
+from mtpp.partitioner import partition
+from mtpp.problem import Problem
+from mtpp.teacher_data import build_teacher_data, example_graph, partition_order
+from tests.oracle import brute_force_peak, down_set_optimum, is_topological
 
 SPEC = DataSpec(count=5, nodes=(7, 9), seed=3, time_limit=120.0, shard_size=2)  # proofs are instant; JIT is not
+MTPP_SPEC = DataSpec(objective="mtpp", family="regal", nodes=(8, 10), count=3, seed=5, time_limit=60.0, ks=(3, 2))
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("proofs")
     build_teacher_data(root, SPEC)
+    return root
+
+
+@pytest.fixture(scope="module")
+def mtpp_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("partitions")
+    build_teacher_data(root, MTPP_SPEC)
     return root
 
 
@@ -74,8 +88,14 @@ def test_a_directory_of_other_options_or_format_is_refused(data: Path, tmp_path:
     (tmp_path / MANIFEST).write_text(json.dumps({"format": "something-else"}))
     with pytest.raises(InvalidParameterError, match="not an mtpp-teacher-data manifest"):
         read_spec(tmp_path)
-    with pytest.raises(InvalidParameterError, match="objective 'peak'"):
+    with pytest.raises(InvalidParameterError, match="needs ks"):
         DataSpec(objective="mtpp")
+    with pytest.raises(InvalidParameterError, match="ks are for objective 'mtpp'"):
+        DataSpec(ks=(8,))
+    with pytest.raises(InvalidParameterError, match="ks must be integers >= 1"):
+        DataSpec(objective="mtpp", ks=(8, 0))
+    with pytest.raises(InvalidParameterError, match="objective must be one of"):
+        DataSpec(objective="runtime")
     with pytest.raises(InvalidParameterError, match="count"):
         DataSpec(count=0)
 
@@ -124,8 +144,6 @@ def test_training_on_the_exact_teacher(data: Path, tmp_path: Path) -> None:
 def test_bad_exact_teacher_options(tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match="needs teacher_data"):
         TrainConfig(teacher="exact", imitation_epochs=1)
-    with pytest.raises(InvalidParameterError, match="objective 'peak'"):
-        TrainConfig(teacher="exact", objective="mtpp", teacher_data=("x",), imitation_epochs=1)
     with pytest.raises(InvalidParameterError, match="teacher must be one of"):
         TrainConfig(teacher="oracle")
     with pytest.raises(InvalidParameterError, match="needs teacher_data"):
@@ -138,3 +156,75 @@ def test_bad_exact_teacher_options(tmp_path: Path) -> None:
         TrainConfig(device="gpu0")
     with pytest.raises(InvalidParameterError, match="not a teacher data set"):
         train(TrainConfig(teacher="exact", teacher_data=(str(tmp_path),), imitation_epochs=1, epochs=1), tmp_path / "r")
+
+
+def test_partition_teachers_are_proven_optimal_partitions_as_orders(mtpp_data: Path) -> None:
+    assert read_spec(mtpp_data).ks == (2, 3)  # sorted
+    examples = load_examples(mtpp_data)
+    assert [(e.index, e.k) for e in examples] == [(i, k) for i in range(3) for k in (2, 3)]
+    for e in examples:
+        assert e.graph == example_graph(MTPP_SPEC, e.index)
+        assert is_topological(e.graph, e.order)
+        assert e.value == pytest.approx(float(Bottleneck(e.k).order_costs(e.graph, e.order)[0]), rel=1e-12)
+        opt = down_set_optimum(Problem(e.graph, e.k))
+        assert e.optimal and e.value == pytest.approx(opt, rel=1e-9)
+        assert e.lower_bound <= opt * (1 + 1e-9)
+
+
+def test_a_partition_becomes_an_order_of_contiguous_blocks() -> None:
+    for seed in range(6):
+        graph = regal_graph(40, seed=seed)
+        problem = Problem(graph, 5)
+        found = partition(graph, 5, orderer="random-20", seed=seed)
+        tie = np.random.default_rng(seed).permutation(graph.n)  # not even topological
+        order = partition_order(problem, found.assignment, tie)
+        assert is_topological(graph, order)
+        blocks = found.assignment[order]
+        assert np.count_nonzero(np.diff(blocks)) == len(np.unique(blocks)) - 1  # each block in one run
+        sliced = float(Bottleneck(5).order_costs(graph, order)[0])
+        assert sliced <= evaluate(problem, found.assignment).bottleneck * (1 + 1e-12)
+
+
+def test_teacher_examples_match_the_run_objective_and_k(data: Path, mtpp_data: Path) -> None:
+    assert {e.k for e in teacher_examples((str(mtpp_data),), 0.0, "mtpp", 3)} == {3}
+    assert len(teacher_examples((str(mtpp_data), str(mtpp_data)), 0.0, "mtpp", 2)) == 6
+    with pytest.raises(InvalidParameterError, match="holds 'peak' labels; this run trains 'mtpp'"):
+        teacher_examples((str(data),), 0.0, "mtpp", 2)
+    with pytest.raises(InvalidParameterError, match=r"partitions for k in \[2, 3\]; this run trains k = 8"):
+        teacher_examples((str(mtpp_data),), 0.0, "mtpp", 8)
+    with pytest.raises(InvalidParameterError, match="holds 'mtpp' labels"):
+        teacher_examples((str(mtpp_data),), 0.0, "peak")
+
+
+def test_a_version_1_data_set_is_still_read(data: Path, tmp_path: Path) -> None:
+    old = tmp_path / "v1"
+    old.mkdir()
+    doc = json.loads((data / MANIFEST).read_text())
+    doc["version"] = 1
+    del doc["spec"]["ks"]
+    (old / MANIFEST).write_text(json.dumps(doc))
+    for shard in range(SPEC.shards):
+        with np.load(shard_path(data, shard)) as z:
+            np.savez(shard_path(old, shard), **{k: z[k] for k in z.files if k != "k"})
+    assert read_spec(old) == SPEC
+    for a, b in zip(load_examples(old), load_examples(data)):
+        assert a.k == b.k == 0 and a.graph == b.graph and np.array_equal(a.order, b.order)
+    doc["version"] = 3
+    (old / MANIFEST).write_text(json.dumps(doc))
+    with pytest.raises(InvalidParameterError, match="version 3; this mtpp reads versions 1, 2"):
+        read_spec(old)
+
+
+def test_training_on_proven_partitions(mtpp_data: Path, tmp_path: Path) -> None:
+    tiny = dict(imitation_epochs=2, epochs=2, graphs_per_epoch=3, batch=2, nodes=(8, 10), validation=2)
+    config = TrainConfig(
+        objective="mtpp", k=3, teacher="exact", teacher_data=(str(mtpp_data),), dim=8, layers=1, head_dim=4, **tiny
+    )
+    result = train(config, tmp_path / "run")
+    assert [row["phase"] for row in result.history] == [1.0, 1.0]
+    meta = torch.load(result.weights, weights_only=True)["meta"]
+    assert meta["objective"] == "mtpp" and meta["teacher_examples"] == MTPP_SPEC.count
+    regal = RegalTrainConfig(
+        objective="mtpp", k=2, teacher="exact", teacher_data=(str(mtpp_data),), evaluations=20, **tiny
+    )
+    assert [row["phase"] for row in train_regal(regal, tmp_path / "regal").history] == [1.0, 1.0]
