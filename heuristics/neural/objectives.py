@@ -41,6 +41,11 @@ class OrderObjective(Protocol):
 
     def key_costs(self, graph: Graph, keys: np.ndarray, upper_bound: float = math.inf) -> np.ndarray: ...
 
+    def blocks(self, graph: Graph, order: np.ndarray) -> np.ndarray | None:
+        """Ops whose order among themselves leaves the cost unchanged, as a label per
+        op (imitation may reorder them freely); ``None``: every op is its own."""
+        ...
+
 
 @dataclass(frozen=True)
 class PeakMemory:
@@ -55,6 +60,10 @@ class PeakMemory:
 
     def key_costs(self, graph: Graph, keys: np.ndarray, upper_bound: float = math.inf) -> np.ndarray:
         return decode_peaks(graph, np.atleast_2d(keys), upper_bound)
+
+    def blocks(self, graph: Graph, order: np.ndarray) -> np.ndarray | None:
+        """Every step's memory depends on the order of every op: none."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,14 @@ class Bottleneck:
 
     def key_costs(self, graph: Graph, keys: np.ndarray, upper_bound: float = math.inf) -> np.ndarray:
         return sort_and_slice_fitness(self.problem(graph), np.atleast_2d(keys), upper_bound)
+
+    def blocks(self, graph: Graph, order: np.ndarray) -> np.ndarray | None:
+        """The blocks of the order's optimal slicing: a block's cost depends on its set
+        of ops alone (Eq. 3), so any order that keeps each block in one run, the blocks
+        in the same sequence, slices to at most the same bottleneck."""
+        seg = slice_order(self.problem(graph), np.asarray(order, dtype=np.int64))
+        assert seg is not None  # no upper bound was given
+        return seg.assignment
 
 
 def make_objective(name: str, k: int | None = None) -> OrderObjective:

@@ -181,20 +181,48 @@ def schedulable_pairs(graph: Graph, order: np.ndarray) -> tuple[np.ndarray, np.n
     return _pairs(*availability(graph, order))
 
 
-def batch_log_probs(y: torch.Tensor, pairs: list[tuple[torch.Tensor, torch.Tensor]], sizes: list[int]) -> torch.Tensor:
+def block_picks(order: np.ndarray, blocks: np.ndarray, ops: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """For the :func:`schedulable_pairs` ``(ops, steps)`` of one ``order``: which pairs'
+    op lies in the block (``blocks[v]``, a label per op) of the op the order places at
+    that step.  With a block per op that is the order's own op alone."""
+    order = np.asarray(order, dtype=np.int64)
+    blocks = np.asarray(blocks)
+    return blocks[ops] == blocks[order[steps]]
+
+
+def batch_log_probs(
+    y: torch.Tensor,
+    pairs: list[tuple[torch.Tensor, torch.Tensor]],
+    sizes: list[int],
+    picks: list[torch.Tensor] | None = None,
+) -> torch.Tensor:
     """``log p(order_b | G_b)`` (Eq. 6, 8) for a padded batch: ``y`` ``(B, N)`` the
     priorities (0 at padded nodes), ``pairs[b]`` :func:`schedulable_pairs` of graph
     ``b``'s order (as tensors on ``y``'s device) and ``sizes[b]`` its op count.  One
     segmented log-sum-exp for the whole batch; equals :func:`order_log_probs` graph by
     graph up to round-off.  The chosen ops' term ``sum_t y[order_t]`` is the sum of
-    every real node's priority, since an order is a permutation."""
+    every real node's priority, since an order is a permutation.
+
+    ``picks[b]`` (optional, boolean over ``pairs[b]``, :func:`block_picks`) widens each
+    step's pick to a set: the step's term becomes ``log sum_{i in R_t, picked} p_t(i)``,
+    the probability that the step places some op of the set (a log-sum-exp over the
+    picked pairs in place of ``y[order_t]``).  With the ready ops of the teacher's
+    current block, the sum over steps is the log-likelihood, along the teacher's
+    steps, of listing its blocks one after another in any order within each block."""
     if y.dim() != 2 or len(pairs) != y.shape[0] or len(sizes) != y.shape[0]:
         raise InvalidParameterError(f"y has shape {tuple(y.shape)}; expected (B, N) with B = {len(pairs)} orders")
     batch, width = y.shape
     offsets = [b * width for b in range(batch)]
     ops = torch.cat([p[0] + o for p, o in zip(pairs, offsets)])
     steps = torch.cat([p[1] + o for p, o in zip(pairs, offsets)])
-    lse = _segment_logsumexp(y.reshape(-1)[ops], steps, batch * width).reshape(batch, width)
+    vals = y.reshape(-1)[ops]
+    lse = _segment_logsumexp(vals, steps, batch * width).reshape(batch, width)
     n = torch.as_tensor(sizes, device=y.device)
     real = torch.arange(width, device=y.device) < n[:, None]
-    return torch.where(real, y, 0.0).sum(dim=1) - torch.where(real, lse, 0.0).sum(dim=1)
+    if picks is None:
+        chosen = torch.where(real, y, 0.0).sum(dim=1)
+    else:
+        mask = torch.cat(list(picks))
+        picked = _segment_logsumexp(vals[mask], steps[mask], batch * width).reshape(batch, width)
+        chosen = torch.where(real, picked, 0.0).sum(dim=1)
+    return chosen - torch.where(real, lse, 0.0).sum(dim=1)

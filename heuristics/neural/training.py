@@ -25,7 +25,13 @@ over the ops ready at each step: step ``t`` is a softmax over the schedulable se
 (and sampled) decoding reproduces the teacher, and it only asks the priorities to
 order ops that compete at some step (a pointwise regression onto the teacher's
 positions would also fit the order of ops that never meet, and spend the
-capacity there).  The teacher (``teacher``):
+capacity there).  For the bottleneck a block's cost depends on its set of ops alone
+(MTPP Eq. 3), so the teacher's order fixes only its slicing's blocks and their
+sequence: step ``t``'s target widens to the ready ops of the teacher's block there
+(:func:`~heuristics.neural.policy.batch_log_probs` with ``picks``), the loss is zero
+when greedy decoding lists the teacher's blocks one after another, and the capacity
+is not spent on an order within blocks that the teacher chose arbitrarily.  The
+teacher (``teacher``):
 
 * ``"exact"``: orders proven optimal (or within ``max_gap`` of the proven bound),
   read from the data sets ``teacher_data`` (:mod:`heuristics.neural.proof_data`,
@@ -72,7 +78,7 @@ from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
 from heuristics.neural.history import plot_history
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
-from heuristics.neural.policy import batch_log_probs, order_log_probs, schedulable_pairs
+from heuristics.neural.policy import batch_log_probs, block_picks, order_log_probs, schedulable_pairs
 from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_examples
 from heuristics.neural.runs import EpochClock, load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.teachers import teacher_order
@@ -225,22 +231,29 @@ def _sample_seed(seed: int, epoch: int, index: int) -> int:
     return int(np.random.default_rng([seed, epoch + 1, index, 7]).integers(2**31))
 
 
-Target = tuple[torch.Tensor, torch.Tensor]  # a teacher order's schedulable_pairs, on the training device
+Target = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+"""A teacher order's schedulable pairs (op, step) and which of them count as its pick
+(:func:`heuristics.neural.policy.block_picks`), on the training device."""
 
 
-def teacher_target(graph: Graph, order: np.ndarray, device: str) -> Target:
-    """A teacher's order as the (op, step) pairs of its schedulable sets (Eq. 8)."""
+def teacher_target(graph: Graph, order: np.ndarray, device: str, blocks: np.ndarray | None = None) -> Target:
+    """A teacher's order as the (op, step) pairs of its schedulable sets (Eq. 8), each
+    step's pick widened to the ready ops of the order's block there when ``blocks``
+    labels the ops (:meth:`~heuristics.neural.objectives.OrderObjective.blocks`)."""
     ops, steps = schedulable_pairs(graph, order)
-    return torch.from_numpy(ops).to(device), torch.from_numpy(steps).to(device)
+    picks = block_picks(order, np.arange(graph.n) if blocks is None else blocks, ops, steps)
+    return tuple(torch.from_numpy(a).to(device) for a in (ops, steps, picks))  # type: ignore[return-value]
 
 
 def imitation_loss(model: Topoformer, batch: list[tuple[Encoded, Target]]) -> torch.Tensor:
     """The batch's mean of ``-log p(order | G) / n`` under Eq. 6 and 8 (per graph, the
     mean over steps of the cross-entropy between the softmax over the ready set and
-    the teacher's pick; module docstring), from one padded forward pass."""
+    the teacher's pick, or its block's ready ops; module docstring), from one padded
+    forward pass."""
     x, relation = pad_batch([(e.x, e.relation) for e, _ in batch])
     sizes = [e.graph.n for e, _ in batch]
-    log_p = batch_log_probs(model(x, relation), [t for _, t in batch], sizes)
+    pairs = [(t[0], t[1]) for _, t in batch]
+    log_p = batch_log_probs(model(x, relation), pairs, sizes, [t[2] for _, t in batch])
     return -(log_p / torch.as_tensor(sizes, dtype=log_p.dtype, device=log_p.device)).mean()
 
 
@@ -272,7 +285,10 @@ class _ExactTeacher:
             Encoded(e.graph, torch.from_numpy(x).to(config.device), torch.from_numpy(r).to(config.device))
             for e, (x, r) in zip(examples, inputs)
         ]
-        self.targets = [teacher_target(e.graph, e.order, config.device) for e in examples]
+        objective = make_objective(config.objective, config.k)
+        self.targets = [
+            teacher_target(e.graph, e.order, config.device, objective.blocks(e.graph, e.order)) for e in examples
+        ]
         self.seed = config.seed
 
     def epoch(self, epoch: int, per_epoch: int) -> list[tuple[Encoded, Target | None]]:
@@ -373,7 +389,7 @@ def train(
                     if t is None:  # the approximate teacher, on this epoch's fresh graphs
                         seed_j = _sample_seed(config.seed, epoch, first + j)
                         order = teacher_order(e.graph, objective, config.teacher_effort, seed_j)
-                        t = teacher_target(e.graph, order, device)
+                        t = teacher_target(e.graph, order, device, objective.blocks(e.graph, order))
                     targets.append((e, t))
                 loss = imitation_loss(model, targets)
             else:

@@ -11,7 +11,7 @@ import torch
 
 from heuristics.kahn import kahn_order
 from heuristics.neural.decoding import beam_search, sample_orders
-from heuristics.neural.policy import availability, batch_log_probs, order_log_probs, schedulable_pairs
+from heuristics.neural.policy import availability, batch_log_probs, block_picks, order_log_probs, schedulable_pairs
 from mtpp import Graph
 from mtpp.errors import InvalidParameterError
 from mtpp.generators.layered import layered_graph
@@ -170,3 +170,35 @@ def test_batch_log_probs_match_graph_by_graph():
     torch.testing.assert_close(g_got, g_want, rtol=1e-12, atol=1e-12)
     with pytest.raises(InvalidParameterError, match="expected"):
         batch_log_probs(y[0], pairs, [g.n for g in graphs])
+
+
+def test_block_picks_give_the_likelihood_of_listing_the_blocks_in_any_inner_order():
+    """With picks widened to the ready ops of the order's current block, a step's term is
+    log of the softmax mass of those ops over the ready set (a direct loop over steps);
+    with one block per op it is Eq. 6 and 8 unchanged."""
+    rng = np.random.default_rng(23)
+    graphs = [random_dag(rng, n, p=0.35) for n in (7, 3, 10)]
+    width = max(g.n for g in graphs)
+    y = torch.tensor(rng.normal(size=(len(graphs), width)) * 2, dtype=torch.float64)
+    orders = [kahn_order(g, rng.random(g.n)) for g in graphs]
+    pairs = [schedulable_pairs(g, o) for g, o in zip(graphs, orders)]
+    tensors = [(torch.from_numpy(a), torch.from_numpy(b)) for a, b in pairs]
+    sizes = [g.n for g in graphs]
+    own = [torch.from_numpy(block_picks(o, np.arange(g.n), *p)) for g, o, p in zip(graphs, orders, pairs)]
+    torch.testing.assert_close(batch_log_probs(y, tensors, sizes, own), batch_log_probs(y, tensors, sizes))
+    blocks = []
+    for g, o in zip(graphs, orders):
+        cuts = np.sort(rng.choice(np.arange(1, g.n), size=min(2, g.n - 1), replace=False))
+        label = np.empty(g.n, dtype=np.int64)
+        label[o] = np.searchsorted(cuts, np.arange(g.n), side="right")  # three runs of the order
+        blocks.append(label)
+    picks = [torch.from_numpy(block_picks(o, b, *p)) for o, b, p in zip(orders, blocks, pairs)]
+    got = batch_log_probs(y, tensors, sizes, picks)
+    for b, (g, o) in enumerate(zip(graphs, orders)):
+        first, pos = availability(g, o)
+        want = 0.0
+        for t in range(g.n):
+            ready = [i for i in range(g.n) if first[0, i] <= t <= pos[0, i]]
+            mass = torch.softmax(y[b, ready], dim=0)
+            want += float(torch.log(sum(m for m, i in zip(mass, ready) if blocks[b][i] == blocks[b][o[t]])))
+        assert float(got[b]) == pytest.approx(want, rel=1e-10, abs=1e-10)

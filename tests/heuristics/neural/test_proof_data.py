@@ -171,6 +171,27 @@ def test_partition_teachers_are_proven_optimal_partitions_as_orders(mtpp_data: P
         assert e.lower_bound <= opt * (1 + 1e-9)
 
 
+def test_imitating_a_partition_lists_its_blocks(mtpp_data: Path) -> None:
+    """The bottleneck's imitation target is the teacher's blocks, not its order inside
+    them: after fitting, greedy decoding slices to the teacher's (optimal) bottleneck."""
+    example = next(e for e in load_examples(mtpp_data) if e.k == 3)
+    objective = Bottleneck(3)
+    torch.manual_seed(0)
+    model = Topoformer(TrainConfig(dim=16, layers=2, head_dim=4).model_config())
+    e = Encoded.of(example.graph)
+    target = teacher_target(example.graph, example.order, "cpu", objective.blocks(example.graph, example.order))
+    assert int(target[2].sum()) > example.graph.n  # some step offers more than the teacher's op
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(150):
+        optimiser.zero_grad()
+        loss = imitation_loss(model, [(e, target)])
+        loss.backward()
+        optimiser.step()
+    assert float(loss.detach()) < 0.05
+    greedy = greedy_order(example.graph, model(e.x, e.relation).detach().double().numpy())
+    assert float(objective.order_costs(example.graph, greedy)[0]) == pytest.approx(example.value, rel=1e-12)
+
+
 def test_a_partition_becomes_an_order_of_contiguous_blocks() -> None:
     for seed in range(6):
         graph = regal_graph(40, seed=seed)
