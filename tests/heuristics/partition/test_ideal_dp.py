@@ -220,9 +220,12 @@ def test_a_pass_whose_progress_shows_it_would_not_end_in_time_gives_up(monkeypat
     monkeypatch.setattr(dp_module, "greedy_chain", lambda *args: math.inf)  # no chain: a DP pass decides
     monkeypatch.setattr(dp_module, "PROBE_SECONDS", 0.3)
     t0 = time.perf_counter()
-    res = ideal_dp_all(Problem(g, 2), [2], upper_bounds=[math.inf], time_limit=30.0)[0]
-    assert time.perf_counter() - t0 < 5.0
+    res, *larger = ideal_dp_all(Problem(g, 2), [2, 4, 3], upper_bounds=[math.inf] * 3, time_limit=30.0)
+    assert time.perf_counter() - t0 < 5.0  # one probe: the larger ks are not tried
     assert res.status == "time_limit" and res.lower_bound is None and "would not end in time" in res.message
+    for other in larger:
+        assert other.status == "time_limit" and other.lower_bound is None and other.wall_time == 0.0
+        assert "skipped: a pass at k = 2" in other.message
     assert not dp_module._hopeless(time.perf_counter() - 100.0, 0.0, None)
     assert dp_module._hopeless(time.perf_counter() - 1.0, 0.001, time.perf_counter() + 30.0)
     assert not dp_module._hopeless(time.perf_counter() - 1.0, 0.2, time.perf_counter() + 30.0)
