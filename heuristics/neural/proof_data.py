@@ -53,9 +53,7 @@ OBJECTIVES = ("peak", "mtpp")
 TEACHERS = ("approx", "exact")
 
 
-def check_teacher(
-    teacher: str, teacher_data: object, max_gap: object, objective: str, imitation_epochs: int
-) -> tuple[str, ...]:
+def check_teacher(teacher: str, teacher_data: object, max_gap: object, imitation_epochs: int) -> tuple[str, ...]:
     """Check a trainer's teacher options; the data set directories as a tuple of str."""
     if teacher not in TEACHERS:
         raise InvalidParameterError(f"teacher must be one of {', '.join(TEACHERS)}, got {teacher!r}")

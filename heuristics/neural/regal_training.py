@@ -165,7 +165,7 @@ class RegalTrainConfig:
             raise InvalidParameterError(f"RegalTrainConfig.lr must be > 0, got {self.lr!r}")
         if not 0 <= self.baseline_decay < 1:
             raise InvalidParameterError(f"RegalTrainConfig.baseline_decay must be in [0, 1), got {self.baseline_decay}")
-        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.objective, self.imitation_epochs)
+        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.imitation_epochs)
         object.__setattr__(self, "teacher_data", data)
         object.__setattr__(self, "choices", self.model_config().choices)  # validates hidden, rounds, choices
 

@@ -155,7 +155,7 @@ class TrainConfig:
                 raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
         if not all(x > 0 and math.isfinite(x) for x in (self.lr, self.reinforce_lr)) or not 0 < self.lr_decay <= 1:
             raise InvalidParameterError("lr and reinforce_lr must be > 0 and lr_decay in (0, 1]")
-        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.objective, self.imitation_epochs)
+        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.imitation_epochs)
         object.__setattr__(self, "teacher_data", data)
         try:
             torch.device(self.device)
