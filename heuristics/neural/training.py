@@ -245,6 +245,16 @@ def teacher_target(graph: Graph, order: np.ndarray, device: str, blocks: np.ndar
     return tuple(torch.from_numpy(a).to(device) for a in (ops, steps, picks))  # type: ignore[return-value]
 
 
+def size_batches(sizes: list[int], batch: int, seed: int, epoch: int) -> list[list[int]]:
+    """The indices of an imitation epoch's graphs (``sizes``: their op counts) in batches
+    of ``batch`` graphs of similar size, the batches in a seeded random order: a padded
+    batch costs every graph its largest graph's ``n^2`` attention, so a 900-op graph
+    among 100-op ones pads the whole batch to 900."""
+    order = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))
+    groups = [order[a : a + batch] for a in range(0, len(order), batch)]
+    return [groups[g] for g in np.random.default_rng([seed, epoch, 29]).permutation(len(groups))]
+
+
 def imitation_loss(model: Topoformer, batch: list[tuple[Encoded, Target]]) -> torch.Tensor:
     """The batch's mean of ``-log p(order | G) / n`` under Eq. 6 and 8 (per graph, the
     mean over steps of the cross-entropy between the softmax over the ready set and
@@ -379,15 +389,20 @@ def train(
             group["lr"] = (config.lr if imitating else config.reinforce_lr) * config.lr_decay**epoch
         losses: list[float] = []
         advantages: list[float] = []
-        for first in range(0, len(pairs), config.batch):
+        if imitating:
+            groups = size_batches([e.graph.n for e, _ in pairs], config.batch, config.seed, epoch)
+        else:
+            groups = [list(range(a, min(a + config.batch, len(pairs)))) for a in range(0, len(pairs), config.batch)]
+        for members in groups:
             optimiser.zero_grad()
-            batch = pairs[first : first + config.batch]
+            batch = [pairs[i] for i in members]
+            first = members[0]
             model.train()
             if imitating:
                 targets = []
-                for j, (e, t) in enumerate(batch):
+                for i, (e, t) in zip(members, batch):
                     if t is None:  # the approximate teacher, on this epoch's fresh graphs
-                        seed_j = _sample_seed(config.seed, epoch, first + j)
+                        seed_j = _sample_seed(config.seed, epoch, i)
                         order = teacher_order(e.graph, objective, config.teacher_effort, seed_j)
                         t = teacher_target(e.graph, order, device, objective.blocks(e.graph, order))
                     targets.append((e, t))

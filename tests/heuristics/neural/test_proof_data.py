@@ -3,6 +3,7 @@ format, resuming, and imitation of the proven orders by likelihood."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from heuristics.neural.proof_data import (
 )
 from heuristics.neural.regal_training import RegalTrainConfig, train_regal
 from heuristics.neural.topoformer import Topoformer
-from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, teacher_target, train
+from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, size_batches, teacher_target, train
 from mtpp.errors import InvalidParameterError
 from mtpp.evaluate import evaluate
 from mtpp.generators.regal import regal_graph
@@ -249,3 +250,14 @@ def test_training_on_proven_partitions(mtpp_data: Path, tmp_path: Path) -> None:
         objective="mtpp", k=2, teacher="exact", teacher_data=(str(mtpp_data),), evaluations=20, **tiny
     )
     assert [row["phase"] for row in train_regal(regal, tmp_path / "regal").history] == [1.0, 1.0]
+
+
+def test_imitation_batches_group_graphs_of_similar_size() -> None:
+    sizes = np.random.default_rng(4).integers(100, 900, size=50).tolist()
+    groups = size_batches(sizes, 8, seed=1, epoch=3)
+    assert sorted(i for g in groups for i in g) == list(range(50))
+    assert sorted(len(g) for g in groups) == [2, 8, 8, 8, 8, 8, 8]
+    spans = sorted((min(sizes[i] for i in g), max(sizes[i] for i in g)) for g in groups)
+    assert all(hi <= lo for (_, hi), (lo, _) in itertools.pairwise(spans))  # the batches do not interleave
+    assert groups == size_batches(sizes, 8, seed=1, epoch=3)
+    assert groups != size_batches(sizes, 8, seed=1, epoch=4)  # a fresh batch order every epoch
