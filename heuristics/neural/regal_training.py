@@ -97,7 +97,8 @@ class RegalTrainConfig:
     run (learned and uniform) spends about ``evaluations`` decodes (the paper uses
     5000); ``validation`` graphs form the fixed validation set.  ``hidden``,
     ``rounds`` and ``choices`` are the model's (:class:`~heuristics.neural.regal.RegalConfig`);
-    ``threads`` is torch's thread count.  The first ``imitation_epochs`` epochs
+    ``threads`` is torch's thread count; ``jobs`` processes draw each epoch's graphs
+    (:func:`~heuristics.neural.datasets.epoch_graphs`).  The first ``imitation_epochs`` epochs
     instead fit the choices to a teacher's order by cross-entropy, a warm start for
     REINFORCE: ``teacher="approx"`` (:mod:`heuristics.neural.teachers`,
     ``teacher_effort``) on the epoch's fresh graphs, or ``teacher="exact"``: the
@@ -126,6 +127,7 @@ class RegalTrainConfig:
     teacher: str = "approx"
     teacher_data: tuple[str, ...] = ()
     max_gap: float = 0.0
+    jobs: int = 1
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -140,6 +142,7 @@ class RegalTrainConfig:
             "validation",
             "threads",
             "teacher_effort",
+            "jobs",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -255,7 +258,9 @@ def train_regal(
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     ckpt = out / CHECKPOINT
 
-    val_graphs = epoch_graphs(config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation)
+    val_graphs = epoch_graphs(
+        config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation, config.jobs
+    )
     val_seeds = [_seed(config.seed, VALIDATION_EPOCH, i, 1) for i in range(len(val_graphs))]
     val_uniform = [uniform_brkga(g, objective, config.evaluations, s).cost for g, s in zip(val_graphs, val_seeds)]
 
@@ -292,7 +297,9 @@ def train_regal(
             picked = [exact[i] for i in epoch_picks(len(exact), config.seed, epoch, config.graphs_per_epoch)]
             graphs, orders = [e.graph for e in picked], [e.order for e in picked]
         else:
-            graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
+            graphs = epoch_graphs(
+                config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch, config.jobs
+            )
         model.train()
         rewards, losses = [], []
         for first in range(0, len(graphs), config.batch):

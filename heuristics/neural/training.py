@@ -49,7 +49,8 @@ from trained weights instead of a random draw: fine-tuning on more data or large
 graphs. Imitation runs on padded batches (one forward pass and one segmented
 log-sum-exp per batch, :func:`heuristics.neural.policy.batch_log_probs`). ``device``
 (``"cpu"``, ``"cuda"``) is where the model and its inputs live; decoding and costs
-run on the CPU.
+run on the CPU.  ``jobs`` processes encode the exact teacher's examples and draw each
+epoch's fresh graphs.
 
 Everything is seeded: graph ``i`` of epoch ``e`` and the sampling seeds are functions
 of ``(seed, e, i)``, and the model starts from ``torch.manual_seed(seed)``, so a run
@@ -370,7 +371,9 @@ def train(
 
     validation = [
         Encoded.of(g, device)
-        for g in epoch_graphs(config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation)
+        for g in epoch_graphs(
+            config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation, config.jobs
+        )
     ]
     classic = classic_costs(validation, objective)
     base_val = greedy_costs(baseline, validation, objective)
@@ -383,7 +386,9 @@ def train(
         if imitating and exact is not None:
             pairs = list(exact.epoch(epoch, config.graphs_per_epoch))
         else:
-            graphs = epoch_graphs(config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch)
+            graphs = epoch_graphs(
+                config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch, config.jobs
+            )
             pairs = [(Encoded.of(g, device), None) for g in graphs]  # teacher orders come per batch
         for group in optimiser.param_groups:
             group["lr"] = (config.lr if imitating else config.reinforce_lr) * config.lr_decay**epoch

@@ -120,7 +120,12 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--max-gap", type=float, default=None, help="exact teacher: imitate orders within this gap of the bound (0)"
     )
-    p.add_argument("--jobs", type=int, default=1, help="processes building and encoding teacher data (default 1)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes building and encoding teacher data and drawing each epoch's graphs (default 1)",
+    )
     p.add_argument("--batch", type=int, default=None, help="graphs per optimiser step")
     p.add_argument("--device", default=None, help="topoformer: torch device, e.g. cuda (default cpu)")
     p.add_argument("--seed", type=int, default=0)
@@ -246,6 +251,7 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
                 "teacher": "teacher",
                 "max_gap": "max_gap",
                 "batch": "batch",
+                "jobs": "jobs",
             },
         )
         config = RegalTrainConfig(**opts, **_exact_data(args))
