@@ -55,14 +55,17 @@ reach bound (``REACH_SHARE``) for the ks still open, the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
 split evenly among them), the pigeonhole bound (``PIGEONHOLE_SHARE``; skipped at the
 larger ks after two that it could not lift), then the MIPs with what is left: at each k ``bottleneck``
-(not where the pigeonhole bound solved its block's MIP),
-``exact``, then ``guess`` (it never beat ``bottleneck`` in our measurements: it runs
-last, with what is left), each with its share of the time left over the methods
+(not where the pigeonhole bound solved its block's MIP), then ``exact``,
+each with its share of the time left over the methods
 and the ks still open (a k already proven gives its time back; the bottleneck MIP
 weighs twice); a MIP that stopped at its time limit without lifting the bound of the
-methods before it is skipped at the larger ks.  Where the pigeonhole bound leads and the
+methods before it is skipped at the larger ks, and with ``solver="auto"`` ``exact`` and
+``guess`` are skipped where ``auto`` would hand their model to a fallback backend
+(:data:`mtpp.certify_phases.FALLBACK_SKIPPED`).  Where the pigeonhole bound leads (or stands
+within ``PIGEONHOLE_RESUME_GAP`` of the best bound) and the
 clock stopped its updates, they go on (``PIGEONHOLE_RESUME_SHARE`` of what the MIPs left),
-then the reach bound's shaving where it leads; the clique bound comes last of the bounds
+then the reach bound's shaving where it leads, then ``guess`` (``DEMOTED``: it never beat
+``bottleneck`` in our measurements); the clique bound comes last of the bounds
 (``CLIQUE_SHARE`` of what is left: it never led on the wide graphs we measured).
 Whatever time is left at the end goes to a last, larger search (the orderer's
 evaluations sized to fill each open k's share), less ``MERGE_SHARE`` for the multi-order
@@ -87,6 +90,7 @@ from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.certify_phases import (
+    DEMOTED,
     FINAL_RESERVE,
     MERGE_SHARE,
     MIN_RUN_SECONDS,
@@ -408,25 +412,19 @@ def certify(
 
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
     stalls = None if deadline is None else Stalls({})
-    for i, run in enumerate(runs):
-        mip_phase(
-            run,
-            mip_methods,
-            solver,
-            time_limit,
-            threads,
-            n_jobs,
-            seed,
-            left,
-            runs[i + 1 :],
-            say,
-            tag,
-            stalls,
-        )
+    demoted = [] if deadline is None else [m for m in mip_methods if m in DEMOTED]
+
+    def mips(chosen: list[str]) -> None:
+        for i, run in enumerate(runs):
+            mip_phase(run, chosen, solver, time_limit, threads, n_jobs, seed, left, runs[i + 1 :], say, tag, stalls)
+
+    mips([m for m in mip_methods if m not in demoted])
     if "pigeonhole" in methods and deadline is not None:
         pigeonhole_resume_phase(runs, solver, threads, left, say, tag)
     if "reach" in methods and deadline is not None:
         reach_resume_phase(runs, time_limit, left, say, tag)
+    if demoted:  # after the bounds that were still rising (DEMOTED)
+        mips(demoted)
     if "clique" in methods:  # last of the bounds: it never led on the wide graphs (CLIQUE_SHARE)
         clique_phase(runs, time_limit, left, say, tag)
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:

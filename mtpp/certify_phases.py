@@ -28,6 +28,7 @@ from mtpp.partitioner import partition
 from mtpp.problem import Problem
 from mtpp.reach_bound import ReachBound, reach_lower_bound
 from mtpp.records import OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
+from solvers.registry import AutoBackend
 from solvers.result import Status
 
 QUICK_ORDERER = "kahn"
@@ -69,6 +70,20 @@ whose models grow with k (k blocks; k sub-MIPs); two for the bottleneck MIP: its
 grow and its target ``W / k`` falls (on the earlier REGAL-style generator it stalled at k = 4
 and gave the best bound at k = 8 and 16), but on 250- and 500-op layered graphs it stalled at
 every k >= 4, 12 s each of a 120 s budget, while the crossing bound led."""
+FALLBACK_SKIPPED = ("exact", "guess")
+"""MIPs that a budgeted call with ``solver="auto"`` skips at a k where ``auto`` would not run
+them on its first backend (Gurobi), whose pip licence refuses models of more than 2,000
+variables or rows (:func:`weak_fallback`).  Unfinished, they never gave the best bound on the
+graphs measured; on the fallback (SCIP) they rarely finish: REGAL-style graphs of 57-190 ops,
+120 s for k = 2..64, the exact MIP ran 4-22 s per k on SCIP from k = 4 or 8 on and ended at
+1,253 where the pigeonhole bound stood at 1,593 (57 ops, k = 8).  Unlike the stalls rule, this
+needs no k to waste its time first."""
+DEMOTED = ("guess",)
+"""MIPs that a budgeted call runs after the pigeonhole and reach bounds have gone on
+(:mod:`mtpp.certificate`), with what they leave: guess-the-bottleneck never gave a better
+bound than the bottleneck MIP it refines (equal when both finished, below when stopped), and
+the pigeonhole bound, which holds the bottleneck MIP's, still rose when resumed (REGAL-style,
+57 ops, k = 8: 1,593 -> 1,633 in 10.6 s, where guess had ended at 1,382 after 13 s)."""
 MIP_WEIGHTS = {"bottleneck": 2.0, "exact": 1.0, "guess": 1.0}
 """Each MIP's weight in the share of the budget: the bottleneck MIP gave the best bound at
 most ks of REGAL-style graphs and was still rising when stopped (``benchmarks/wide_bounds.py``)."""
@@ -105,6 +120,10 @@ to the MIPs and the last partition search (geometric mean LB / UB at k = 8: 0.76
 PIGEONHOLE_SHARE = 0.3
 """Part of the budget left that the pigeonhole bound's MIPs may use, split over the open ks
 smallest first (what one k leaves goes to the next; each at most ``time_limit``)."""
+PIGEONHOLE_RESUME_GAP = 0.95
+"""The updates go on where they stopped within this part of the best bound, not only where they
+lead: they rise for a while (REGAL-style, 57 ops, k = 16: 903 when stopped after 6 s, below the
+cut bound's 906; 945 after 31 s)."""
 PIGEONHOLE_RESUME_SHARE = 0.5
 """Part of the budget the MIPs left that :func:`pigeonhole_resume_phase` may use where the
 pigeonhole bound leads and was still going."""
@@ -578,10 +597,11 @@ def pigeonhole_resume_phase(
     say: Report,
     tag: Callable[[Problem], str],
 ) -> None:
-    """Where the pigeonhole bound leads at a k not yet proven optimal and the clock stopped
-    its updates, they go on (``pigeonhole_bound(resume=...)``) after the MIPs, smallest k
-    first, within :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (what one k leaves goes
-    to the next); the k's pigeonhole record is replaced by the best over both calls."""
+    """Where the pigeonhole bound leads at a k not yet proven optimal, or stands within
+    :data:`PIGEONHOLE_RESUME_GAP` of the best bound, and the clock stopped its updates, they
+    go on (``pigeonhole_bound(resume=...)``) after the MIPs, smallest k first, within
+    :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (what one k leaves goes to the next);
+    the k's pigeonhole record is replaced by the best over both calls."""
     rising = [
         r
         for r in runs
@@ -590,7 +610,7 @@ def pigeonhole_resume_phase(
         and not r.interrupted
         and not closes(r.lb, r.ub_hi)
         and r.pigeonhole.bound is not None
-        and r.pigeonhole.bound >= r.lb
+        and r.pigeonhole.bound >= PIGEONHOLE_RESUME_GAP * r.lb
     ]
     stop = time.perf_counter() + PIGEONHOLE_RESUME_SHARE * left()
     for i, run in enumerate(rising):
@@ -791,6 +811,7 @@ def mip_phase(
     late = {method: solver_lateness(problem, method) for method in mip_methods}
     stalls_seen = {} if stalls is None else stalls.methods
     stalled = {m for m, seen in stalls_seen.items() if len(seen) >= STALLS_TO_SKIP[m]}
+    weak = {} if stalls is None else {m: weak_fallback(problem, m, solver, n_jobs) for m in mip_methods}
     for j, method in enumerate(mip_methods):
         if run.interrupted:
             break
@@ -810,6 +831,9 @@ def mip_phase(
                 )
             )
             continue
+        if weak.get(method):
+            run.records.append(skipped(method, weak[method]))
+            continue
         most = min(time_limit, left())
         if most < MIN_RUN_SECONDS:
             run.records.append(skipped(method, "the budget is spent"))
@@ -826,14 +850,16 @@ def mip_phase(
             continue
         # the methods still to run here that fit, latest dropped first while the time beyond
         # their lateness, shared with the later ks, gives less than MIN_RUN_SECONDS each
-        fits = [m for m in mip_methods[j:] if m not in stalled and m not in run.implied]
+        fits = [m for m in mip_methods[j:] if m not in stalled and m not in run.implied and not weak.get(m)]
         fits = [m for m in fits if late[m] + MIN_RUN_SECONDS <= most]  # this one first
         after = sum(
             MIP_WEIGHTS[m]
             for r in later
             if not closes(r.lb, r.ub_hi)
             for m in mip_methods
-            if m not in stalled and m not in r.implied
+            if m not in stalled
+            and m not in r.implied
+            and not (stalls is not None and weak_fallback(r.problem, m, solver, n_jobs))
         )
         while True:
             weights = sum(MIP_WEIGHTS[m] for m in fits) + after
@@ -877,6 +903,25 @@ def mip_phase(
                 problem, run.records, record, solver, run.ub_hi, seed, say, min(CROSS_CHECK_TIME, max(left(), 1.0))
             )
             run.notes.extend(extra)
+
+
+def weak_fallback(problem: Problem, method: str, solver: str, n_jobs: int = 1) -> str:
+    """Why a budgeted call skips ``method`` at ``problem``'s k (:data:`FALLBACK_SKIPPED`), or
+    ``""``: with ``solver="auto"``, its model (estimated before it is built,
+    :func:`formulations.size.estimate_model_size`; a guess sub-MIP for ``guess``) would run on
+    a fallback backend, not on the first of :data:`solvers.registry.AUTO_ORDER`."""
+    if method not in FALLBACK_SKIPPED or solver.lower() != "auto":
+        return ""
+    auto = AutoBackend()
+    size = estimate_model_size(problem, method, n_jobs)
+    on = auto.runs_on(size.variables, size.rows)
+    if on == auto.order[0]:
+        return ""
+    return (
+        f"solver 'auto' would run its MIP (about {size.variables:,} variables, {size.rows:,} rows) on "
+        f"{on or 'no backend'}, not {auto.order[0]}, which does not take it; there it never gave the best "
+        f"bound within a budget (name a solver to run it anyway)"
+    )
 
 
 def solver_lateness(problem: Problem, method: str) -> float:

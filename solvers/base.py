@@ -142,6 +142,12 @@ class Backend(ABC):
     (:meth:`build_seconds`); the ``"auto"`` backend passes over a backend whose build
     would take more than a quarter of it."""
 
+    def takes(self, variables: int, rows: int) -> bool:
+        """Whether this solver's licence allows a model of this size (known before it is
+        built: :func:`formulations.size.estimate_model_size`); only a size-limited
+        licence says no."""
+        return True
+
     @classmethod
     def build_seconds(cls, model: Model) -> float:
         """The estimated time to build ``model`` in this solver."""

@@ -89,8 +89,11 @@ class GurobiBackend(Backend):
                     cls._size_limited = True
         return bool(cls._size_limited)
 
+    def takes(self, variables: int, rows: int) -> bool:
+        return not ((variables > SIZE_LIMIT or rows > SIZE_LIMIT) and self.size_limited())
+
     def _check_size(self, nvars: int, nrows: int) -> None:
-        if (nvars > SIZE_LIMIT or nrows > SIZE_LIMIT) and self.size_limited():
+        if not self.takes(nvars, nrows):
             raise SolverLicenseError(
                 self.name,
                 f"model has {nvars} variables and {nrows} constraints; the size-limited licence "

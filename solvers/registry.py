@@ -80,6 +80,19 @@ class AutoBackend(Backend):
     def version(self) -> str:
         return "auto: " + ", ".join(self.order)
 
+    def runs_on(self, variables: int, rows: int) -> str | None:
+        """The backend :meth:`solve` would run a model of this size on (the first of
+        ``order`` that is installed and whose licence takes it; its build time aside),
+        or ``None``."""
+        for name in self.order:
+            cls = backend_class(name)
+            try:
+                if cls.available() and cls().takes(variables, rows):
+                    return name
+            except SolverLicenseError:  # no usable licence: solve() passes over it too
+                continue
+        return None
+
     def solve(self, model: Model, options: SolveOptions | None = None, **legacy: Any) -> SolveResult:
         """Like :meth:`Backend.solve`, on the first backend of ``order`` that takes the
         model; when an earlier one refused it, the result's ``message`` says which and

@@ -1,0 +1,107 @@
+"""Where a budgeted certify spends its MIP time (mtpp/certify_phases.py): the exact and guess
+MIPs are skipped where ``auto`` would hand them to a fallback backend, guess runs after the
+bounds that were still rising, and the pigeonhole updates go on near the best bound too."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+import mtpp
+import mtpp.certificate
+import mtpp.certify_phases
+from formulations.pigeonhole import PigeonholeBound
+from formulations.size import estimate_model_size
+from mtpp.bounds import simple_lower_bound
+from mtpp.certificate import certify
+from mtpp.problem import Problem
+from solvers.gurobi import SIZE_LIMIT, GurobiBackend
+from solvers.registry import AutoBackend, backend_class
+from solvers.result import Status
+
+needs_gurobi = pytest.mark.skipif(not backend_class("gurobi").available(), reason="gurobipy is not installed")
+
+
+@pytest.fixture
+def size_limited(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gurobi's pip licence (2,000 variables and rows), whatever licence this machine has."""
+    monkeypatch.setattr(GurobiBackend, "size_limited", lambda self: True)
+
+
+@needs_gurobi
+def test_auto_names_the_backend_a_model_of_that_size_would_run_on(size_limited: None) -> None:
+    auto = AutoBackend()
+    assert auto.runs_on(SIZE_LIMIT, SIZE_LIMIT) == "gurobi"
+    for variables, rows in ((SIZE_LIMIT + 1, 10), (10, SIZE_LIMIT + 1)):
+        on = auto.runs_on(variables, rows)
+        assert on != "gurobi" and on in AutoBackend().order
+    assert AutoBackend(order=("gurobi",)).runs_on(SIZE_LIMIT + 1, 10) is None
+
+
+@needs_gurobi
+def test_the_weak_fallback_rule_reads_the_model_size(size_limited: None) -> None:
+    g = mtpp.regal_graph(60, seed=4)
+    small, large = Problem(g, 2), Problem(g, 16)
+    assert estimate_model_size(large, "exact").rows > SIZE_LIMIT >= estimate_model_size(small, "exact").rows
+    assert mtpp.certify_phases.weak_fallback(small, "exact", "auto") == ""
+    why = mtpp.certify_phases.weak_fallback(large, "exact", "AUTO")
+    assert "would run its MIP" in why and "not gurobi" in why
+    assert mtpp.certify_phases.weak_fallback(large, "exact", "highs") == ""  # a named solver runs it
+    assert mtpp.certify_phases.weak_fallback(large, "bottleneck", "auto") == ""
+
+
+@needs_gurobi
+def test_a_budgeted_auto_call_skips_the_exact_mip_only_gurobi_would_solve_well(size_limited: None) -> None:
+    g = mtpp.regal_graph(60, seed=4)
+    kwargs = {"bounds": "simple,exact", "orderer": "kahn"}
+    skipped = certify(g, k=16, budget=6, **kwargs).bound("exact")
+    assert skipped.status == "skipped" and "would run its MIP" in skipped.message
+    for ran in (certify(g, k=16, budget=6, solver="highs", **kwargs), certify(g, k=16, time_limit=1, **kwargs)):
+        rec = ran.bound("exact")
+        assert rec.status != "skipped" and rec.wall_time > 0.0, rec
+
+
+def test_with_a_budget_guess_runs_after_the_resumed_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, int | None, tuple[str, ...]]] = []
+    mip_phase = mtpp.certificate.mip_phase
+    resume = mtpp.certificate.pigeonhole_resume_phase
+
+    def logged_mips(run, methods, *args):
+        calls.append(("mips", run.problem.k, tuple(methods)))
+        return mip_phase(run, methods, *args)
+
+    def logged_resume(*args):
+        calls.append(("resume", None, ()))
+        return resume(*args)
+
+    monkeypatch.setattr(mtpp.certificate, "mip_phase", logged_mips)
+    monkeypatch.setattr(mtpp.certificate, "pigeonhole_resume_phase", logged_resume)
+    g = mtpp.layered_graph(30, seed=2)
+    bounds = "simple,pigeonhole,bottleneck,exact,guess"
+    certify(g, k=[2, 3], bounds=bounds, orderer="kahn", budget=8)
+    first, later = ("bottleneck", "exact"), ("guess",)
+    resumed = ("resume", None, ())
+    assert calls == [("mips", 2, first), ("mips", 3, first), resumed, ("mips", 2, later), ("mips", 3, later)]
+    calls.clear()
+    certify(g, k=[2, 3], bounds=bounds, orderer="kahn", time_limit=2)
+    assert calls == [("mips", 2, (*first, *later)), ("mips", 3, (*first, *later))]
+
+
+@pytest.mark.parametrize(("part", "resumed"), [(0.97, True), (0.9, False)])
+def test_the_updates_go_on_within_the_resume_gap_of_the_best_bound(monkeypatch, part, resumed) -> None:
+    """Stopped by the clock at ``part`` of the simple bound (which leads): the updates go on
+    where that is within PIGEONHOLE_RESUME_GAP, a bound still rising."""
+    assert 0.9 < mtpp.certify_phases.PIGEONHOLE_RESUME_GAP <= 0.97
+    calls = []
+
+    def simulated(problem, solver, time_limit, target, threads, resume=None):
+        calls.append(resume is not None)
+        updates = SimpleNamespace(finished=resume is not None)
+        bound = part * simple_lower_bound(problem)
+        return PigeonholeBound(bound, 1, 1, Status.TIME_LIMIT, solver, "", time_limit, 0.0, updates=updates)
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,pigeonhole", orderer="kahn", budget=6)
+    assert cert.lower_bound_method == "simple"
+    assert calls == ([False, True] if resumed else [False])
