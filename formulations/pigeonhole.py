@@ -22,7 +22,10 @@ The MIP (one block, ``O(n)`` variables, ``O(m)`` rows), on the instance scaled t
   edge ``(u, v)``), and ``x_v >= a_v + d_v - 1``, so an op both below and above ``S``
   is in ``S``: ``S`` is convex, and every convex ``S`` is feasible with ``a``, ``d``
   its closures (0/1).  A non-convex ``x`` has an op ``w`` outside ``S`` with
-  ``a_w = d_w = 1`` forced, so continuous ``a``, ``d`` already exclude it;
+  ``a_w = d_w = 1`` forced, so continuous ``a``, ``d`` already exclude it.  At a source
+  ``d_v = x_v`` and ``a_v = 1``, at a sink ``a_v = x_v`` and ``d_v = 1`` (their least
+  values that meet every row: :func:`_closures`), so only the ops with predecessors and
+  successors carry ``a``, ``d`` and their rows;
 * ``in_u, out_u`` in ``[0, 1]`` for each producer ``u`` with a consumer:
   ``in_u >= x_v - x_u`` (tensor ``u`` enters ``S``) and ``out_u >= x_u - x_v``
   (it leaves ``S``) for each edge ``(u, v)``: once per tensor however many consumers;
@@ -216,15 +219,18 @@ def _skeleton(problem: Problem, integral: bool) -> Model:
     kind = "binary" if integral else "continuous"
     m = Model(f"pigeonhole_k{problem.k}")
     x = m.add_variables(n, "binary", name="x")
-    a = m.add_variables(n, kind, upper=1.0, name="a")
-    d = m.add_variables(n, kind, upper=1.0, name="d")
-    m.add_rows(np.stack([a, x], axis=1), np.array([1.0, -1.0]), lower=0.0)  # a_v >= x_v
-    m.add_rows(np.stack([d, x], axis=1), np.array([1.0, -1.0]), lower=0.0)  # d_v >= x_v
-    m.add_rows(np.stack([x, a, d], axis=1), np.array([1.0, -1.0, -1.0]), lower=-1.0)  # convex
     src, dst = g.edge_src, g.edge_dst
-    if src.size:
-        m.add_rows(np.stack([a[src], a[dst]], axis=1), np.array([1.0, -1.0]), lower=0.0)  # an ideal
-        m.add_rows(np.stack([d[dst], d[src]], axis=1), np.array([1.0, -1.0]), lower=0.0)  # a filter
+    a, d = _closures(m, problem, x, kind)
+    inner = (a >= 0) & (d >= 0)
+    m.add_rows(np.stack([a[a >= 0], x[a >= 0]], axis=1), np.array([1.0, -1.0]), lower=0.0)  # a_v >= x_v
+    m.add_rows(np.stack([d[d >= 0], x[d >= 0]], axis=1), np.array([1.0, -1.0]), lower=0.0)  # d_v >= x_v
+    m.add_rows(np.stack([x[inner], a[inner], d[inner]], axis=1), np.array([1.0, -1.0, -1.0]), lower=-1.0)  # convex
+    up = a[src] >= 0  # a_u >= a_v, where a_u is not 1
+    if up.any():
+        m.add_rows(np.stack([a[src[up]], _or_x(a, x)[dst[up]]], axis=1), np.array([1.0, -1.0]), lower=0.0)  # an ideal
+    down = d[dst] >= 0  # d_v >= d_u, where d_v is not 1
+    if down.any():
+        m.add_rows(np.stack([d[dst[down]], _or_x(d, x)[src[down]]], axis=1), np.array([1.0, -1.0]), lower=0.0)
     has_out = np.zeros(n, dtype=bool)
     has_out[src] = True
     producers = np.flatnonzero(has_out & (g.size_out > 0))
@@ -258,6 +264,41 @@ def _skeleton(problem: Problem, integral: bool) -> Model:
         obj_val.append(np.ones(1))
     m.set_objective(np.concatenate(obj_idx), np.concatenate(obj_val))
     return m
+
+
+CLOSURE_ONE = -1
+"""In :func:`_closures`' index arrays: the variable is the constant 1."""
+CLOSURE_X = -2
+"""In :func:`_closures`' index arrays: the variable is ``x_v`` itself."""
+
+
+def _closures(m: Model, problem: Problem, x: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of ``a`` and ``d`` per op, with the variables fixed at a source or a sink
+    left out (:data:`CLOSURE_ONE`, :data:`CLOSURE_X`).  ``a`` and ``d`` appear only in the
+    rows of the module docstring, bounded from below, so each may sit at its least value
+    given ``x``; at a source ``v`` that is ``d_v = x_v`` (its only lower bound), and then
+    ``a_v = 1`` meets every row it is in (``a_v >= x_v``, ``a_v >= a_w`` for its successors
+    ``w``, and ``x_v >= a_v + d_v - 1`` reads ``x_v >= x_v``); at a sink the mirror image
+    (``a_v = x_v``, ``d_v = 1``); an op with neither predecessors nor successors has
+    ``a_v = d_v = x_v`` and no row.  The same blocks stay feasible, in the MIP and in its
+    relaxation, with 3 + deg(v) fewer rows per such op: REGAL-style graphs of 200 ops keep
+    the model under the 2,000 rows of Gurobi's pip licence (8001-8008: 8004, 199 ops, had
+    2,054 and ran on SCIP, solving no weighting in 5 s)."""
+    g = problem.graph
+    source = np.diff(g.pred_ptr) == 0
+    sink = np.diff(g.succ_ptr) == 0
+    a = np.where(source & ~sink, CLOSURE_ONE, CLOSURE_X).astype(np.int64)
+    d = np.where(sink & ~source, CLOSURE_ONE, CLOSURE_X).astype(np.int64)
+    inner = ~source & ~sink
+    a[inner] = m.add_variables(int(inner.sum()), kind, upper=1.0, name="a")
+    d[inner] = m.add_variables(int(inner.sum()), kind, upper=1.0, name="d")
+    return a, d
+
+
+def _or_x(closure: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``closure``'s indices with :data:`CLOSURE_X` replaced by ``x``'s (callers filter out
+    :data:`CLOSURE_ONE`)."""
+    return np.where(closure == CLOSURE_X, x, closure)
 
 
 def _safe(values: np.ndarray) -> np.ndarray:

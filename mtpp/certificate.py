@@ -53,7 +53,9 @@ the ideal DP (smallest k first, so each k starts from the optimal partition of t
 next smaller k), the crossing bound (``CROSSING_SHARE`` of what is left) and the
 reach bound (``REACH_SHARE``) for the ks still open, the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
-split evenly among them), the pigeonhole bound (``PIGEONHOLE_SHARE``; skipped at the
+split evenly among them), annealing, the exact MIP at the smallest open ks while it
+runs on ``auto``'s first backend and proves each
+(:func:`mtpp.certify_phases.exact_first_phase`), the pigeonhole bound (``PIGEONHOLE_SHARE``; skipped at the
 larger ks after two that it could not lift), then the MIPs with what is left: at each k ``bottleneck``
 (not where the pigeonhole bound solved its block's MIP), then ``exact``,
 each with its share of the time left over the methods
@@ -103,6 +105,7 @@ from mtpp.certify_phases import (
     anneal_phase,
     clique_phase,
     crossing_phase,
+    exact_first_phase,
     ideal_dp_phase,
     merge_phase,
     mip_phase,
@@ -407,11 +410,14 @@ def certify(
         if deadline is None or fill_budget:  # a batch row's partition stays its orderer's
             anneal_phase(runs, time_limit, left, say, tag, seed=seed)
 
+    stalls = None if deadline is None else Stalls({})
+    if "exact" in methods and stalls is not None:
+        exact_first_phase(runs, solver, time_limit, threads, n_jobs, seed, left, say, tag, stalls)
+
     if "pigeonhole" in methods:
         pigeonhole_phase(runs, solver, threads, time_limit, left, say, tag)
 
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
-    stalls = None if deadline is None else Stalls({})
     demoted = [] if deadline is None else [m for m in mip_methods if m in DEMOTED]
 
     def mips(chosen: list[str]) -> None:

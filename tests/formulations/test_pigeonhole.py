@@ -269,3 +269,22 @@ def test_a_mip_the_clock_stopped_is_solved_again_on_resume(monkeypatch: pytest.M
     assert np.array_equal(solved[3], solved[2])  # the unfinished weighting again
     assert not np.array_equal(solved[4], solved[3])
     assert rest.bound == 2.1 and rest.mips == 5 and rest.optimal == 4 and not rest.resumable
+
+
+def test_sources_and_sinks_carry_no_closure_variables() -> None:
+    """At a source ``d_v = x_v`` and ``a_v = 1``, at a sink the mirror image (formulations/
+    pigeonhole.py: _closures): only ops with both predecessors and successors get ``a`` and
+    ``d``, and the rows they would have had are gone (the optimum is the brute-force one:
+    test_the_mip_is_the_cheapest_convex_block_with_a_share_of_the_weights)."""
+    g = mtpp.regal_graph(60, seed=3)
+    inner = int(((np.diff(g.pred_ptr) > 0) & (np.diff(g.succ_ptr) > 0)).sum())
+    assert 0 < inner < g.n
+    model = build_pigeonhole(Problem(g, 4)).model_for(g.work.astype(float))
+    assert model.blocks["a"].indices.size == model.blocks["d"].indices.size == inner
+    # three rows per inner op (a >= x, d >= x, convexity), one per edge whose tail is not a
+    # source (ideal) and per edge whose head is not a sink (filter), two per producer's edge (IO)
+    src, dst = g.edge_src, g.edge_dst
+    tails = int((np.diff(g.pred_ptr)[src] > 0).sum())
+    heads = int((np.diff(g.succ_ptr)[dst] > 0).sum())
+    io_edges = int((g.size_out[src] > 0).sum())
+    assert model.num_rows == 3 * inner + tails + heads + 2 * io_edges + 1  # + the share row

@@ -165,6 +165,7 @@ def test_a_growing_mip_below_the_bottleneck_bound_is_skipped_at_larger_k(monkeyp
     k = 2 runs again at k = 4."""
     calls = []
     g = mtpp.layered_graph(60, seed=7)
+    monkeypatch.setattr(mtpp.certify_phases, "EXACT_FIRST_SHARE", 0.0)  # exact in the MIP phase, after bottleneck
     for lift, runs_at_4 in ((1.1, False), (1.3, True)):
 
         def fake(problem, method, solver, time_limit, *args, lift=lift):

@@ -105,3 +105,35 @@ def test_the_updates_go_on_within_the_resume_gap_of_the_best_bound(monkeypatch, 
     cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,pigeonhole", orderer="kahn", budget=6)
     assert cert.lower_bound_method == "simple"
     assert calls == ([False, True] if resumed else [False])
+
+
+@needs_gurobi
+def test_with_a_budget_the_exact_mip_proves_small_ks_before_the_pigeonhole_bound() -> None:
+    g = mtpp.regal_graph(40, seed=6)
+    certs = certify(g, k=[2, 4], bounds="simple,pigeonhole,exact", orderer="brkga-500", budget=20)
+    first = certs[0]
+    assert first.optimal and first.lower_bound_method == "exact"
+    methods = [r.method for r in first.bounds]
+    assert methods.index("exact") < methods.index("pigeonhole")
+    assert first.bound("pigeonhole").status == "skipped"
+    assert [r.method for r in first.bounds].count("exact") == 1
+
+
+def test_the_exact_mip_run_first_stops_at_the_first_k_it_does_not_prove(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unproven at k = 2 (simulated, above the simple bound), it is a stall: not run at k = 3
+    or 4, and not again at k = 2 in the MIP phase."""
+    calls: list[tuple[int, str]] = []
+
+    def fake(problem, method, solver, time_limit, *args):
+        calls.append((problem.k, method))
+        bound = 1.01 * simple_lower_bound(problem)
+        return mtpp.records.BoundRecord(method=method, bound=bound, status="time_limit", proven_optimal=False), None
+
+    monkeypatch.setattr(mtpp.certify_phases, "bound_record", fake)
+    g = mtpp.layered_graph(40, seed=5)
+    certs = certify(g, k=[2, 3, 4], bounds="simple,exact", orderer="kahn", budget=8, solver="highs")
+    assert calls == [(2, "exact")]
+    assert [r.method for r in certs[0].bounds].count("exact") == 1
+    for cert in certs[1:]:
+        rec = cert.bound("exact")
+        assert rec.status == "skipped" and "did not lift" in rec.message and "k=2" in rec.message
