@@ -412,7 +412,7 @@ def certify(
 
     stalls = None if deadline is None else Stalls({})
     if "exact" in methods and stalls is not None:
-        exact_first_phase(runs, solver, time_limit, threads, n_jobs, seed, left, say, tag, stalls)
+        exact_first_phase(runs, solver, time_limit, threads, n_jobs, seed, left, say, tag)
 
     if "pigeonhole" in methods:
         pigeonhole_phase(runs, solver, threads, time_limit, left, say, tag)

@@ -923,16 +923,15 @@ def exact_first_phase(
     left: Callable[[], float],
     say: Report,
     tag: Callable[[Problem], str],
-    stalls: Stalls,
 ) -> None:
     """With a budget, the exact MIP before the pigeonhole bound at the smallest open ks, each
     within :data:`EXACT_FIRST_SHARE` of the budget left (and ``time_limit``), while it runs on
     ``auto``'s first backend (:func:`weak_fallback`) and proves each k it runs at: a k it
     proves takes no time from the bounds after it (REGAL-style graphs: Gurobi proved k = 2 in
     0.2-0.7 s and, at 57 ops, k = 4 in 4 s, after the pigeonhole bound had spent 6.7 s at
-    each).  At the first k it does not prove it stops, and its record stands there (the MIP
-    phase does not run it again), a stall (:data:`STALLS_TO_SKIP`) whatever its bound: unproven,
-    the exact MIP never gave the best bound on the graphs measured."""
+    each).  At the first k it does not prove it stops, and its record is dropped: the MIP phase
+    runs it there again with its share of the budget (a single-k call whose exact MIP needs
+    more than this probe still gets it), so a failed probe costs its time once."""
     for run in runs:
         if run.interrupted:
             return
@@ -943,12 +942,10 @@ def exact_first_phase(
         limit = min(time_limit, EXACT_FIRST_SHARE * left())
         if limit < MIN_RUN_SECONDS:
             return
-        mip_phase(run, ["exact"], solver, limit, threads, n_jobs, seed, left, [], say, tag, stalls)
-        if not closes(run.lb, run.ub_hi):  # unproven, it never gave the best bound: a stall
-            seen = stalls.methods.setdefault("exact", [])
-            if all(k != run.problem.k for k, _ in seen):
-                spent = sum(r.wall_time for r in run.records if r.method == "exact" and r.from_k is None)
-                seen.append((run.problem.k, spent))
+        before = len(run.records)
+        mip_phase(run, ["exact"], solver, limit, threads, n_jobs, seed, left, [], say, tag)
+        if not closes(run.lb, run.ub_hi):  # the MIP phase runs it here again, with its share
+            del run.records[before:]  # (a partition it found stays adopted)
             return
 
 
