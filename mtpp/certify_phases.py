@@ -814,7 +814,17 @@ def mip_phase(
     late = {method: solver_lateness(problem, method) for method in mip_methods}
     stalls_seen = {} if stalls is None else stalls.methods
     stalled = {m for m, seen in stalls_seen.items() if len(seen) >= STALLS_TO_SKIP[m]}
-    weak = {} if stalls is None else {m: weak_fallback(problem, m, solver, n_jobs) for m in mip_methods}
+    seen_weak: dict[tuple[int, str], str] = {}
+
+    def weak(on: Problem, method: str) -> str:
+        """:func:`weak_fallback` with a budget (asked only where a MIP would run: it imports
+        the solver adapters), remembered per k."""
+        if stalls is None:
+            return ""
+        if (on.k, method) not in seen_weak:
+            seen_weak[on.k, method] = weak_fallback(on, method, solver, n_jobs)
+        return seen_weak[on.k, method]
+
     ran = {r.method for r in run.records if r.from_k is None}
     for j, method in enumerate(mip_methods):
         if run.interrupted:
@@ -837,8 +847,8 @@ def mip_phase(
                 )
             )
             continue
-        if weak.get(method):
-            run.records.append(skipped(method, weak[method]))
+        if weak(problem, method):
+            run.records.append(skipped(method, weak(problem, method)))
             continue
         most = min(time_limit, left())
         if most < MIN_RUN_SECONDS:
@@ -857,7 +867,9 @@ def mip_phase(
         # the methods still to run here that fit, latest dropped first while the time beyond
         # their lateness, shared with the later ks, gives less than MIN_RUN_SECONDS each
         fits = [
-            m for m in mip_methods[j:] if m not in stalled and m not in run.implied and m not in ran and not weak.get(m)
+            m
+            for m in mip_methods[j:]
+            if m not in stalled and m not in run.implied and m not in ran and not weak(problem, m)
         ]
         fits = [m for m in fits if late[m] + MIN_RUN_SECONDS <= most]  # this one first
         after = sum(
@@ -865,9 +877,7 @@ def mip_phase(
             for r in later
             if not closes(r.lb, r.ub_hi)
             for m in mip_methods
-            if m not in stalled
-            and m not in r.implied
-            and not (stalls is not None and weak_fallback(r.problem, m, solver, n_jobs))
+            if m not in stalled and m not in r.implied and not weak(r.problem, m)
         )
         while True:
             weights = sum(MIP_WEIGHTS[m] for m in fits) + after
