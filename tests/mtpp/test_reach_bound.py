@@ -15,7 +15,7 @@ from mtpp.crossing_bound import crossing_lower_bounds
 from mtpp.cut_bound import cut_lower_bound
 from mtpp.hull_cuts import HullCuts
 from mtpp.partitioner import partition
-from mtpp.reach_bound import RTOL, _Sweeps, reach_lower_bound
+from mtpp.reach_bound import RTOL, _Sweeps, _window, reach_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost
@@ -62,6 +62,38 @@ def test_reach_bound_never_exceeds_the_exact_optimum_at_any_k():
         above, shaved = above + counts[0], shaved + counts[1]
     assert above >= 3  # the bound adds something over the other combinatorial bounds (5 of these tiny cases)
     assert shaved >= 3  # and shaving over the sweeps alone
+
+
+def test_shaving_finds_the_window_that_trying_every_block_finds():
+    """Shaving tries blocks from each end of an op's window until one stands; the window
+    it keeps is the first and last block that trying every block leaves."""
+    rng = np.random.default_rng(2353)
+    tried = shrunk = 0
+    for _ in range(60):
+        problem = random_problem(rng, 8)
+        n = problem.graph.n
+        for k in (2, 3, 4):
+            at_k = replace(problem, k=min(k, n))
+            upper = partition(at_k, orderer="kahn").bottleneck
+            sweeps = _Sweeps(at_k, math.inf)
+            for threshold in (0.7 * upper, 0.85 * upper, upper):
+                sets = sweeps.fixpoint(threshold, at_k.k, *sweeps._start(at_k.k))
+                if sets is None:
+                    continue
+                up, down = sets
+                for v in range(n):
+                    first = int(np.argmax([u[v] for u in up]))
+                    last = at_k.k + 1 - int(np.argmax([d[v] for d in down]))
+                    every = [
+                        t
+                        for t in range(first, last + 1)
+                        if sweeps.fixpoint(threshold, at_k.k, *_window(v, t, t, at_k.k, up, down)) is not None
+                    ]
+                    ends = sweeps._ends(threshold, at_k.k, v, first, last, up, down)
+                    assert ends == ((every[0], every[-1]) if every else None)
+                    tried += first < last
+                    shrunk += every != list(range(first, last + 1))
+    assert tried >= 100 and shrunk >= 10  # windows to shave, and blocks refuted in them
 
 
 def test_mixed_scales_and_non_unit_bandwidth():
