@@ -79,12 +79,8 @@ from solvers.result import SolveResult, Status
 
 ETA = 0.2
 """The first multiplicative step: the weights of the last block's ops are multiplied by ``1 - eta``."""
-DECAY = 0.97
-"""The step is multiplied by this after every MIP.  At 0.9 the step fell below 1% after 30 MIPs
-and the updates stalled; at 0.97, 30 s of updates on nine REGAL-style dev graphs (seeds
-9303-9311, k = 8 / 16 / 32) ended 9%, 9% and 7% higher at three ks of 32 (one proven
-optimal), within 0.5% at the rest (0.95: 6% at one; 0.99, or a first step of 0.1 or 0.3:
-lower overall)."""
+DECAY = 0.9
+"""The step is multiplied by this after every MIP."""
 PATIENCE = 8
 """The updates stop after this many MIPs in a row that neither lifted the best bound (by a
 relative ``1e-6``) nor found a block not seen before: on a tiny graph the weights soon keep
