@@ -113,7 +113,6 @@ from mtpp.certify_phases import (
     pigeonhole_resume_phase,
     reach_phase,
     reach_resume_phase,
-    resume_claims,
     search_phase,
     share_lower_bounds,
 )
@@ -423,10 +422,7 @@ def certify(
 
     def mips(chosen: list[str]) -> None:
         for i, run in enumerate(runs):
-            resuming = 0 if deadline is None else resume_claims(runs)
-            mip_phase(
-                run, chosen, solver, time_limit, threads, n_jobs, seed, left, runs[i + 1 :], say, tag, stalls, resuming
-            )
+            mip_phase(run, chosen, solver, time_limit, threads, n_jobs, seed, left, runs[i + 1 :], say, tag, stalls)
 
     mips([m for m in mip_methods if m not in demoted])
     if "pigeonhole" in methods and deadline is not None:

@@ -90,12 +90,6 @@ the pigeonhole bound, which holds the bottleneck MIP's, still rose when resumed 
 MIP_WEIGHTS = {"bottleneck": 2.0, "exact": 1.0, "guess": 1.0}
 """Each MIP's weight in the share of the budget: the bottleneck MIP gave the best bound at
 most ks of REGAL-style graphs and was still rising when stopped (``benchmarks/wide_bounds.py``)."""
-RESUME_WEIGHT = 1.0
-"""With a budget, each k whose pigeonhole updates or reach shaving will resume after the MIPs
-(:func:`resume_claims`) weighs this much in the MIPs' shares, as one more MIP would: the MIPs
-leave the resumes their time.  Without it, on a 169-op REGAL-style graph (dev seed 9305) the
-exact MIP at k = 4, alone in the shares, took 44 s of the 57 s left to lift LB / UB from
-0.997 to 1, and the resumes at k = 8 / 16 / 32 (LB / UB 0.93 / 0.92 / 0.86) got 0.6 s each."""
 ENUMERATION_SHARE = 0.25
 IDEALS_PER_SECOND = 100_000
 IDEAL_BITS_PER_SECOND = 8e8
@@ -611,7 +605,16 @@ def pigeonhole_resume_phase(
     go on (``pigeonhole_bound(resume=...)``) after the MIPs, smallest k first, within
     :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (what one k leaves goes to the next);
     the k's pigeonhole record is replaced by the best over both calls."""
-    rising = [r for r in runs if _pigeonhole_resumes(r)]
+    rising = [
+        r
+        for r in runs
+        if r.pigeonhole is not None
+        and r.pigeonhole.resumable
+        and not r.interrupted
+        and not closes(r.lb, r.ub_hi)
+        and r.pigeonhole.bound is not None
+        and r.pigeonhole.bound >= PIGEONHOLE_RESUME_GAP * r.lb
+    ]
     stop = time.perf_counter() + PIGEONHOLE_RESUME_SHARE * left()
     for i, run in enumerate(rising):
         limit = (stop - time.perf_counter()) / (len(rising) - i)
@@ -646,7 +649,13 @@ def reach_resume_phase(
     the partition's cost, smallest k first, within
     :data:`REACH_RESUME_SHARE` of the budget left (what one k leaves goes to the next; with
     its first run at most ``time_limit``); a higher bound replaces the k's reach record."""
-    rising = [(run, at, run.records[at]) for run in runs if (at := _reach_resumes(run)) is not None]
+    rising = []
+    for run in runs:
+        held = [j for j, r in enumerate(run.records) if r.method == "reach" and r.bound is not None]
+        if held and not run.interrupted and not closes(run.lb, run.ub_hi):
+            record = run.records[held[-1]]
+            if run.reach_rising and record.bound is not None and record.bound >= run.lb:
+                rising.append((run, held[-1], record))
     stop = time.perf_counter() + REACH_RESUME_SHARE * left()
     for i, (run, at, record) in enumerate(rising):
         limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) / (len(rising) - i))
@@ -670,35 +679,6 @@ def reach_resume_phase(
         )
         shown = f"{before:.6g} -> {run.lb:.6g}"
         say(f"{tag(run.problem)}reach, resumed: {shown} ({res.tried} thresholds, {res.wall_time:.2f} s)")
-
-
-def _pigeonhole_resumes(run: Run) -> bool:
-    """:func:`pigeonhole_resume_phase` goes on at this k: its updates were stopped by the
-    clock, stand within :data:`PIGEONHOLE_RESUME_GAP` of the best bound, and the k is open."""
-    return (
-        run.pigeonhole is not None
-        and run.pigeonhole.resumable
-        and not run.interrupted
-        and not closes(run.lb, run.ub_hi)
-        and run.pigeonhole.bound is not None
-        and run.pigeonhole.bound >= PIGEONHOLE_RESUME_GAP * run.lb
-    )
-
-
-def _reach_resumes(run: Run) -> int | None:
-    """Where :func:`reach_resume_phase` goes on at this k (the reach bound leads, its shaving
-    did not finish, the k is open): the index of its reach record, else ``None``."""
-    held = [j for j, r in enumerate(run.records) if r.method == "reach" and r.bound is not None]
-    if not held or run.interrupted or closes(run.lb, run.ub_hi) or not run.reach_rising:
-        return None
-    bound = run.records[held[-1]].bound
-    return held[-1] if bound is not None and bound >= run.lb else None
-
-
-def resume_claims(runs: list[Run]) -> int:
-    """The ks where a resume phase will go on (:func:`_pigeonhole_resumes`,
-    :func:`_reach_resumes`): each claims :data:`RESUME_WEIGHT` in the MIP phase's shares."""
-    return sum(_pigeonhole_resumes(r) or _reach_resumes(r) is not None for r in runs)
 
 
 def _pigeonhole_record(run: Run, res: PigeonholeBound) -> BoundRecord:
@@ -816,18 +796,17 @@ def mip_phase(
     say: Report,
     tag: Callable[[Problem], str],
     stalls: Stalls | None = None,
-    resuming: int = 0,
 ) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by its share
     (:data:`MIP_WEIGHTS`) of the budget left over this k's remaining methods that can
-    still fit, the methods of the ``later`` ks that are still open (a k proven
-    meanwhile takes no share) and the ``resuming`` ks' resumes (:data:`RESUME_WEIGHT`).
-    With ``stalls`` (a budgeted call), a method that stopped at its time limit without
-    lifting the bound the methods before it had proven, at :data:`STALLS_TO_SKIP`
-    smaller ks, is skipped, its time left to the others and to the last partition
-    search (on 500-op layered graphs every MIP ended at the simple bound at every k,
-    65 s of a 120 s budget; on REGAL-style graphs the exact and guess MIPs took 40-60 s
-    of 120 at k >= 8 and never beat the bottleneck MIP).  Each
+    still fit and the methods of the ``later`` ks that are still open (a k proven
+    meanwhile takes no share).  With ``stalls`` (a budgeted call), a method that stopped
+    at its time limit without lifting the bound the methods before it had proven, at
+    :data:`STALLS_TO_SKIP` smaller ks, is skipped, its time left to the others and to
+    the last partition search (on 500-op
+    layered graphs every MIP ended at the simple bound at every k, 65 s of a 120 s
+    budget; on REGAL-style graphs the exact and guess MIPs took 40-60 s of 120 at
+    k >= 8 and never beat the bottleneck MIP).  Each
     method's :func:`solver_lateness` (how late its solver may stop) comes off the budget
     before it is shared, and off ``time_limit``; a method that cannot cover it is
     skipped with a record, its time left to the others (earlier methods first)."""
@@ -893,15 +872,12 @@ def mip_phase(
             if m not in stalled and m not in run.implied and m not in ran and not weak(problem, m)
         ]
         fits = [m for m in fits if late[m] + MIN_RUN_SECONDS <= most]  # this one first
-        after = (
-            sum(
-                MIP_WEIGHTS[m]
-                for r in later
-                if not closes(r.lb, r.ub_hi)
-                for m in mip_methods
-                if m not in stalled and m not in r.implied and not weak(r.problem, m)
-            )
-            + RESUME_WEIGHT * resuming
+        after = sum(
+            MIP_WEIGHTS[m]
+            for r in later
+            if not closes(r.lb, r.ub_hi)
+            for m in mip_methods
+            if m not in stalled and m not in r.implied and not weak(r.problem, m)
         )
         while True:
             weights = sum(MIP_WEIGHTS[m] for m in fits) + after

@@ -138,35 +138,3 @@ def test_the_exact_mip_run_first_stops_at_the_first_k_it_does_not_prove(monkeypa
     for cert in certs[1:]:
         rec = cert.bound("exact")
         assert rec.status == "skipped" and "did not lift" in rec.message and "k=2" in rec.message
-
-
-def test_the_mips_leave_the_resumes_their_share(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A k whose pigeonhole updates will resume claims a share of the MIP phase's time as one
-    more MIP would (RESUME_WEIGHT): the exact MIP at k = 4 gets about half of what it gets
-    where the updates ran their course."""
-    assert mtpp.certify_phases.RESUME_WEIGHT == mtpp.certify_phases.MIP_WEIGHTS["exact"]
-    limits: list[float] = []
-
-    def fake(problem, method, solver, time_limit, *args):
-        limits.append(time_limit)
-        bound = simple_lower_bound(problem)
-        return mtpp.records.BoundRecord(method=method, bound=bound, status="time_limit", proven_optimal=False), None
-
-    def simulated(finished: bool):
-        def pigeonhole(problem, solver, time_limit, target, threads, resume=None):
-            updates = SimpleNamespace(finished=finished or resume is not None)
-            bound = 0.97 * simple_lower_bound(problem)
-            return PigeonholeBound(bound, 1, 1, Status.TIME_LIMIT, solver, "", time_limit, 0.0, updates=updates)
-
-        return pigeonhole
-
-    monkeypatch.setattr(mtpp.certify_phases, "bound_record", fake)
-    g = mtpp.layered_graph(40, seed=5)
-    share = {}
-    for finished in (True, False):
-        monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated(finished))
-        limits.clear()
-        certify(g, k=4, bounds="simple,pigeonhole,exact", orderer="kahn", budget=6, solver="highs")
-        assert len(limits) == 2  # run first (a probe it did not prove), then in the MIP phase
-        share[finished] = limits[-1]
-    assert 0.35 * share[True] < share[False] < 0.65 * share[True], share
