@@ -1,6 +1,8 @@
 """Speed of the reach bound's compiled sweep step (``mtpp/reach_step.py``) against the
 Python loop it replaced, kept here as the yardstick: the same sweeps and shaving tests on
-the same thresholds, in one process, with the sets each step returns compared.
+the same thresholds, in one process, with the sets each step returns compared.  Then
+shaving that tries each op's window from its ends (``_Sweeps._ends``) against trying every
+block of it, as it did before (``--shave``, graphs of at most 250 ops).
 
     python benchmarks/reach_speed.py                 # layered graphs of 250 and 500 ops, k = 4 and 8
     python benchmarks/reach_speed.py --n 250 --ks 8
@@ -27,7 +29,7 @@ import numpy as np
 import mtpp
 from mtpp.cost import overflow_cost
 from mtpp.hull_cuts import reach
-from mtpp.reach_bound import _Sweeps, reach_lower_bound
+from mtpp.reach_bound import _Sweeps, _window, reach_lower_bound
 
 
 class ReferenceSweeps(_Sweeps):
@@ -68,6 +70,19 @@ class ReferenceSweeps(_Sweeps):
         return cur
 
 
+class EveryBlockSweeps(_Sweeps):
+    """Shaving as it was before it tried windows from their ends: every block of each op's
+    window, the window kept from the first to the last block that stands."""
+
+    def _ends(
+        self, threshold: float, k: int, v: int, first: int, last: int, up: list[np.ndarray], down: list[np.ndarray]
+    ) -> tuple[int, int] | None:
+        stand = [
+            t for t in range(first, last + 1) if self.fixpoint(threshold, k, *_window(v, t, t, k, up, down)) is not None
+        ]
+        return (stand[0], stand[-1]) if stand else None
+
+
 def timed(sweeps: _Sweeps, tests: list[tuple[str, float]], k: int) -> tuple[float, list[bool]]:
     t0 = time.perf_counter()
     answers = [getattr(sweeps, test)(threshold, k) for test, threshold in tests]
@@ -96,6 +111,20 @@ def main() -> None:
             reference, want = timed(ReferenceSweeps(problem, np.inf), tests, k)
             ratio = reference / compiled
             print(f"{n:>5} {k:>3} {bound:>10.6g} {reference:>12.2f} {compiled:>11.2f} {ratio:>6.1f}  {got == want}")
+    if not args.shave:
+        return
+    print("\nshaving at 1.1 and 1.25 times the sweeps' bound: every block of each window against its ends")
+    print(f"{'n':>5} {'k':>3} {'bound':>10} {'every block s':>14} {'ends s':>7} {'ratio':>6}  same answers")
+    for n in [n for n in args.n if n <= 250]:
+        g = mtpp.layered_graph(n, seed=args.seed)
+        for k in args.ks:
+            problem = mtpp.Problem(g, k)
+            upper = float(g.work.sum() + 2 * g.size_out.sum())
+            bound = reach_lower_bound(problem, 0.0, upper, shave=False).bound or upper / k
+            tests = [("shaves", f * bound) for f in (1.1, 1.25)]
+            ends, got = timed(_Sweeps(problem, np.inf), tests, k)
+            every, want = timed(EveryBlockSweeps(problem, np.inf), tests, k)
+            print(f"{n:>5} {k:>3} {bound:>10.6g} {every:>14.2f} {ends:>7.2f} {every / ends:>6.2f}  {got == want}")
 
 
 if __name__ == "__main__":
