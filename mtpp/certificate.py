@@ -72,7 +72,10 @@ then the reach bound's shaving where it leads, then ``guess`` (``DEMOTED``: it n
 Whatever time is left at the end goes to a last, larger search (the orderer's
 evaluations sized to fill each open k's share), less ``MERGE_SHARE`` for the multi-order
 DP, which cuts each open k's partition from the prefixes of all the orders the searches
-found (:mod:`heuristics.partition.merge_dp`).
+found (:mod:`heuristics.partition.merge_dp`).  From the first annealing to the end of the
+bounds, a budgeted call that may improve its partitions (``fill_budget``) anneals on a
+spare core, if the process has one beside the solver's threads
+(:mod:`mtpp.background_anneal`): the MIP solvers release the interpreter lock.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, overload
@@ -91,6 +94,7 @@ from heuristics.partition.ideals import DEFAULT_MAX_IDEALS
 from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
+from mtpp.background_anneal import background_annealer
 from mtpp.certify_phases import (
     DEMOTED,
     FINAL_RESERVE,
@@ -410,6 +414,46 @@ def certify(
         if deadline is None or fill_budget:  # a batch row's partition stays its orderer's
             anneal_phase(runs, time_limit, left, say, tag, seed=seed)
 
+    # the partitions go on improving on a spare core while the bounds are proven
+    background = None
+    if deadline is not None and fill_budget and orderer != QUICK_ORDERER:
+        background = background_annealer(runs, left, say, tag, threads, n_jobs, seed + 2)
+    try:
+        relay = say if background is None else background.relay
+        _bound_phases(runs, methods, solver, time_limit, threads, n_jobs, seed, deadline, left, relay, tag)
+    finally:
+        if background is not None:
+            background.stop()
+            say(background.summary())
+    if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
+        # what the bounds left of the budget (every k proven, MIPs finished or skipped as
+        # stalled): annealing again from the best partitions, then a larger search on
+        # another stream of the orderer
+        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (1.0 - MERGE_SHARE) * left(), seed=seed + 1)
+        total = (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
+        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=total, fill=True)
+    if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
+        merge_phase(runs, time_limit, left, say, tag)
+
+    share_lower_bounds(runs)
+    certificates = [_certificate(run, start, pre) for run in runs]
+    return certificates if many else certificates[0]
+
+
+def _bound_phases(
+    runs: list[Run],
+    methods: Sequence[str],
+    solver: str,
+    time_limit: float,
+    threads: int,
+    n_jobs: int,
+    seed: int,
+    deadline: float | None,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
+    """The MIP-based and last bounds of a certify call, in the order of the module docstring."""
     stalls = None if deadline is None else Stalls({})
     if "exact" in methods and stalls is not None:
         exact_first_phase(runs, solver, time_limit, threads, n_jobs, seed, left, say, tag)
@@ -433,19 +477,6 @@ def certify(
         mips(demoted)
     if "clique" in methods:  # last of the bounds: it never led on the wide graphs (CLIQUE_SHARE)
         clique_phase(runs, time_limit, left, say, tag)
-    if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
-        # what the bounds left of the budget (every k proven, MIPs finished or skipped as
-        # stalled): annealing again from the best partitions, then a larger search on
-        # another stream of the orderer
-        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (1.0 - MERGE_SHARE) * left(), seed=seed + 1)
-        total = (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
-        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=total, fill=True)
-    if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
-        merge_phase(runs, time_limit, left, say, tag)
-
-    share_lower_bounds(runs)
-    certificates = [_certificate(run, start, pre) for run in runs]
-    return certificates if many else certificates[0]
 
 
 def _warm_up() -> None:

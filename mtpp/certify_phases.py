@@ -6,6 +6,7 @@ bounds across k.  :mod:`mtpp.certificate` composes them."""
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -151,6 +152,7 @@ MIN_RUN_SECONDS = 0.5
 """A method is skipped when less than this is left of the budget."""
 
 Report = Callable[[str], None]
+_ADOPT_LOCK = threading.Lock()
 
 
 @dataclass
@@ -199,11 +201,13 @@ class Run:
         return max(r.bound for r in self.records if r.bound is not None)
 
     def adopt(self, candidate: Evaluation, order: np.ndarray, source: str) -> bool:
-        """Take ``candidate`` (already re-checked at this k) if it is better."""
-        if candidate.bottleneck >= self.best_eval.bottleneck:
-            return False
-        self.best_eval, self.best_order, self.source = candidate, order, source
-        return True
+        """Take ``candidate`` (already re-checked at this k) if it is better (one at a time:
+        :mod:`mtpp.background_anneal` adopts from its own thread)."""
+        with _ADOPT_LOCK:
+            if candidate.bottleneck >= self.best_eval.bottleneck:
+                return False
+            self.best_eval, self.best_order, self.source = candidate, order, source
+            return True
 
 
 def search_phase(
@@ -256,10 +260,11 @@ def search_phase(
         sol = partition(run.problem, orderer=name, seed=seed, time_limit=share, presolve=False)
         run.search_pace = sol.evaluations / max(sol.wall_time, 1e-9)
         run.found.append(sol.index_order)
-        _share(runs, run, sol.evaluation, sol.index_order, f"slicegraph ({sol.orderer}, seed {seed})", say, tag)
+        source = f"slicegraph ({sol.orderer}, seed {seed})"
+        share_partition(runs, run, sol.evaluation, sol.index_order, source, say, tag)
 
 
-def _share(
+def share_partition(
     runs: list[Run],
     run: Run,
     found: Evaluation,
@@ -267,16 +272,19 @@ def _share(
     source: str,
     say: Report,
     tag: Callable[[Problem], str],
-) -> None:
+) -> bool:
     """Adopt a partition found at ``run``'s k there (saying so if it is better) and, re-checked,
-    at every larger k: a partition into at most k blocks is one into more."""
-    if run.adopt(found, order, source):
+    at every larger k: a partition into at most k blocks is one into more.  Whether it was
+    better at ``run``'s k."""
+    better = run.adopt(found, order, source)
+    if better:
         say(f"{tag(run.problem)}partition: {source}: upper bound {run.ub:.6g}")
     for other in runs:
         if other.problem.k > run.problem.k:
             other.adopt(
                 evaluate(other.problem, found.assignment, order), order, f"{source}, found for k={run.problem.k}"
             )
+    return better
 
 
 def anneal_phase(
@@ -319,7 +327,7 @@ def anneal_phase(
         order = np.asarray(problem.graph.topological_order, dtype=np.int64)
         order = order[np.argsort(res.assignment[order], kind="stable")]  # block by block: its blocks are segments
         run.found.append(order)
-        _share(runs, run, found, order, f"annealing ({res.moves:,} moves)", say, tag)
+        share_partition(runs, run, found, order, f"annealing ({res.moves:,} moves)", say, tag)
 
 
 def merge_phase(
@@ -345,7 +353,8 @@ def merge_phase(
         if seg is None:
             continue
         run.found.append(seg.order)
-        _share(runs, run, evaluate(run.problem, seg.assignment, seg.order), seg.order, "multi-order DP", say, tag)
+        found = evaluate(run.problem, seg.assignment, seg.order)
+        share_partition(runs, run, found, seg.order, "multi-order DP", say, tag)
 
 
 def ideal_dp_phase(

@@ -38,6 +38,7 @@ Measured against SliceGraph on brkga-10000 (``benchmarks/wide_bounds.py`` graphs
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -119,7 +120,7 @@ def block_state(n, k, succ_ptr, succ_idx, work, param, io, a):
     return cnt, consumers, wb, pb, inb + outb
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # runs beside the MIPs: mtpp.background_anneal
 def anneal_kernel(
     n, k, pred_ptr, pred_idx, succ_ptr, succ_idx, work, param, io, budget, bw, a, best_a, scalars, rng, moves
 ):
@@ -217,10 +218,12 @@ def anneal_partition(
     seed: int = 0,
     moves: int | None = None,
     stop_at: float = 0.0,
+    halt: threading.Event | None = None,
 ) -> Annealed | None:
     """Anneal from ``assignment`` (any valid partition) for ``time_limit`` seconds or
     ``moves`` moves (whichever comes first; at least one of them), stopping early once
-    the bottleneck is at most ``stop_at`` (a proven lower bound).  ``None`` for peak-aware
+    the bottleneck is at most ``stop_at`` (a proven lower bound) or ``halt`` is set
+    (read between chunks of :data:`CHUNK` moves).  ``None`` for peak-aware
     problems, a single block, or more than :data:`MAX_CELLS` consumer counts."""
     if time_limit is None and moves is None:
         raise ValueError("anneal_partition needs a time limit or a number of moves")
@@ -251,7 +254,12 @@ def anneal_partition(
     chunk = min(CHUNK, CHUNK_PER_OP * g.n, max(1, (moves or CHUNK) // COOLING_STEPS))
     cycle_moves = min(moves or 0, CYCLE_MOVES)  # with a number of moves, cycles of this many
     done, cycle_start = 0, time.perf_counter()
-    while done < (moves if moves is not None else math.inf) and time.perf_counter() < deadline and best > stop_at:
+    while (
+        done < (moves if moves is not None else math.inf)
+        and time.perf_counter() < deadline
+        and best > stop_at
+        and not (halt is not None and halt.is_set())
+    ):
         phase = (time.perf_counter() - cycle_start) / cycle if moves is None else (done % cycle_moves) / cycle_moves
         if phase >= 1.0:  # a new cycle, from the best partition
             cycle_start, phase = time.perf_counter(), 0.0

@@ -1,0 +1,170 @@
+"""Annealing on a second core while a budgeted :func:`mtpp.certify` proves bounds.
+
+With a budget, most of a certify call goes to the MIPs of the bound hierarchy; HiGHS,
+CP-SAT and Gurobi run them on one core (``threads=1``) with the interpreter lock
+released, so on a machine with a spare core the partition search can go on beside
+them.  :class:`BackgroundAnnealer` is that search: a thread that takes the open ks in
+turn (smallest first, round robin) and anneals each one's best partition for one cooling
+cycle (:func:`heuristics.partition.anneal.anneal_partition`, compiled without the
+interpreter lock), a new seed per cycle; a better partition is re-checked by
+:func:`mtpp.evaluate` and adopted at its k and every larger k, as the foreground
+annealing does (:func:`mtpp.certify_phases.anneal_phase`).  Its report lines wait in a
+queue until the main thread reports next (:meth:`BackgroundAnnealer.relay`): a solve
+points file descriptor 1 at ``/dev/null`` (:mod:`solvers.quiet`), and a line printed
+from this thread meanwhile would be lost.
+
+Only upper bounds move here: a lower bound never depends on what this thread finds, and a
+lower upper bound only lets a k close earlier.  :meth:`BackgroundAnnealer.stop` ends the
+current cycle within one chunk of moves (milliseconds) and joins the thread, so the
+certificate is built from a settled state.  It runs only where it costs the bounds
+nothing: a budgeted call (an unbudgeted one stays deterministic), whose partitions may be
+improved (``fill_budget``), on a process with more usable cores than the solver threads
+and parallel jobs take (:func:`spare_cores`).  Under SCIP, whose Python interface keeps the
+interpreter lock while it solves, the thread waits: slower, never wrong.
+
+Measured on a 2-core machine: ``benchmarks/wide_bounds.py`` (figures in ``README.md``).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from heuristics.partition.anneal import CYCLE_SECONDS, anneal_partition
+from mtpp.certify_phases import MIN_RUN_SECONDS, Report, Run, share_partition
+from mtpp.evaluate import evaluate
+from mtpp.problem import Problem
+from mtpp.records import closes
+
+STOP_MARGIN = 0.5
+"""Seconds before the budget's end at which the thread stops, leaving the foreground its last phases."""
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity where the platform says, else ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def spare_cores(threads: int, n_jobs: int) -> int:
+    """Cores left when the solver's ``threads`` in each of ``n_jobs`` processes have theirs."""
+    return max(0, usable_cores() - threads * n_jobs)
+
+
+class BackgroundAnnealer:
+    """The annealing thread of a budgeted certify call (module docstring): ``start()`` it
+    once the first partitions are in, ``stop()`` it before the certificates are built."""
+
+    def __init__(
+        self,
+        runs: list[Run],
+        left: Callable[[], float],
+        say: Report,
+        tag: Callable[[Problem], str],
+        seed: int = 0,
+    ) -> None:
+        self.runs = runs
+        self.left = left
+        self.say = say
+        self._lines: collections.deque[str] = collections.deque()
+        self.tag = tag
+        self.seed = seed
+        self.cycles = 0
+        self.improved = 0
+        self._skip: set[int] = set()  # ks annealing cannot take (peak-aware, too many cells)
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="mtpp-background-anneal", daemon=True)
+        self._error: BaseException | None = None
+
+    def start(self) -> BackgroundAnnealer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Halt the thread within one chunk of moves and wait for it.  Should it have
+        failed, every k gets a note saying so and keeps what it has: the partitions it
+        adopted were re-checked, and the bounds never depended on it."""
+        self._halt.set()
+        if self._thread.ident is not None:
+            self._thread.join()
+        self._flush()
+        if self._error is not None:
+            note = f"background annealing stopped by an error: {type(self._error).__name__}: {self._error}"
+            for run in self.runs:
+                run.notes.append(note)
+            self.say(note)
+
+    def relay(self, line: str) -> None:
+        """The main thread's report: this thread's waiting lines first, then ``line``."""
+        self._flush()
+        self.say(line)
+
+    def _flush(self) -> None:
+        while self._lines:
+            self.say(self._lines.popleft())
+
+    def _open(self) -> list[Run]:
+        return [r for r in self.runs if r.problem.k not in self._skip and not closes(r.lb, r.ub_hi)]
+
+    def _loop(self) -> None:
+        try:
+            turn = 0
+            while not self._halt.is_set():
+                runs = self._open()
+                cycle = min(CYCLE_SECONDS, self.left() - STOP_MARGIN)
+                if not runs or cycle < MIN_RUN_SECONDS:
+                    return
+                run = runs[turn % len(runs)]
+                turn += 1
+                self._cycle(run, cycle)
+        except Exception as exc:  # stop() reports it: the call goes on without this thread
+            self._error = exc
+
+    def _cycle(self, run: Run, seconds: float) -> None:
+        problem = run.problem
+        self.cycles += 1
+        res = anneal_partition(
+            problem,
+            run.best_eval.assignment,
+            time_limit=seconds,
+            seed=self.seed + 7919 * self.cycles,
+            stop_at=run.lb,
+            halt=self._halt,
+        )
+        if res is None:
+            self._skip.add(problem.k)
+            return
+        if not res.bottleneck < run.ub:
+            return
+        found = evaluate(problem, res.assignment)
+        order = np.asarray(problem.graph.topological_order, dtype=np.int64)
+        order = order[np.argsort(res.assignment[order], kind="stable")]  # blocks are segments of it
+        run.found.append(order)
+        source = f"annealing in the background ({res.moves:,} moves)"
+        if share_partition(self.runs, run, found, order, source, self._lines.append, self.tag):
+            self.improved += 1
+
+    def summary(self) -> str:
+        return f"background annealing: {self.cycles} cycles, {self.improved} better partitions"
+
+
+def background_annealer(
+    runs: list[Run],
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+    threads: int,
+    n_jobs: int,
+    seed: int,
+) -> BackgroundAnnealer | None:
+    """A started :class:`BackgroundAnnealer` where a core is spare and time is left, else ``None``."""
+    if spare_cores(threads, n_jobs) < 1 or not math.isfinite(left()) or left() < MIN_RUN_SECONDS + STOP_MARGIN:
+        return None
+    return BackgroundAnnealer(runs, left, say, tag, seed).start()

@@ -1,0 +1,76 @@
+"""Annealing on a spare core during a budgeted certify (mtpp/background_anneal.py): when it
+runs and when it does not, its partitions re-checked and its report lines all delivered,
+its halt prompt, its failure a note that loses nothing."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import mtpp
+import mtpp.background_anneal as background
+from heuristics.partition.anneal import anneal_partition
+from mtpp import Problem
+
+
+def _certify(monkeypatch: pytest.MonkeyPatch, cores: int, **kwargs: object) -> tuple[list[mtpp.Certificate], list[str]]:
+    monkeypatch.setattr(background, "usable_cores", lambda: cores)
+    lines: list[str] = []
+    g = mtpp.regal_graph(120, seed=4402)
+    certs = mtpp.certify(g, k=[8, 16], bounds="simple,cut,crossing,pigeonhole", report=lines.append, **kwargs)
+    return certs, lines
+
+
+def test_it_runs_beside_the_mips_and_every_partition_it_gives_is_re_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    certs, lines = _certify(monkeypatch, cores=2, budget=12)
+    summary = [line for line in lines if line.startswith("background annealing:")]
+    assert len(summary) == 1
+    cycles, better = map(int, re.findall(r"\d+", summary[0]))
+    assert cycles >= 1
+    found = [line for line in lines if "annealing in the background" in line]
+    assert len(found) == better  # every line its thread queued reached the report
+    g = mtpp.regal_graph(120, seed=4402)
+    for cert in certs:
+        blocks = np.array([cert.assignment[str(op)] for op in g.ids])
+        again = mtpp.evaluate(Problem(g, cert.k), blocks)
+        assert again.bottleneck == pytest.approx(cert.upper_bound, rel=1e-12)
+        assert cert.lower_bound <= cert.upper_bound
+
+
+def test_it_stays_off_without_a_spare_core_a_budget_or_the_fill(monkeypatch: pytest.MonkeyPatch) -> None:
+    for cores, kwargs in (
+        (1, {"budget": 6}),  # the solver's thread takes the only core
+        (2, {"budget": 6, "threads": 2}),
+        (8, {"budget": 6, "fill_budget": False}),  # a batch row's partition stays its orderer's
+        (8, {"time_limit": 1.0}),  # no budget: the call stays deterministic
+    ):
+        _, lines = _certify(monkeypatch, cores, **kwargs)
+        assert not any("background" in line for line in lines), (cores, kwargs)
+
+
+def test_a_halt_stops_annealing_within_a_chunk() -> None:
+    problem = Problem(mtpp.regal_graph(150, seed=4403), 8)
+    start = mtpp.partition(problem, orderer="kahn", presolve=False).evaluation.assignment
+    anneal_partition(problem, start, moves=1000)  # the compiled kernel loaded before timing
+    halt = threading.Event()
+    threading.Timer(0.3, halt.set).start()
+    t = time.perf_counter()
+    res = anneal_partition(problem, start, time_limit=30.0, halt=halt)
+    assert res is not None and res.moves > 0
+    assert time.perf_counter() - t < 1.0
+
+
+def test_a_failure_in_the_thread_becomes_a_note_and_the_call_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(background, "anneal_partition", broken)
+    certs, lines = _certify(monkeypatch, cores=2, budget=6)
+    assert any("background annealing stopped by an error: RuntimeError: boom" in line for line in lines)
+    for cert in certs:
+        assert any("RuntimeError: boom" in note for note in cert.notes)
+        assert cert.lower_bound <= cert.upper_bound
