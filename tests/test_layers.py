@@ -25,6 +25,7 @@ API = (
     "mtpp.__main__",
     "mtpp.certificate",
     "mtpp.certify_phases",
+    "mtpp.background_anneal",
     "mtpp.cross_check",
     "mtpp.partitioner",
     "mtpp.scheduling",
