@@ -33,11 +33,8 @@ import os
 import threading
 from collections.abc import Callable
 
-import numpy as np
-
 from heuristics.partition.anneal import CYCLE_SECONDS, anneal_partition
-from mtpp.certify_phases import MIN_RUN_SECONDS, Report, Run, share_partition
-from mtpp.evaluate import evaluate
+from mtpp.certify_phases import MIN_RUN_SECONDS, Report, Run, share_annealed
 from mtpp.problem import Problem
 from mtpp.records import closes
 
@@ -141,14 +138,9 @@ class BackgroundAnnealer:
         if res is None:
             self._skip.add(problem.k)
             return
-        if not res.bottleneck < run.ub:
-            return
-        found = evaluate(problem, res.assignment)
-        order = np.asarray(problem.graph.topological_order, dtype=np.int64)
-        order = order[np.argsort(res.assignment[order], kind="stable")]  # blocks are segments of it
-        run.found.append(order)
-        source = f"annealing in the background ({res.moves:,} moves)"
-        if share_partition(self.runs, run, found, order, source, self._lines.append, self.tag):
+        if res.bottleneck < run.ub and share_annealed(
+            self.runs, run, res, "annealing in the background", self._lines.append, self.tag
+        ):
             self.improved += 1
 
     def summary(self) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from formulations.bounds import bound_record
 from formulations.pigeonhole import PigeonholeBound, pigeonhole_bound
 from formulations.size import estimate_model_size
-from heuristics.partition.anneal import anneal_partition
+from heuristics.partition.anneal import Annealed, anneal_partition
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
 from heuristics.partition.merge_dp import merge_orders
@@ -321,13 +321,22 @@ def anneal_phase(
             res = anneal_partition(
                 problem, run.best_eval.assignment, time_limit=time_limit, seed=seed, moves=moves, stop_at=run.lb
             )
-        if res is None:
-            continue
-        found = evaluate(problem, res.assignment)
-        order = np.asarray(problem.graph.topological_order, dtype=np.int64)
-        order = order[np.argsort(res.assignment[order], kind="stable")]  # block by block: its blocks are segments
-        run.found.append(order)
-        share_partition(runs, run, found, order, f"annealing ({res.moves:,} moves)", say, tag)
+        if res is not None:
+            share_annealed(runs, run, res, "annealing", say, tag)
+
+
+def share_annealed(
+    runs: list[Run], run: Run, res: Annealed, source: str, say: Report, tag: Callable[[Problem], str]
+) -> bool:
+    """Re-check an annealed partition and share it (:func:`share_partition`), its order (block by
+    block, so its blocks are segments of it) joining the others for :func:`merge_phase`.  Whether
+    it was better at ``run``'s k."""
+    problem = run.problem
+    found = evaluate(problem, res.assignment)
+    order = np.asarray(problem.graph.topological_order, dtype=np.int64)
+    order = order[np.argsort(res.assignment[order], kind="stable")]
+    run.found.append(order)
+    return share_partition(runs, run, found, order, f"{source} ({res.moves:,} moves)", say, tag)
 
 
 def merge_phase(
