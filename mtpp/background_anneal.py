@@ -1,17 +1,21 @@
 """Annealing on a second core while a budgeted :func:`mtpp.certify` proves bounds.
 
-With a budget, most of a certify call goes to the MIPs of the bound hierarchy; HiGHS,
-CP-SAT and Gurobi run them on one core (``threads=1``) with the interpreter lock
-released, so on a machine with a spare core the partition search can go on beside
-them.  :class:`BackgroundAnnealer` is that search: a thread that takes the open ks in
-turn (smallest first, round robin) and anneals each one's best partition for one cooling
-cycle (:func:`heuristics.partition.anneal.anneal_partition`, compiled without the
-interpreter lock), a new seed per cycle; a better partition is re-checked by
-:func:`mtpp.evaluate` and adopted at its k and every larger k, as the foreground
-annealing does (:func:`mtpp.certify_phases.anneal_phase`).  Its report lines wait in a
-queue until the main thread reports next (:meth:`BackgroundAnnealer.relay`): a solve
-points file descriptor 1 at ``/dev/null`` (:mod:`solvers.quiet`), and a line printed
-from this thread meanwhile would be lost.
+A budgeted certify call runs its phases one after another on one core: the solvers get
+``threads=1``.  HiGHS, CP-SAT, Gurobi and SCIP (``optimizeNogil``) release the
+interpreter lock while they solve, and so do the compiled kernels of the bounds and the
+search (reach, hull cuts, crossing, the cut bound, SliceGraph, the ideal DP), so on a
+machine with a spare core the partition search can go on beside them from the first
+partitions to the last bound.  :class:`BackgroundAnnealer` is that search: a thread
+that gives one cooling cycle at a time
+(:func:`heuristics.partition.anneal.anneal_partition`, compiled without the
+interpreter lock) to the open k whose best partition lies furthest from its bound
+(relative gap ``1 - LB/UB``), the gap halved for every cycle in a row that found nothing
+better there (:data:`STALL_DECAY`), a new seed per cycle.  A better partition is
+re-checked by :func:`mtpp.evaluate` and adopted at its k and every larger k, as the
+foreground annealing does (:func:`mtpp.certify_phases.anneal_phase`).  Its report lines
+wait in a queue until the main thread reports next (:meth:`BackgroundAnnealer.relay`): a
+solve points file descriptor 1 at ``/dev/null`` (:mod:`solvers.quiet`), and a line
+printed from this thread meanwhile would be lost.
 
 Only upper bounds move here: a lower bound never depends on what this thread finds, and a
 lower upper bound only lets a k close earlier.  :meth:`BackgroundAnnealer.stop` ends the
@@ -19,10 +23,12 @@ current cycle within one chunk of moves (milliseconds) and joins the thread, so 
 certificate is built from a settled state.  It runs only where it costs the bounds
 nothing: a budgeted call (an unbudgeted one stays deterministic), whose partitions may be
 improved (``fill_budget``), on a process with more usable cores than the solver threads
-and parallel jobs take (:func:`spare_cores`).  Under SCIP, whose Python interface keeps the
-interpreter lock while it solves, the thread waits: slower, never wrong.
+and parallel jobs take (:func:`spare_cores`).
 
-Measured on a 2-core machine: ``benchmarks/wide_bounds.py`` (figures in ``README.md``).
+Where the interpreter lock was held, the thread starved: on a 500-op layered graph it
+annealed 0.01-0.8 million moves a second (0.14 million in one 17-s cycle beside a SCIP
+solve) where it now anneals 6-16 million.  Measured on a 2-core machine:
+``benchmarks/wide_bounds.py`` (figures in ``README.md``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,11 @@ from mtpp.certify_phases import MIN_RUN_SECONDS, Report, Run, share_annealed
 from mtpp.problem import Problem
 from mtpp.records import closes
 
+STALL_DECAY = 0.5
+"""A k's claim on the next cycle is its relative gap times this to the power of its cycles
+in a row without a better partition: the widest gaps get most cycles, and a k where the
+cycles stall gives way to the others (round robin gave a k within 0.2% of its bound as
+many cycles as one 40% away)."""
 STOP_MARGIN = 0.5
 """Seconds before the budget's end at which the thread stops, leaving the foreground its last phases."""
 
@@ -75,6 +86,7 @@ class BackgroundAnnealer:
         self.seed = seed
         self.cycles = 0
         self.improved = 0
+        self._stalls: dict[int, int] = {}  # per k, cycles in a row without a better partition
         self._skip: set[int] = set()  # ks annealing cannot take (peak-aware, too many cells)
         self._halt = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="mtpp-background-anneal", daemon=True)
@@ -110,17 +122,19 @@ class BackgroundAnnealer:
     def _open(self) -> list[Run]:
         return [r for r in self.runs if r.problem.k not in self._skip and not closes(r.lb, r.ub_hi)]
 
+    def _claim(self, run: Run) -> float:
+        """``run``'s claim on the next cycle (:data:`STALL_DECAY`)."""
+        gap = 1.0 - run.lb / run.ub if run.ub > 0 else 0.0
+        return gap * STALL_DECAY ** self._stalls.get(run.problem.k, 0)
+
     def _loop(self) -> None:
         try:
-            turn = 0
             while not self._halt.is_set():
                 runs = self._open()
                 cycle = min(CYCLE_SECONDS, self.left() - STOP_MARGIN)
                 if not runs or cycle < MIN_RUN_SECONDS:
                     return
-                run = runs[turn % len(runs)]
-                turn += 1
-                self._cycle(run, cycle)
+                self._cycle(max(runs, key=self._claim), cycle)  # ties: the smallest k
         except Exception as exc:  # stop() reports it: the call goes on without this thread
             self._error = exc
 
@@ -142,6 +156,9 @@ class BackgroundAnnealer:
             self.runs, run, res, "annealing in the background", self._lines.append, self.tag
         ):
             self.improved += 1
+            self._stalls[problem.k] = 0
+        else:
+            self._stalls[problem.k] = self._stalls.get(problem.k, 0) + 1
 
     def summary(self) -> str:
         return f"background annealing: {self.cycles} cycles, {self.improved} better partitions"

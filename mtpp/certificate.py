@@ -72,10 +72,11 @@ then the reach bound's shaving where it leads, then ``guess`` (``DEMOTED``: it n
 Whatever time is left at the end goes to a last, larger search (the orderer's
 evaluations sized to fill each open k's share), less ``MERGE_SHARE`` for the multi-order
 DP, which cuts each open k's partition from the prefixes of all the orders the searches
-found (:mod:`heuristics.partition.merge_dp`).  From the first annealing to the end of the
-bounds, a budgeted call that may improve its partitions (``fill_budget``) anneals on a
-spare core, if the process has one beside the solver's threads
-(:mod:`mtpp.background_anneal`): the MIP solvers release the interpreter lock.
+found (:mod:`heuristics.partition.merge_dp`).  From the first partitions to the end of
+the bounds, a budgeted call that may improve its partitions (``fill_budget``) anneals on
+a spare core, if the process has one beside the solver's threads
+(:mod:`mtpp.background_anneal`): the solvers and the compiled kernels release the
+interpreter lock.
 """
 
 from __future__ import annotations
@@ -384,6 +385,50 @@ def certify(
         say(f"{tag(problem)}partition: {run.source}: upper bound {run.ub:.6g}; simple: {sol.lower_bound:.6g}")
         runs.append(run)
 
+    # the partitions go on improving on a spare core while the bounds are proven
+    background = None
+    if deadline is not None and fill_budget and orderer != QUICK_ORDERER:
+        background = background_annealer(runs, left, say, tag, threads, n_jobs, seed + 2)
+    try:
+        relay = say if background is None else background.relay
+        anneal = deadline is None or fill_budget  # a batch row's partition stays its orderer's
+        _search_phases(runs, base, methods, orderer, seed, time_limit, max_ideals, anneal, left, relay, tag)
+        _bound_phases(runs, methods, solver, time_limit, threads, n_jobs, seed, deadline, left, relay, tag)
+    finally:
+        if background is not None:
+            background.stop()
+            say(background.summary())
+    if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
+        # what the bounds left of the budget (every k proven, MIPs finished or skipped as
+        # stalled): annealing again from the best partitions, then a larger search on
+        # another stream of the orderer
+        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (1.0 - MERGE_SHARE) * left(), seed=seed + 1)
+        total = (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
+        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=total, fill=True)
+    if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
+        merge_phase(runs, time_limit, left, say, tag)
+
+    share_lower_bounds(runs)
+    certificates = [_certificate(run, start, pre) for run in runs]
+    return certificates if many else certificates[0]
+
+
+def _search_phases(
+    runs: list[Run],
+    base: Problem,
+    methods: Sequence[str],
+    orderer: str,
+    seed: int,
+    time_limit: float,
+    max_ideals: int,
+    anneal: bool,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
+    """The combinatorial bounds and the partition search of a certify call, in the order of
+    the module docstring: the cut bound, the ideal DP, the crossing and reach bounds, then
+    the orderer's search and (with ``anneal``) the annealing."""
     if "cut" in methods:
         t0 = time.perf_counter()
         value, op = cut_lower_bound(base)
@@ -411,33 +456,8 @@ def certify(
 
     if orderer != QUICK_ORDERER:
         search_phase(runs, orderer, seed, time_limit, left, say, tag)
-        if deadline is None or fill_budget:  # a batch row's partition stays its orderer's
+        if anneal:
             anneal_phase(runs, time_limit, left, say, tag, seed=seed)
-
-    # the partitions go on improving on a spare core while the bounds are proven
-    background = None
-    if deadline is not None and fill_budget and orderer != QUICK_ORDERER:
-        background = background_annealer(runs, left, say, tag, threads, n_jobs, seed + 2)
-    try:
-        relay = say if background is None else background.relay
-        _bound_phases(runs, methods, solver, time_limit, threads, n_jobs, seed, deadline, left, relay, tag)
-    finally:
-        if background is not None:
-            background.stop()
-            say(background.summary())
-    if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
-        # what the bounds left of the budget (every k proven, MIPs finished or skipped as
-        # stalled): annealing again from the best partitions, then a larger search on
-        # another stream of the orderer
-        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (1.0 - MERGE_SHARE) * left(), seed=seed + 1)
-        total = (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
-        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=total, fill=True)
-    if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
-        merge_phase(runs, time_limit, left, say, tag)
-
-    share_lower_bounds(runs)
-    certificates = [_certificate(run, start, pre) for run in runs]
-    return certificates if many else certificates[0]
 
 
 def _bound_phases(

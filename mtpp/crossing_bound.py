@@ -85,7 +85,7 @@ class CrossingBound:
         return self.nets == self.paired == self.total_nets
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def clique_counts(net_cost, pairs, values):
     """A net's ``m(b)`` (module docstring) at each cut value ``b`` of ``values``
     (increasing): the conflicts are the member pairs with ``pairs >= b`` (symmetric,

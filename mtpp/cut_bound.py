@@ -170,7 +170,7 @@ def cut_network(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return ptr, heads, rev, caps, sink
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def quantise(cap, upper, icap):
     """Fills ``icap`` with ``floor(min(cap, upper) / q)`` (``INFINITE`` for infinite
     arcs) and returns the exponent ``k`` of ``q = 2^k`` (step 3 of the module
@@ -194,7 +194,7 @@ def quantise(cap, upper, icap):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def max_flow(ptr, head, rev, icap, source, sink, level, stop):
     """Dinic's maximum flow from ``source`` to ``sink`` on the integer capacities
     ``icap`` (changed in place to the residual capacities): exact.  On return
@@ -263,7 +263,7 @@ def max_flow(ptr, head, rev, icap, source, sink, level, stop):
                 it[x] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def min_cut_below(ptr, head, rev, cap, source, sink, upper, level, enough):
     """A float at most the minimum ``source``-``sink`` cut of the network with the
     float capacities ``cap`` (steps 2-4 of the module docstring), capping them at

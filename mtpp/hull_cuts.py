@@ -30,7 +30,7 @@ from mtpp.rounding import two_sum
 ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness only
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reach(ptr, idx, starts, n):
     """``out[x]``: ``x`` is reachable from one of ``starts`` along the CSR adjacency
     ``(ptr, idx)`` (the starts included): descendants with successor lists, ancestors
@@ -95,7 +95,7 @@ class HullCuts:
         )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, own, level, hull, banned, enough):
     """:meth:`HullCuts.__call__` on its network's arrays (compiled callers call this): ``c(H)``
     from below for the non-empty hull ``hull`` and the ``banned`` ops (indices); a caller that

@@ -37,7 +37,7 @@ cut 16 times the network's arcs besides (a 250-op layered graph: 20 cuts, about 
 :mod:`mtpp.jit` return the same; the caller looks before each step."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def block_cost(block, edge_src, edge_dst, work, io, size_param, budget, bandwidth):
     """``f(block)`` without its peak (Eq. 1-3): work, each tensor that crosses the block's
     boundary once, and the overflow of its parameters over ``budget`` (``M - R``)."""
@@ -59,7 +59,7 @@ def block_cost(block, edge_src, edge_dst, work, io, size_param, budget, bandwidt
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reach_step(
     threshold,
     back,

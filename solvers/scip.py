@@ -97,7 +97,7 @@ class ScipBackend(Backend):
             m.addSol(sol)
         if opts.time_limit is not None:  # the limit covers the call: building 10^5 rows in Python takes seconds
             m.setParam("limits/time", max(0.01, float(opts.time_limit) - (time.perf_counter() - t0)))
-        m.optimize()
+        m.optimizeNogil()  # the interpreter lock is free for other threads (certify's background annealing)
 
         raw = m.getStatus()
         st = self.neutral_status(raw)

@@ -177,7 +177,7 @@ def rest(sums, last, i, inv_b):
     return w + (sums[i, BOUNDARY] + sums[i, BOUNDARY_LO]) * inv_b
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def region(
     jj, cap, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out,
     budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost,
@@ -266,7 +266,7 @@ def region(
     return found, steps
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dp_chunk(
     first, k, cap, blocks, worst, arg, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr,
     succ_idx, size_out, budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost, max_steps,
@@ -307,7 +307,7 @@ def dp_chunk(
     return last
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def greedy_chain(
     k, cap, arg, bits, sums, cover_ptr, cover_node, cover_to, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out,
     budget, inv_b, visit, cnt, nout, stack_i, stack_x, cand, cand_cost,

@@ -99,21 +99,21 @@ class IdealLattice:
         return np.flatnonzero(flags)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow2(a, rows):
     out = np.zeros((rows, a.shape[1]), dtype=a.dtype)
     out[: a.shape[0]] = a
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow1(a, length):
     out = np.zeros(length, dtype=a.dtype)
     out[: a.shape[0]] = a
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lattice_bytes(cap, n_words, e_cap, slots_n):
     """Bytes held by the enumeration's arrays at these capacities, plus the largest
     old array while it is copied into a grown one."""
@@ -121,7 +121,7 @@ def _lattice_bytes(cap, n_words, e_cap, slots_n):
     return cap * per_ideal + 8 * e_cap + 4 * slots_n + max(cap // 2 * 48, 8 * e_cap // 2, 4 * slots_n // 2)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rehash(slots_n, hsh, count):
     """A hash table of ``slots_n`` slots holding the ideals ``0 .. count - 1``."""
     slots = np.full(slots_n, -1, dtype=np.int32)
@@ -134,7 +134,7 @@ def _rehash(slots_n, hsh, count):
     return slots
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def enumerate_kernel(
     n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, zob, max_ideals, max_bytes
 ):  # fmt: skip
@@ -259,7 +259,7 @@ def enumerate_kernel(
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def widest_level(n, pred_ptr, pred_idx, order):
     """The most ops of one depth (the longest path to them from a source, in edges): an
     antichain, since an edge ``u -> v`` puts ``v`` deeper than ``u``.  ``O(n + m)``."""

@@ -59,7 +59,7 @@ MAX_ORDERS = 16
 """Orders merged at most: a pass costs ``O(R^2)`` sweeps per prefix length."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def merge_pass(
     orders, pos, hashes, rest, succ_ptr, pred_ptr, pred_idx, work, size_param, out, budget, inv_b, t, k, deadline
 ):

@@ -52,7 +52,7 @@ CHECK_STEPS = 1 << 16
 """Sweep steps of the DP between two looks at the clock under a deadline (about a millisecond)."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dp_kernel(
     w,
     param_prefix,
@@ -148,7 +148,7 @@ def dp_kernel(
     return dp, choice, True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def equal_work_starts(w, k):
     """Start positions of the pieces of about equal work that cut the order into at
     most ``k`` non-empty pieces (piece ``b`` ends where the running work reaches
@@ -175,7 +175,7 @@ def equal_work_starts(w, k):
     return starts[:s].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def split_value(
     w,
     param_prefix,
@@ -220,7 +220,7 @@ def split_value(
     return worst
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def equal_work_split(
     w,
     param_prefix,
@@ -281,7 +281,7 @@ def _cap(value: float) -> float:
     return value + 1e-9 * abs(value) + 1e-12
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def segment_starts(choice, k):
     """Start positions of the non-empty blocks of the optimum, first block first."""
     n = choice.shape[1]
@@ -345,7 +345,7 @@ def slice_order(
     return Segmentation.of(order, segment_starts(choice, k), value)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def decode_batch_kernel(
     keys,
     succ_ptr,

@@ -4,16 +4,18 @@ its halt prompt, its failure a note that loses nothing."""
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import mtpp
 import mtpp.background_anneal as background
-from heuristics.partition.anneal import anneal_partition
+from heuristics.partition.anneal import Annealed, anneal_partition
 from mtpp import Problem
 
 
@@ -74,3 +76,25 @@ def test_a_failure_in_the_thread_becomes_a_note_and_the_call_goes_on(monkeypatch
     for cert in certs:
         assert any("RuntimeError: boom" in note for note in cert.notes)
         assert cert.lower_bound <= cert.upper_bound
+
+
+def test_the_widest_gap_gets_the_cycles_until_they_stall(monkeypatch: pytest.MonkeyPatch) -> None:
+    chosen: list[int] = []
+
+    def nothing_better(problem: SimpleNamespace, *args: object, **kwargs: object) -> Annealed:
+        chosen.append(problem.k)
+        return Annealed(np.zeros(1, dtype=np.int64), math.inf, 1, 0.0)
+
+    monkeypatch.setattr(background, "anneal_partition", nothing_better)
+    runs = [  # k = 2 within 0.2% of its bound, k = 8 40% away
+        SimpleNamespace(
+            problem=SimpleNamespace(k=k), lb=lb, ub=100.0, ub_hi=100.0, best_eval=SimpleNamespace(assignment=None)
+        )
+        for k, lb in ((2, 99.8), (8, 60.0))
+    ]
+    clock = iter(range(12, -1, -1))  # seconds left: the thread stops when they run out
+    annealer = background.BackgroundAnnealer(runs, lambda: float(next(clock)), print, lambda p: "")  # type: ignore[arg-type]
+    annealer._loop()
+    assert annealer._error is None
+    # 0.4 x 0.5^s stays above 0.002 for s <= 7 stalls; then k = 2 has its turn, and halves
+    assert chosen[:10] == [8] * 8 + [2, 8]
