@@ -3,10 +3,10 @@
 A budgeted certify call runs its phases one after another on one core: the solvers get
 ``threads=1``.  HiGHS, CP-SAT, Gurobi and SCIP (``optimizeNogil``) release the
 interpreter lock while they solve, and so do the compiled kernels of the bounds and the
-search (reach, hull cuts, crossing, the cut bound, SliceGraph, the ideal DP), so on a
-machine with a spare core the partition search can go on beside them from the first
-partitions to the last bound.  :class:`BackgroundAnnealer` is that search: a thread
-that gives one cooling cycle at a time
+search (reach, hull cuts, crossing, SliceGraph), so on a machine with a spare core the
+partition search can go on beside them from the end of the ideal DP (which proves tiny
+and narrow graphs at once) to the last bound.  :class:`BackgroundAnnealer` is that
+search: a thread that gives one cooling cycle at a time
 (:func:`heuristics.partition.anneal.anneal_partition`, compiled without the
 interpreter lock) to the open k whose best partition lies furthest from its bound
 (relative gap ``1 - LB/UB``), the gap halved for every cycle in a row that found nothing

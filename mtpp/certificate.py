@@ -72,7 +72,7 @@ then the reach bound's shaving where it leads, then ``guess`` (``DEMOTED``: it n
 Whatever time is left at the end goes to a last, larger search (the orderer's
 evaluations sized to fill each open k's share), less ``MERGE_SHARE`` for the multi-order
 DP, which cuts each open k's partition from the prefixes of all the orders the searches
-found (:mod:`heuristics.partition.merge_dp`).  From the first partitions to the end of
+found (:mod:`heuristics.partition.merge_dp`).  From the end of the ideal DP to the end of
 the bounds, a budgeted call that may improve its partitions (``fill_budget``) anneals on
 a spare core, if the process has one beside the solver's threads
 (:mod:`mtpp.background_anneal`): the solvers and the compiled kernels release the
@@ -385,14 +385,34 @@ def certify(
         say(f"{tag(problem)}partition: {run.source}: upper bound {run.ub:.6g}; simple: {sol.lower_bound:.6g}")
         runs.append(run)
 
-    # the partitions go on improving on a spare core while the bounds are proven
+    if "cut" in methods:
+        t0 = time.perf_counter()
+        value, op = cut_lower_bound(base)
+        for run in runs:
+            run.records.append(
+                BoundRecord(
+                    method="cut",
+                    bound=value,
+                    status="optimal",
+                    proven_optimal=True,
+                    wall_time=time.perf_counter() - t0,
+                    message="" if op < 0 else f"attained at op {base.graph.ids[op]!r}",
+                )
+            )
+        say(f"cut: {value:.6g} ({time.perf_counter() - t0:.2f} s)")
+
+    if "ideal-dp" in methods:
+        ideal_dp_phase(runs, max_ideals, left, say, tag)
+
+    # the partitions go on improving on a spare core while the bounds are proven (after
+    # the ideal DP, which proves tiny and narrow graphs at once)
     background = None
     if deadline is not None and fill_budget and orderer != QUICK_ORDERER:
         background = background_annealer(runs, left, say, tag, threads, n_jobs, seed + 2)
     try:
         relay = say if background is None else background.relay
         anneal = deadline is None or fill_budget  # a batch row's partition stays its orderer's
-        _search_phases(runs, base, methods, orderer, seed, time_limit, max_ideals, anneal, left, relay, tag)
+        _search_phases(runs, methods, orderer, seed, time_limit, anneal, left, relay, tag)
         _bound_phases(runs, methods, solver, time_limit, threads, n_jobs, seed, deadline, left, relay, tag)
     finally:
         if background is not None:
@@ -415,39 +435,18 @@ def certify(
 
 def _search_phases(
     runs: list[Run],
-    base: Problem,
     methods: Sequence[str],
     orderer: str,
     seed: int,
     time_limit: float,
-    max_ideals: int,
     anneal: bool,
     left: Callable[[], float],
     say: Report,
     tag: Callable[[Problem], str],
 ) -> None:
-    """The combinatorial bounds and the partition search of a certify call, in the order of
-    the module docstring: the cut bound, the ideal DP, the crossing and reach bounds, then
-    the orderer's search and (with ``anneal``) the annealing."""
-    if "cut" in methods:
-        t0 = time.perf_counter()
-        value, op = cut_lower_bound(base)
-        for run in runs:
-            run.records.append(
-                BoundRecord(
-                    method="cut",
-                    bound=value,
-                    status="optimal",
-                    proven_optimal=True,
-                    wall_time=time.perf_counter() - t0,
-                    message="" if op < 0 else f"attained at op {base.graph.ids[op]!r}",
-                )
-            )
-        say(f"cut: {value:.6g} ({time.perf_counter() - t0:.2f} s)")
-
-    if "ideal-dp" in methods:
-        ideal_dp_phase(runs, max_ideals, left, say, tag)
-
+    """The crossing and reach bounds and the partition search of a certify call, in the
+    order of the module docstring: the orderer's search, then (with ``anneal``) the
+    annealing."""
     if "crossing" in methods:
         crossing_phase(runs, time_limit, left, say, tag)
 
