@@ -10,7 +10,12 @@ search: a thread that gives one cooling cycle at a time
 (:func:`heuristics.partition.anneal.anneal_partition`, compiled without the
 interpreter lock) to the open k whose best partition lies furthest from its bound
 (relative gap ``1 - LB/UB``), the gap halved for every cycle in a row that found nothing
-better there (:data:`STALL_DECAY`), a new seed per cycle.  A better partition is
+better there (:data:`STALL_DECAY`), a new seed per cycle.  After a cycle that found nothing
+better, the next one at that k restarts from a fresh partition
+(:func:`heuristics.partition.anneal.spread_start`: a random topological order cut into ``k``
+segments of equal work) instead of its best, and the one after from its best again: every
+cycle from the best partition restarts from the same local optimum, and where the best
+partition is one block (input/output dominates) annealing from it cannot move.  A better partition is
 re-checked by :func:`mtpp.evaluate` and adopted at its k and every larger k, as the
 foreground annealing does (:func:`mtpp.certify_phases.anneal_phase`).  Its report lines
 wait in a queue until the main thread reports next (:meth:`BackgroundAnnealer.relay`): a
@@ -39,7 +44,7 @@ import os
 import threading
 from collections.abc import Callable
 
-from heuristics.partition.anneal import CYCLE_SECONDS, anneal_partition
+from heuristics.partition.anneal import CYCLE_SECONDS, anneal_partition, spread_start
 from mtpp.certify_phases import MIN_RUN_SECONDS, Report, Run, share_annealed
 from mtpp.problem import Problem
 from mtpp.records import closes
@@ -141,11 +146,14 @@ class BackgroundAnnealer:
     def _cycle(self, run: Run, seconds: float) -> None:
         problem = run.problem
         self.cycles += 1
+        seed = self.seed + 7919 * self.cycles
+        restart = self._stalls.get(problem.k, 0) % 2 == 1
+        start = spread_start(problem, seed) if restart else run.best_eval.assignment
         res = anneal_partition(
             problem,
-            run.best_eval.assignment,
+            start,
             time_limit=seconds,
-            seed=self.seed + 7919 * self.cycles,
+            seed=seed,
             stop_at=run.lb,
             halt=self._halt,
         )

@@ -15,7 +15,7 @@ import pytest
 
 import mtpp
 import mtpp.background_anneal as background
-from heuristics.partition.anneal import Annealed, anneal_partition
+from heuristics.partition.anneal import Annealed, anneal_partition, spread_start
 from mtpp import Problem
 
 
@@ -86,6 +86,7 @@ def test_the_widest_gap_gets_the_cycles_until_they_stall(monkeypatch: pytest.Mon
         return Annealed(np.zeros(1, dtype=np.int64), math.inf, 1, 0.0)
 
     monkeypatch.setattr(background, "anneal_partition", nothing_better)
+    monkeypatch.setattr(background, "spread_start", lambda problem, seed: None)  # restarts: no graph here
     runs = [  # k = 2 within 0.2% of its bound, k = 8 40% away
         SimpleNamespace(
             problem=SimpleNamespace(k=k), lb=lb, ub=100.0, ub_hi=100.0, best_eval=SimpleNamespace(assignment=None)
@@ -98,3 +99,43 @@ def test_the_widest_gap_gets_the_cycles_until_they_stall(monkeypatch: pytest.Mon
     assert annealer._error is None
     # 0.4 x 0.5^s stays above 0.002 for s <= 7 stalls; then k = 2 has its turn, and halves
     assert chosen[:10] == [8] * 8 + [2, 8]
+
+
+def test_a_stalled_k_alternates_restarts_from_fresh_starts_with_cycles_from_its_best(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    problem = Problem(mtpp.layered_graph(50, seed=5), 8)
+    best = np.zeros(problem.graph.n, dtype=np.int64)  # one block
+    starts: list[np.ndarray] = []
+
+    def nothing_better(on: Problem, start: np.ndarray, *args: object, **kwargs: object) -> Annealed:
+        starts.append(np.asarray(start))
+        return Annealed(start, math.inf, 1, 0.0)
+
+    monkeypatch.setattr(background, "anneal_partition", nothing_better)
+    run = SimpleNamespace(problem=problem, lb=10.0, ub=100.0, ub_hi=100.0, best_eval=SimpleNamespace(assignment=best))
+    clock = iter(range(6, -1, -1))
+    annealer = background.BackgroundAnnealer([run], lambda: float(next(clock)), print, lambda p: "")  # type: ignore[list-item]
+    annealer._loop()
+    assert annealer._error is None and len(starts) >= 4
+    assert all(start is best for start in starts[0::2])  # the first cycle, and every other one after a stall
+    for fresh in starts[1::2]:
+        assert np.unique(fresh).size == problem.k  # every block has ops
+        g = problem.graph
+        assert (fresh[g.edge_src] <= fresh[g.edge_dst]).all()  # monotone: an acyclic partition
+    assert not np.array_equal(starts[1], starts[3])  # a new seed per cycle
+
+
+def test_fresh_starts_escape_the_one_block_trap() -> None:
+    # IO dominates this layered graph: certify's searches kept one block (all the work) at
+    # k = 8, and annealing from it cannot move (only a sink may take another label); the
+    # ideal DP proves a partition into eight blocks below it
+    problem = Problem(mtpp.layered_graph(50, seed=5), 8)
+    work = float(problem.graph.work.sum())
+    optimum = mtpp.certify(problem).upper_bound
+    assert optimum < work
+    one = anneal_partition(problem, np.zeros(problem.graph.n, dtype=np.int64), moves=200_000)
+    assert one is not None and one.bottleneck == work
+    fresh = [anneal_partition(problem, spread_start(problem, s), moves=200_000, seed=s) for s in range(10)]
+    found = min(r.bottleneck for r in fresh if r is not None)
+    assert optimum <= found < work
