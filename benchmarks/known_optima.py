@@ -10,7 +10,7 @@ then runs every other method (the ideal DP stops at once) and the script prints 
 the optimum on each side.
 
     python benchmarks/known_optima.py                                # 4 layered graphs of 50-64 ops
-    python benchmarks/known_optima.py --kind regal --nodes 40 --graphs 6 --budget 60
+    python benchmarks/known_optima.py --kind regal --nodes 24 30 --graphs 6 --ks 4 8   # 40+ ops outgrow the ideal DP
 
 Graphs on seeds 8101.. (``--first-seed``; never used by the tests).  A graph whose
 optimum the ideal DP does not prove within ``--exact-budget`` at every k is skipped and
