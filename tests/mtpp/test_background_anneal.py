@@ -15,7 +15,7 @@ import pytest
 
 import mtpp
 import mtpp.background_anneal as background
-from heuristics.partition.anneal import Annealed, anneal_partition, spread_start
+from heuristics.partition.anneal import CYCLE_MOVES, Annealed, anneal_partition, spread_start
 from mtpp import Problem
 
 
@@ -89,7 +89,11 @@ def test_the_widest_gap_gets_the_cycles_until_they_stall(monkeypatch: pytest.Mon
     monkeypatch.setattr(background, "spread_start", lambda problem, seed: None)  # restarts: no graph here
     runs = [  # k = 2 within 0.2% of its bound, k = 8 40% away
         SimpleNamespace(
-            problem=SimpleNamespace(k=k), lb=lb, ub=100.0, ub_hi=100.0, best_eval=SimpleNamespace(assignment=None)
+            problem=SimpleNamespace(k=k, graph=SimpleNamespace(n=10)),
+            lb=lb,
+            ub=100.0,
+            ub_hi=100.0,
+            best_eval=SimpleNamespace(assignment=None),
         )
         for k, lb in ((2, 99.8), (8, 60.0))
     ]
@@ -107,9 +111,11 @@ def test_a_stalled_k_alternates_restarts_from_fresh_starts_with_cycles_from_its_
     problem = Problem(mtpp.layered_graph(50, seed=5), 8)
     best = np.zeros(problem.graph.n, dtype=np.int64)  # one block
     starts: list[np.ndarray] = []
+    moves: list[object] = []
 
     def nothing_better(on: Problem, start: np.ndarray, *args: object, **kwargs: object) -> Annealed:
         starts.append(np.asarray(start))
+        moves.append(kwargs.get("moves"))
         return Annealed(start, math.inf, 1, 0.0)
 
     monkeypatch.setattr(background, "anneal_partition", nothing_better)
@@ -124,6 +130,8 @@ def test_a_stalled_k_alternates_restarts_from_fresh_starts_with_cycles_from_its_
         g = problem.graph
         assert (fresh[g.edge_src] <= fresh[g.edge_dst]).all()  # monotone: an acyclic partition
     assert not np.array_equal(starts[1], starts[3])  # a new seed per cycle
+    # cycles of 8 moves per op cubed: 10^6 on 50 ops, far below the two-second cycle's 1.7 10^7
+    assert moves == [background.CYCLE_MOVES_PER_OP_CUBED * 50**3] * len(starts) and moves[0] < CYCLE_MOVES
 
 
 def test_fresh_starts_escape_the_one_block_trap() -> None:
