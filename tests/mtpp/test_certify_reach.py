@@ -48,3 +48,38 @@ def test_no_shaving_after_the_mips_where_it_finished(monkeypatch) -> None:
     cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [True, False]
     assert cert.lower_bound == pytest.approx(0.92 * cert.upper_bound, rel=1e-9)
+
+
+def test_shaving_runs_after_the_mips_where_the_sweeps_did_not_lead(monkeypatch) -> None:
+    """Where the sweeps refute nothing above the other bounds, shaving never ran in the reach
+    phase; after the MIPs it runs from the best bound, and its bound becomes the record's."""
+    calls = []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+        calls.append((sweeps_first, lower))
+        if sweeps_first:
+            return ReachBound(None, 3, 0, True, 0.003)  # a pass: about 0.25 x 0.001 s x 60 ops
+        return ReachBound(0.95 * upper, 4, 4, True, 0.01)
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,reach", orderer="kahn", budget=10)
+    simple = cert.bound("simple")
+    assert simple is not None and [c[0] for c in calls] == [True, False]
+    assert calls[1][1] == simple.bound  # from the best bound
+    record = cert.bound("reach")
+    assert record is not None and "after the MIPs, 4 more with shaving" in record.message
+    assert cert.lower_bound_method == "reach" and cert.lower_bound == pytest.approx(0.95 * cert.upper_bound, rel=1e-9)
+
+
+def test_no_shaving_where_the_sweeps_did_not_lead_and_a_pass_would_not_fit(monkeypatch) -> None:
+    calls = []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+        calls.append(sweeps_first)
+        return ReachBound(None, 1, 0, True, 1.0)  # a pass: about 0.25 x 1 s x 60 ops, past the budget
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,reach", orderer="kahn", budget=10)
+    assert calls == [True]
+    record = cert.bound("reach")
+    assert record is not None and record.bound is None and "after the MIPs" not in record.message
