@@ -134,6 +134,11 @@ pigeonhole bound leads and was still going."""
 REACH_RESUME_SHARE = 0.5
 """Part of the budget the MIPs left that :func:`reach_resume_phase` may use where the reach
 bound leads and its shaving did not finish, then where shaving never ran."""
+SHAVE_IO_HEAVY = 1.0
+"""Where the sweeps did not lead, :func:`reach_resume_phase` shaves only on graphs whose tensors
+(those with a consumer, ``size_out / B``) weigh at least this times the work: the reach bound
+lives on input/output.  REGAL-style graphs weigh 0.25-0.28 (unseen seeds 8001-8002: shaving
+lifted nothing in 0.5-2.7 s per k), layered ones 4.1-4.5."""
 SHAVE_PASS_SWEEPS = 0.25
 """A shaving pass is taken to cost this many times the sweeps' seconds per threshold per op
 (:func:`reach_resume_phase`; twice what it took on a 64-op layered graph at k = 8)."""
@@ -530,7 +535,7 @@ def reach_phase(
         more = shaved.get(id(run))
         run.reach_rising = more is None or not more.complete
     for run, _, res in found:
-        if res.tried and all(run is not other for other, _, _ in leading):
+        if res.tried and io_heavy(run.problem) and all(run is not other for other, _, _ in leading):
             run.reach_pace = res.wall_time / res.tried
     for run, lower, res in found:
         more = shaved.get(id(run))
@@ -667,6 +672,13 @@ def pigeonhole_resume_phase(
         )
 
 
+def io_heavy(problem: Problem) -> bool:
+    """The tensors with a consumer weigh at least :data:`SHAVE_IO_HEAVY` times the work."""
+    g = problem.graph
+    io = float(g.size_out[np.diff(g.succ_ptr) > 0].sum()) / problem.bandwidth
+    return io >= SHAVE_IO_HEAVY * float(g.work.sum())
+
+
 def reach_resume_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
@@ -675,11 +687,12 @@ def reach_resume_phase(
     (what one k leaves goes to the next; with the k's first reach search at most
     ``time_limit``); a higher bound replaces the k's reach record.  First, smallest k
     first, where the sweeps lead and shaving did not finish (:attr:`Run.reach_rising`);
-    then where the sweeps did not lead, so shaving never ran (:attr:`Run.reach_pace`), if
-    a pass (about :data:`SHAVE_PASS_SWEEPS` sweeps' searches per op) fits in the k's share:
-    on small IO-heavy graphs shaving from the pigeonhole or crossing bound beats both
-    (64-op layered graph, k = 8: 0.90 of the optimum -> 0.96 in 2.5 s), where on 250-500 ops
-    a pass would not end."""
+    then, with a share of what is left then, on graphs heavy with input/output
+    (:func:`io_heavy`) where the sweeps did not lead, so shaving never ran
+    (:attr:`Run.reach_pace`), if a pass (about :data:`SHAVE_PASS_SWEEPS` sweeps' searches per
+    op) fits in the k's share: on small IO-heavy graphs shaving from the pigeonhole or
+    crossing bound beats both (64-op layered graph, k = 8: 0.90 of the optimum -> 0.96 in
+    2.5 s), where on 500 ops a pass would not end."""
     rising, fresh = [], []
     for run in runs:
         held = [j for j, r in enumerate(run.records) if r.method == "reach"]
@@ -690,31 +703,38 @@ def reach_resume_phase(
             rising.append((run, held[-1], record))
         elif run.reach_pace is not None:
             fresh.append((run, held[-1], record))
-    stop = time.perf_counter() + REACH_RESUME_SHARE * left()
-    queue = rising + fresh
-    for i, (run, at, record) in enumerate(queue):
-        limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) / (len(queue) - i))
-        pace = run.reach_pace
-        if limit < MIN_RUN_SECONDS or (pace is not None and SHAVE_PASS_SWEEPS * pace * run.problem.graph.n > limit):
-            continue
-        before = run.lb
-        res = reach_lower_bound(run.problem, before, run.ub, limit, run.proving, sweeps_first=False)
-        more = f"; after the MIPs, {res.tried} more with shaving between {before:.6g} and {run.ub:.6g}"
-        lifted = res.bound is not None and res.bound > before
-        run.reach_rising, run.reach_pace = not res.complete and pace is None, None
-        run.records[at] = checked(
-            record.model_copy(
-                update={
-                    "bound": res.bound if lifted else record.bound,
-                    "status": "optimal" if res.complete else "time_limit",
-                    "wall_time": record.wall_time + res.wall_time,
-                    "message": record.message + more,
-                }
-            ),
-            run.ub_hi,
-        )
-        shown = f"{before:.6g} -> {run.lb:.6g}"
-        say(f"{tag(run.problem)}reach, resumed: {shown} ({res.tried} thresholds, {res.wall_time:.2f} s)")
+    for queue in (rising, fresh):  # each with its share of what is left when it starts
+        stop = time.perf_counter() + REACH_RESUME_SHARE * left()
+        for i, (run, at, record) in enumerate(queue):
+            limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) / (len(queue) - i))
+            if limit >= MIN_RUN_SECONDS and SHAVE_PASS_SWEEPS * (run.reach_pace or 0.0) * run.problem.graph.n <= limit:
+                _resume_shaving(run, at, record, limit, say, tag)
+
+
+def _resume_shaving(
+    run: Run, at: int, record: BoundRecord, limit: float, say: Report, tag: Callable[[Problem], str]
+) -> None:
+    """Shaving from ``run``'s best bound for at most ``limit`` seconds (:func:`reach_resume_phase`):
+    a higher bound replaces the reach record at ``at``."""
+    pace = run.reach_pace
+    before = run.lb
+    res = reach_lower_bound(run.problem, before, run.ub, limit, run.proving, sweeps_first=False)
+    more = f"; after the MIPs, {res.tried} more with shaving between {before:.6g} and {run.ub:.6g}"
+    lifted = res.bound is not None and res.bound > before
+    run.reach_rising, run.reach_pace = not res.complete and pace is None, None
+    run.records[at] = checked(
+        record.model_copy(
+            update={
+                "bound": res.bound if lifted else record.bound,
+                "status": "optimal" if res.complete else "time_limit",
+                "wall_time": record.wall_time + res.wall_time,
+                "message": record.message + more,
+            }
+        ),
+        run.ub_hi,
+    )
+    shown = f"{before:.6g} -> {run.lb:.6g}"
+    say(f"{tag(run.problem)}reach, resumed: {shown} ({res.tried} thresholds, {res.wall_time:.2f} s)")
 
 
 def _pigeonhole_record(run: Run, res: PigeonholeBound) -> BoundRecord:

@@ -83,3 +83,18 @@ def test_no_shaving_where_the_sweeps_did_not_lead_and_a_pass_would_not_fit(monke
     assert calls == [True]
     record = cert.bound("reach")
     assert record is not None and record.bound is None and "after the MIPs" not in record.message
+
+
+def test_no_shaving_where_the_sweeps_did_not_lead_on_a_graph_whose_work_dominates(monkeypatch) -> None:
+    calls = []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+        calls.append(sweeps_first)
+        return ReachBound(None, 3, 0, True, 0.003)
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    g = mtpp.regal_graph(40, seed=11)
+    assert not mtpp.certify_phases.io_heavy(mtpp.Problem(g, 4))  # its tensors weigh a quarter of its work
+    assert mtpp.certify_phases.io_heavy(mtpp.Problem(mtpp.layered_graph(60, seed=7), 4))
+    certify(g, k=4, bounds="simple,reach", orderer="kahn", budget=10)
+    assert calls == [True]
