@@ -56,7 +56,8 @@ cycles stall gives way to the others (round robin gave a k within 0.2% of its bo
 many cycles as one 40% away)."""
 CYCLE_MOVES_PER_OP_CUBED = 8
 """A cycle is at most this many moves per op cubed (and at most :data:`CYCLE_SECONDS`): about
-0.1 s at 50 ops, the two-second cycle from about 130 ops up.  A small graph gets many short
+0.1 s at 50 ops; from 128 ops up (where this reaches the cap on a counted cycle,
+:data:`heuristics.partition.anneal.CYCLE_MOVES`) the cycle is the two seconds it was.  A small graph gets many short
 cycles, hence many fresh starts: on a 50-op layered graph at ``k = 8`` certify's two-second
 cycles kept one block (19,307) for all of a 20-s budget, where the ideal DP proves 17,799 and
 0.1-s anneals from fresh starts reach it about one try in seven.  Mid-size graphs keep their
@@ -158,12 +159,13 @@ class BackgroundAnnealer:
         seed = self.seed + 7919 * self.cycles
         restart = self._stalls.get(problem.k, 0) % 2 == 1
         start = spread_start(problem, seed) if restart else run.best_eval.assignment
+        moves = CYCLE_MOVES_PER_OP_CUBED * problem.graph.n**3
         res = anneal_partition(
             problem,
             start,
             time_limit=seconds,
             seed=seed,
-            moves=min(CYCLE_MOVES, CYCLE_MOVES_PER_OP_CUBED * problem.graph.n**3),
+            moves=moves if moves < CYCLE_MOVES else None,  # larger graphs: cycles of CYCLE_SECONDS
             stop_at=run.lb,
             halt=self._halt,
         )

@@ -147,3 +147,23 @@ def test_fresh_starts_escape_the_one_block_trap() -> None:
     fresh = [anneal_partition(problem, spread_start(problem, s), moves=200_000, seed=s) for s in range(10)]
     found = min(r.bottleneck for r in fresh if r is not None)
     assert optimum <= found < work
+
+
+def test_cycles_count_moves_on_small_graphs_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[int, object] = {}
+
+    def nothing_better(on: SimpleNamespace, start: object, *args: object, **kwargs: object) -> Annealed:
+        seen[on.graph.n] = kwargs.get("moves")
+        return Annealed(np.zeros(1, dtype=np.int64), math.inf, 1, 0.0)
+
+    monkeypatch.setattr(background, "anneal_partition", nothing_better)
+    for n in (50, 127, 128, 500):
+        run = SimpleNamespace(
+            problem=SimpleNamespace(k=4, graph=SimpleNamespace(n=n)),
+            lb=1.0,
+            ub=2.0,
+            best_eval=SimpleNamespace(assignment=None),
+        )
+        background.BackgroundAnnealer([run], lambda: 10.0, print, lambda p: "")._cycle(run, 2.0)  # type: ignore[list-item,arg-type]
+    # 8 n^3 moves while below the counted cycle's cap (2^24); from 128 ops the two-second cycle
+    assert seen == {50: 8 * 50**3, 127: 8 * 127**3, 128: None, 500: None}
