@@ -11,12 +11,12 @@ search: a thread that gives one cooling cycle at a time
 lock; short cycles on small graphs, :data:`CYCLE_MOVES_PER_OP_CUBED`) to the open k whose
 best partition lies furthest from its bound (relative gap ``1 - LB/UB``), the gap halved
 for every cycle in a row that found nothing better there (:data:`STALL_DECAY`), a new seed
-per cycle.  After a cycle that found nothing better, the next one at that k restarts from a fresh partition
-(:func:`heuristics.partition.anneal.spread_start`: a random topological order cut into ``k``
-segments of equal work) instead of its best, and the one after from its best again: every
-cycle from the best partition restarts from the same local optimum, and where the best
-partition is one block (input/output dominates) annealing from it cannot move.  A better partition is
-re-checked by :func:`mtpp.evaluate` and adopted at its k and every larger k, as the
+per cycle.  After a cycle that found nothing better, the next one at that k restarts from a
+fresh partition (:func:`heuristics.partition.anneal.spread_start`: a random topological
+order cut into ``k`` segments of equal work) instead of its best, and the one after from its
+best again: every cycle from the best partition restarts from the same local optimum, and
+where the best partition is one block (input/output dominates) annealing from it cannot
+move.  A better partition is re-checked by :func:`mtpp.evaluate` and adopted at its k and every larger k, as the
 foreground annealing does (:func:`mtpp.certify_phases.anneal_phase`).  Its report lines
 wait in a queue until the main thread reports next (:meth:`BackgroundAnnealer.relay`): a
 solve points file descriptor 1 at ``/dev/null`` (:mod:`solvers.quiet`), and a line
@@ -57,8 +57,8 @@ many cycles as one 40% away)."""
 CYCLE_MOVES_PER_OP_CUBED = 8
 """A cycle is at most this many moves per op cubed (and at most :data:`CYCLE_SECONDS`): about
 0.1 s at 50 ops; from 128 ops up (where this reaches the cap on a counted cycle,
-:data:`heuristics.partition.anneal.CYCLE_MOVES`) the cycle is the two seconds it was.  A small graph gets many short
-cycles, hence many fresh starts: on a 50-op layered graph at ``k = 8`` certify's two-second
+:data:`heuristics.partition.anneal.CYCLE_MOVES`) the cycle is the two seconds it was.  A
+small graph gets many short cycles, hence many fresh starts: on a 50-op layered graph at ``k = 8`` certify's two-second
 cycles kept one block (19,307) for all of a 20-s budget, where the ideal DP proves 17,799 and
 0.1-s anneals from fresh starts reach it about one try in seven.  Mid-size graphs keep their
 long cycles: scaled with the square (400 moves per op squared, one second at 150 ops) they

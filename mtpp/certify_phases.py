@@ -534,8 +534,9 @@ def reach_phase(
     for run, _, _ in leading:
         more = shaved.get(id(run))
         run.reach_rising = more is None or not more.complete
+    heavy = bool(found) and io_heavy(found[0][0].problem)  # one graph for every k
     for run, _, res in found:
-        if res.tried and io_heavy(run.problem) and all(run is not other for other, _, _ in leading):
+        if heavy and res.tried and all(run is not other for other, _, _ in leading):
             run.reach_pace = res.wall_time / res.tried
     for run, lower, res in found:
         more = shaved.get(id(run))
