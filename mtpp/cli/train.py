@@ -124,9 +124,16 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
         "--jobs",
         type=int,
         default=1,
-        help="processes building and encoding teacher data and drawing each epoch's graphs (default 1)",
+        help="processes building and encoding teacher data, drawing each epoch's graphs and (regal) running "
+        "its BRKGA searches (default 1)",
     )
     p.add_argument("--batch", type=int, default=None, help="graphs per optimiser step")
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        help="regal: actions per graph in REINFORCE, each baselined by the others' mean reward (default 1)",
+    )
     p.add_argument("--device", default=None, help="topoformer: torch device, e.g. cuda (default cpu)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
@@ -252,6 +259,7 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
                 "max_gap": "max_gap",
                 "batch": "batch",
                 "jobs": "jobs",
+                "samples": "samples",
             },
         )
         config = RegalTrainConfig(**opts, **_exact_data(args))

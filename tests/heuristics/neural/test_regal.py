@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from heuristics.neural import regal_training
 from heuristics.neural.objectives import make_objective
 from heuristics.neural.regal import (
     DEFAULT_CHOICES,
@@ -290,6 +291,45 @@ def test_resume_continues_exactly(trained, tmp_path):
     assert _drop_time(resumed.history) == _drop_time(straight.history)
     with pytest.raises(InvalidParameterError, match="other training options"):
         train_regal(dataclasses.replace(three, lr=0.5), resume_dir)
+
+
+def test_searches_over_processes_train_as_one_process(trained, tmp_path):
+    _, result, _, _ = trained
+    spread = train_regal(dataclasses.replace(TINY, jobs=2), tmp_path)
+    assert _drop_time(spread.history) == _drop_time(result.history)
+
+
+def test_samples_share_a_leave_one_out_baseline(monkeypatch):
+    cfg = dataclasses.replace(TINY, samples=3)
+    g = regal_graph(25, seed=4)
+    model = small_model()
+    costs = [10.0, 9.0, 12.0, 10.5]  # H(U), then the three samples' H(G, D)
+    monkeypatch.setattr(regal_training, "brkga_costs", lambda runs, *a: costs[: len(runs)])
+    losses: list[float] = []
+    rewards = regal_training._reinforce_batch(model, [g], 0, 5, -1.0, make_objective("mtpp", 4), cfg, losses)
+    got = [p.grad.clone() for p in model.parameters()]
+    assert rewards == pytest.approx([-0.9, -1.2, -1.05])
+
+    model.zero_grad()
+    logits = regal_logits(model, g)
+    expected = torch.zeros(())
+    for s, r in enumerate(rewards):
+        _, _, log_prob = sample_betas(
+            logits, model.config.choices, seed=regal_training._sample_seed(TINY.seed, 5, 0, s)
+        )
+        others = (sum(rewards) - r) / 2
+        expected = expected - (r - others) * log_prob / 3
+    expected.backward()
+    assert losses == pytest.approx([float(expected)])
+    for a, b in zip(got, (p.grad for p in model.parameters())):
+        assert torch.allclose(a, b, atol=1e-6)
+
+    monkeypatch.setattr(regal_training, "brkga_costs", lambda runs, *a: [10.0] * len(runs))
+    model.zero_grad()
+    regal_training._reinforce_batch(model, [g], 0, 5, -1.0, make_objective("mtpp", 4), cfg, [])
+    assert all(float(p.grad.abs().max()) == 0 for p in model.parameters())  # equal rewards: nothing to learn
+    with pytest.raises(InvalidParameterError, match="samples"):
+        RegalTrainConfig(samples=0)
 
 
 def test_saved_weights_load_and_give_deterministic_choices(trained):
