@@ -4,7 +4,8 @@
     s.t.      bottleneck >= block_b                         for all b  (6)
               block_b = sum_v work(v) x_vb + (1/B) sum_u size_out(u) c_ub
                         [+ o_b, the linear overflow term]               (7)
-              DAG (8), tensor cuts (9)-(10), x via y by Eq. (11)
+              DAG (8), tensor cuts (9)-(10) in the stronger form of
+              formulations.blocks, x via y by Eq. (11)
 
 The skeleton (``y``, ``c``, ``o`` and rows (8)-(11)) is :mod:`formulations.blocks`;
 ``block_b`` is not a variable, its right-hand side goes straight into row (6).

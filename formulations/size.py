@@ -5,9 +5,9 @@ graph of ``n`` ops, ``m`` edges and ``P`` producers (ops with a consumer and a
 non-zero output), of which ``E'`` edges leave a producer, has
 
 * variables: ``y`` ``n kk``, ``c`` ``P kk``, ``o`` ``kk``, and one objective variable;
-* rows: monotonicity ``n (kk - 1)``, DAG (8) ``m (kk - 1)``, cuts (9) and (10)
+* rows: monotonicity ``n (kk - 1)``, DAG (8) ``m (kk - 1)``, input and output cuts
   ``2 E' (kk - 1)``, overflow ``kk``, epigraphs (6) ``kk`` and (14) one;
-* non-zeros: ``2 n (kk - 1) + 2 m (kk - 1) + 8 E' (kk - 1)`` for those rows, plus
+* non-zeros: ``2 n (kk - 1) + 2 m (kk - 1) + 10 E' (kk - 1)`` for those rows (at most), plus
   ``2 n + P + 2`` per epigraph or overflow row (``x = y_b - y_(b-1)`` and the cuts).
 
 ``kk = k`` for ``exact`` (Figure 3), ``3`` for ``bottleneck`` (Section 3.2) and each
@@ -71,7 +71,7 @@ def estimate_model_size(problem: Problem, method: str, n_jobs: int = 1) -> Model
     per_block = 2 * n + p + 2
     variables = (n + p + 1) * kk + 1
     rows = (n + m + 2 * e_cut) * (kk - 1) + 2 * kk + 1
-    nonzeros = (2 * n + 2 * m + 8 * e_cut) * (kk - 1) + 2 * kk * per_block
+    nonzeros = (2 * n + 2 * m + 10 * e_cut) * (kk - 1) + 2 * kk * per_block
     copies = max(1, min(n_jobs, problem.k)) if method == "guess" else 1
     return ModelSize(method, kk, variables, rows, nonzeros, copies)
 

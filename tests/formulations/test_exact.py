@@ -97,3 +97,33 @@ def test_tiny_time_limit_on_a_hard_instance_gives_a_bound_between_l_and_a_partit
     assert res.wall_time < 5.0
     upper = mtpp.partition(p, orderer="brkga-400").bottleneck  # value of a known feasible partition
     assert simple_lower_bound(p) - 1e-9 <= res.bound <= upper + 1e-9
+
+
+def test_cut_rows_bind_at_fractional_points_where_the_papers_rows_do_not() -> None:
+    """The middle block of three, edge u -> v with u half in block 0, half in block 2
+    and v half in blocks 1 and 2: v's half in block 1 reads u's tensor from outside
+    (x_v1 - x_u1 = 0.5), where the paper's row (9) gives y_u0 + x_v1 - 1 = 0."""
+    from scipy.optimize import linprog
+
+    from formulations.blocks import build_blocks
+    from mtpp.graph import Graph
+
+    g = Graph.from_arrays(np.ones(2), np.zeros(2), np.array([5.0, 0.0]), np.array([[0, 1]]))
+    bm = build_blocks(Problem(g, 3), 3)
+    m = bm.model
+    lower, upper = m.lower.copy(), m.upper.copy()
+    fixed = {bm.y[0, 0]: 0.5, bm.y[0, 1]: 0.5, bm.y[1, 0]: 0.0, bm.y[1, 1]: 0.5}
+    for var, value in fixed.items():
+        lower[var] = upper[var] = value
+    cost = np.zeros(m.num_vars)
+    cost[bm.c[0, 1]] = 1.0  # the least c_u1 the rows allow
+    a = m.matrix("csr")
+    rows_lo, rows_hi = m.row_lower, m.row_upper
+    lo_rows, hi_rows = np.isfinite(rows_lo), np.isfinite(rows_hi)
+    res = linprog(
+        cost,
+        A_ub=np.vstack([-a[lo_rows].toarray(), a[hi_rows].toarray()]),
+        b_ub=np.concatenate([-rows_lo[lo_rows], rows_hi[hi_rows]]),
+        bounds=np.stack([lower, upper], axis=1),
+    )
+    assert res.status == 0 and res.fun == pytest.approx(0.5)
