@@ -10,6 +10,7 @@ extra); the numpy parts (node features, DAG relation masks, decoders) work witho
 * :mod:`heuristics.neural.policy` log-probabilities of orders under Eq. 6 and 8;
 * :mod:`heuristics.neural.objectives` peak memory and the SliceGraph bottleneck as costs;
 * :mod:`heuristics.neural.datasets` fresh seeded training graphs per epoch;
+* :mod:`heuristics.neural.jobs` seeded calls over processes, results in order;
 * :mod:`heuristics.neural.training` REINFORCE with a greedy-rollout baseline (Eq. 9, 10);
 * :mod:`heuristics.neural.inference` weights to priorities to orders;
 * :mod:`heuristics.neural.regal` the REGAL GNN and its BRKGA (REGAL Section 2, App. A.3);

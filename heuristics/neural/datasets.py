@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from heuristics.neural.jobs import ordered_map
 from mtpp.errors import InvalidParameterError
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
@@ -52,12 +53,4 @@ def epoch_graphs(
     graphs hard for min-peak scheduling (:mod:`mtpp.generators.hardness`) runs BRKGA
     schedules, 0.6 s per graph of 150-400 ops, three quarters of a REINFORCE epoch
     of ``topoformer-mtpp`` on one core."""
-    if jobs > 1 and count > 1:
-        from joblib import Parallel, delayed
-
-        return list(
-            Parallel(n_jobs=min(jobs, count))(
-                delayed(training_graph)(objective, nodes, seed, epoch, i) for i in range(count)
-            )
-        )
-    return [training_graph(objective, nodes, seed, epoch, i) for i in range(count)]
+    return ordered_map(training_graph, [(objective, nodes, seed, epoch, i) for i in range(count)], jobs)

@@ -67,6 +67,7 @@ import torch.nn.functional as F
 from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_graphs
 from heuristics.neural.features import N_SCALAR, PE_DIM
 from heuristics.neural.history import plot_history as plot_curves
+from heuristics.neural.jobs import ordered_map
 from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
 from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_examples
 from heuristics.neural.regal import (
@@ -231,15 +232,7 @@ def brkga_costs(runs: Sequence[Run], objective: OrderObjective, evaluations: int
     """The cost of :func:`~heuristics.neural.regal.beta_brkga` for each ``(graph,
     mutant_beta, seed)`` of ``runs``, over ``jobs`` processes when more than one (the
     same costs: each run is seeded)."""
-    if jobs > 1 and len(runs) > 1:
-        from joblib import Parallel, delayed
-
-        return list(
-            Parallel(n_jobs=min(jobs, len(runs)))(
-                delayed(_brkga_cost)(g, objective, d, evaluations, s) for g, d, s in runs
-            )
-        )
-    return [_brkga_cost(g, objective, d, evaluations, s) for g, d, s in runs]
+    return ordered_map(_brkga_cost, [(g, objective, d, evaluations, s) for g, d, s in runs], jobs)
 
 
 def _brkga_cost(
