@@ -65,7 +65,8 @@ methods before it is skipped at the larger ks, and with ``solver="auto"`` ``exac
 ``guess`` are skipped where ``auto`` would hand their model to a fallback backend
 (:data:`mtpp.certify_phases.FALLBACK_SKIPPED`).  Where the pigeonhole bound leads (or stands
 within ``PIGEONHOLE_RESUME_GAP`` of the best bound) and the
-clock stopped its updates, they go on (``PIGEONHOLE_RESUME_SHARE`` of what the MIPs left),
+clock stopped its updates, they go on (``PIGEONHOLE_RESUME_SHARE`` of what the MIPs left;
+where they stalled instead, with a second wind: a fresh, slower step),
 then the reach bound's shaving where it leads, then where its sweeps did not lead and a
 shaving pass fits, then ``guess`` (``DEMOTED``: it never beat
 ``bottleneck`` in our measurements); the clique bound comes last of the bounds

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from formulations.bounds import bound_record
-from formulations.pigeonhole import PigeonholeBound, pigeonhole_bound
+from formulations.pigeonhole import MAX_MIPS, WIND_MIPS, PigeonholeBound, pigeonhole_bound, second_wind
 from formulations.size import estimate_model_size
 from heuristics.partition.anneal import Annealed, anneal_partition
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
@@ -637,17 +637,23 @@ def pigeonhole_resume_phase(
     :data:`PIGEONHOLE_RESUME_GAP` of the best bound, and the clock stopped its updates, they
     go on (``pigeonhole_bound(resume=...)``) after the MIPs, smallest k first, within
     :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (what one k leaves goes to the next);
-    the k's pigeonhole record is replaced by the best over both calls."""
-    rising = [
+    then, where they stalled instead (no progress for a while, or ``max_mips``), they go on with
+    a second wind (:func:`formulations.pigeonhole.second_wind`: a fresh, slower step), up to
+    :data:`WIND_MIPS` more MIPs, with what the resumes left (in the other order a wind at k = 4..16
+    took the time a resume at k = 32 had lifted its bound with: REGAL-style 8004, 1,139 -> 1,137);
+    the k's pigeonhole record is replaced by the best over the calls."""
+    near = [
         r
         for r in runs
         if r.pigeonhole is not None
-        and r.pigeonhole.resumable
+        and r.pigeonhole.updates is not None
         and not r.interrupted
         and not closes(r.lb, r.ub_hi)
         and r.pigeonhole.bound is not None
         and r.pigeonhole.bound >= PIGEONHOLE_RESUME_GAP * r.lb
     ]
+    rising = [r for r in near if r.pigeonhole is not None and r.pigeonhole.resumable]
+    rising += [r for r in near if r.pigeonhole is not None and _stalled(r.pigeonhole)]
     stop = time.perf_counter() + PIGEONHOLE_RESUME_SHARE * left()
     for i, run in enumerate(rising):
         limit = (stop - time.perf_counter()) / (len(rising) - i)
@@ -655,9 +661,17 @@ def pigeonhole_resume_phase(
             return
         before, t0 = run.lb, time.perf_counter()
         earlier = run.pigeonhole.updates if run.pigeonhole is not None else None
+        wind = earlier is not None and second_wind(earlier)
+        mips = earlier.mips + WIND_MIPS if wind and earlier is not None else MAX_MIPS
         try:
             res = pigeonhole_bound(
-                run.problem, solver=solver, time_limit=limit, target=run.proving, resume=earlier, threads=threads
+                run.problem,
+                solver=solver,
+                time_limit=limit,
+                target=run.proving,
+                max_mips=mips,
+                resume=earlier,
+                threads=threads,
             )
         except KeyboardInterrupt:
             run.interrupted = True
@@ -668,9 +682,14 @@ def pigeonhole_resume_phase(
         at = max(j for j, r in enumerate(run.records) if r.method == "pigeonhole")
         run.records[at] = _pigeonhole_record(run, res)
         say(
-            f"{tag(run.problem)}pigeonhole, resumed: {before:.6g} -> {run.lb:.6g} "
+            f"{tag(run.problem)}pigeonhole, {'second wind' if wind else 'resumed'}: {before:.6g} -> {run.lb:.6g} "
             f"({res.message}, {time.perf_counter() - t0:.2f} s more)"
         )
+
+
+def _stalled(bound: PigeonholeBound) -> bool:
+    """The updates stopped for want of progress or of MIPs (a second wind may take them on)."""
+    return bound.updates is not None and bound.updates.stalled
 
 
 def io_heavy(problem: Problem) -> bool:

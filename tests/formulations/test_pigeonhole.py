@@ -17,7 +17,7 @@ import pytest
 
 import mtpp
 from formulations.bounds import solve_bound
-from formulations.pigeonhole import build_pigeonhole, pigeonhole_bound, singleton_costs, weighted_bound
+from formulations.pigeonhole import build_pigeonhole, pigeonhole_bound, second_wind, singleton_costs, weighted_bound
 from mtpp import Problem
 from solvers.registry import available_backends
 from tests.mtpp.test_clique_bound import optimum
@@ -97,6 +97,8 @@ def test_the_bound_never_exceeds_the_exact_optimum_at_any_k(solver: str) -> None
 
 @pytest.mark.parametrize("solver", BACKENDS)
 def test_mixed_scales_and_non_unit_bandwidth(solver: str) -> None:
+    """Weights from 1e-3 to 1e12, B != 1, finite memory: the bound, and the bound after a second
+    wind (formulations.pigeonhole.second_wind), never exceed the brute-force optimum."""
     rng = np.random.default_rng(4103)
     for trial in range(40 if solver in ("highs", "gurobi") else 12):
         problem = mixed_scale_problem(rng, trial)
@@ -105,6 +107,9 @@ def test_mixed_scales_and_non_unit_bandwidth(solver: str) -> None:
             res = pigeonhole_bound(at_k, solver=solver, max_mips=4)
             if res.bound is not None:
                 assert Fraction(res.bound) <= exact_optimum(at_k), (trial, k, res.bound)
+            if res.updates is not None and second_wind(res.updates):  # out of MIPs: a second wind
+                wind = pigeonhole_bound(at_k, solver=solver, max_mips=res.mips + 3, resume=res.updates)
+                assert wind.bound is not None and Fraction(wind.bound) <= exact_optimum(at_k), (trial, k, wind.bound)
 
 
 def test_more_weightings_lift_the_bottleneck_mip_on_a_regal_style_graph() -> None:
@@ -226,6 +231,43 @@ def test_updates_go_on_while_they_find_new_blocks_and_stop_when_blocks_repeat(
     monkeypatch.setattr(module, "weighted_bound", scripted(same, [1.0] * len(same)))
     res = pigeonhole_bound(problem, solver="highs", max_mips=len(same))
     assert res.mips == 2 + module.PATIENCE and res.bound == 1.0
+
+
+def test_a_second_wind_takes_on_stalled_updates_with_a_fresh_slower_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """formulations.pigeonhole.second_wind: updates that stopped for want of progress (or of
+    MIPs) go on, on resume, with the step restarted at WIND_ETA and decaying by WIND_DECAY,
+    and keep what the first run proved; updates the clock stopped are left to a plain resume.
+    The MIPs are scripted."""
+    import formulations.pigeonhole as module
+
+    problem = Problem(mtpp.layered_graph(40, seed=2), 4)
+    n = problem.graph.n
+    stall = [0, 1] + [0] * module.PATIENCE  # two blocks, then the first one again: stalls
+    script = iter([(op, 1.0) for op in stall] + [(5, 2.0), (6, 1.5), (7, 1.5)])
+
+    def weighted(mip, weights, solver, time_limit, target=None, threads=1):
+        op, bound = next(script)
+        block = np.zeros(n, dtype=bool)
+        block[op] = True
+        res = module.get_backend("highs").solve(mip.model_for(weights), module.SolveOptions(time_limit=1))
+        return bound, replace(res, status=module.Status.OPTIMAL), block
+
+    monkeypatch.setattr(module, "weighted_bound", weighted)
+    first = pigeonhole_bound(problem, solver="highs")
+    state = first.updates
+    assert first.mips == len(stall) and state is not None and state.stalled and not first.resumable
+    assert module.second_wind(state) and not state.finished
+    assert (state.eta, state.decay, state.patience) == (module.WIND_ETA, module.WIND_DECAY, module.WIND_PATIENCE)
+    weights = state.weights.copy()
+    wind = pigeonhole_bound(problem, solver="highs", max_mips=first.mips + 3, resume=state)
+    assert wind.mips == first.mips + 3 and wind.bound == 2.0  # the wind's best, over both runs
+    assert state.eta == pytest.approx(module.WIND_ETA * module.WIND_DECAY**3)
+    assert state.weights[5] == pytest.approx(weights[5] * (1 - module.WIND_ETA))  # its first step
+    assert state.stalled and module.second_wind(state)  # out of MIPs: it may go on again
+
+    clocked = pigeonhole_bound(problem, solver="highs", time_limit=0.0)
+    assert clocked.updates is not None and not clocked.updates.stalled
+    assert not module.second_wind(clocked.updates)  # the clock stopped it: a plain resume
 
 
 def test_a_resumed_call_goes_on_as_an_uninterrupted_one() -> None:

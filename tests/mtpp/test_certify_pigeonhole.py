@@ -56,10 +56,10 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
     certify's solver threads."""
     calls = []
 
-    def simulated(problem, solver, time_limit, target, threads, resume=None):
+    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64):
         calls.append((problem.k, resume is not None, threads))
         bound = (0.0 if problem.k == 2 else target * (0.995 if resume else 0.99)) if target else None
-        updates = SimpleNamespace(finished=resume is not None)
+        updates = SimpleNamespace(finished=resume is not None, stalled=False)
         status = Status.OPTIMAL if resume else Status.TIME_LIMIT
         return PigeonholeBound(bound, 1, 1, status, solver, "", time_limit, 0.0, message="simulated", updates=updates)
 
@@ -71,6 +71,39 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
     assert len(records) == 1 and records[0].status == "optimal"
     assert certs[1].lower_bound_method == "pigeonhole"
     assert certs[1].lower_bound == pytest.approx(0.995 * certs[1].upper_bound, rel=1e-6)
+
+
+def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch) -> None:
+    """pigeonhole_resume_phase: where the (simulated) updates stalled, near the best bound,
+    they go on with a second wind (formulations.pigeonhole.second_wind: a fresh, slower step,
+    WIND_MIPS more MIPs), after the updates the clock stopped; the k's record becomes the
+    wind's result."""
+    import formulations.pigeonhole as module
+
+    calls = []
+
+    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64):
+        calls.append((problem.k, None if resume is None else (resume.eta, resume.patience, max_mips)))
+        if resume is None:  # k = 4 stalls, k = 8 the clock stops
+            updates = module.PigeonholeUpdates(problem, None, None, 0.01, [], mips=40, finished=problem.k == 4)
+            updates.stalled = problem.k == 4
+            share, status = 0.98, Status.OPTIMAL if problem.k == 4 else Status.TIME_LIMIT
+        else:
+            updates, share, status = resume, 0.99, Status.OPTIMAL
+            updates.finished, updates.stalled = True, False
+        bound = target * share if target else None
+        return PigeonholeBound(bound, 40, 40, status, solver, "", time_limit, 0.0, message="simulated", updates=updates)
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    lines: list[str] = []
+    g = mtpp.layered_graph(60, seed=7)
+    certs = certify(g, k=[4, 8], bounds="simple,pigeonhole", orderer="kahn", budget=10, report=lines.append)
+    wind = (module.WIND_ETA, module.WIND_PATIENCE, 40 + module.WIND_MIPS)
+    assert calls == [(4, None), (8, None), (8, (0.01, module.PATIENCE, module.MAX_MIPS)), (4, wind)]
+    assert any(line.startswith("k=4: pigeonhole, second wind: ") for line in lines)
+    for cert in certs:
+        assert cert.lower_bound_method == "pigeonhole"
+        assert cert.lower_bound == pytest.approx(0.99 * cert.upper_bound, rel=1e-6)
 
 
 def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
