@@ -639,7 +639,7 @@ def pigeonhole_resume_phase(
     :data:`PIGEONHOLE_RESUME_SHARE` of the budget left (what one k leaves goes to the next);
     then, where they stalled instead (no progress for a while, or ``max_mips``), they go on with
     a second wind (:func:`formulations.pigeonhole.second_wind`: a fresh, slower step), up to
-    :data:`WIND_MIPS` more MIPs, with what the resumes left (in the other order a wind at k = 4..16
+    :data:`WIND_MIPS` more MIPs, after the resumes and in the same share (a wind first, at k = 4..16,
     took the time a resume at k = 32 had lifted its bound with: REGAL-style 8004, 1,139 -> 1,137);
     the k's pigeonhole record is replaced by the best over the calls."""
     near = [
