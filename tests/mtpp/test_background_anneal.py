@@ -19,6 +19,14 @@ from heuristics.partition.anneal import CYCLE_MOVES, Annealed, anneal_partition,
 from mtpp import Problem
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _compiled() -> None:
+    """The compiled kernels of the certify calls below loaded before their budgets start:
+    on a fresh clone compiling them takes most of a 12 s budget, and the thread starts
+    only when a second of it is left after the first bounds."""
+    mtpp.certify(mtpp.regal_graph(30, seed=4401), k=[2, 4], bounds="simple,cut,crossing,pigeonhole")
+
+
 def _certify(monkeypatch: pytest.MonkeyPatch, cores: int, **kwargs: object) -> tuple[list[mtpp.Certificate], list[str]]:
     monkeypatch.setattr(background, "usable_cores", lambda: cores)
     lines: list[str] = []
