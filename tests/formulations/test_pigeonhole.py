@@ -198,6 +198,24 @@ def test_an_answer_above_a_block_that_carries_the_share_is_dropped(monkeypatch: 
     assert "a solver failure" in res.message
 
 
+def _scripted(n: int, script: list[tuple[int, float]]):
+    """A stand-in for ``weighted_bound`` that answers each call with the next ``(op, bound)``
+    of ``script``: that bound, the block of that one op, and a real HiGHS result on the
+    weighting's model, called optimal."""
+    import formulations.pigeonhole as module
+
+    calls = iter(script)
+
+    def weighted(mip, weights, solver, time_limit, target=None, threads=1):
+        op, bound = next(calls)
+        block = np.zeros(n, dtype=bool)
+        block[op] = True
+        res = module.get_backend("highs").solve(mip.model_for(weights), module.SolveOptions(time_limit=1))
+        return bound, replace(res, status=module.Status.OPTIMAL), block
+
+    return weighted
+
+
 def test_updates_go_on_while_they_find_new_blocks_and_stop_when_blocks_repeat(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -210,25 +228,13 @@ def test_updates_go_on_while_they_find_new_blocks_and_stop_when_blocks_repeat(
     problem = Problem(mtpp.layered_graph(40, seed=2), 4)
     n = problem.graph.n
 
-    def scripted(blocks: list[int], bounds: list[float]):
-        calls = iter(zip(blocks, bounds, strict=True))
-
-        def weighted(mip, weights, solver, time_limit, target=None, threads=1):
-            op, bound = next(calls)
-            block = np.zeros(n, dtype=bool)
-            block[op] = True
-            res = module.get_backend("highs").solve(mip.model_for(weights), module.SolveOptions(time_limit=1))
-            return bound, replace(res, status=module.Status.OPTIMAL), block
-
-        return weighted
-
     flat = module.PATIENCE + 4  # new blocks, a flat bound, then a higher one
-    monkeypatch.setattr(module, "weighted_bound", scripted([*range(flat), flat], [1.0] * flat + [2.0]))
+    monkeypatch.setattr(module, "weighted_bound", _scripted(n, [(op, 1.0) for op in range(flat)] + [(flat, 2.0)]))
     res = pigeonhole_bound(problem, solver="highs", max_mips=flat + 1)
     assert res.mips == flat + 1 and res.bound == 2.0
 
     same = [0, 1] + [0] * (module.PATIENCE + 5)  # after two blocks, only the first again
-    monkeypatch.setattr(module, "weighted_bound", scripted(same, [1.0] * len(same)))
+    monkeypatch.setattr(module, "weighted_bound", _scripted(n, [(op, 1.0) for op in same]))
     res = pigeonhole_bound(problem, solver="highs", max_mips=len(same))
     assert res.mips == 2 + module.PATIENCE and res.bound == 1.0
 
@@ -243,16 +249,8 @@ def test_a_second_wind_takes_on_stalled_updates_with_a_fresh_slower_step(monkeyp
     problem = Problem(mtpp.layered_graph(40, seed=2), 4)
     n = problem.graph.n
     stall = [0, 1] + [0] * module.PATIENCE  # two blocks, then the first one again: stalls
-    script = iter([(op, 1.0) for op in stall] + [(5, 2.0), (6, 1.5), (7, 1.5)])
-
-    def weighted(mip, weights, solver, time_limit, target=None, threads=1):
-        op, bound = next(script)
-        block = np.zeros(n, dtype=bool)
-        block[op] = True
-        res = module.get_backend("highs").solve(mip.model_for(weights), module.SolveOptions(time_limit=1))
-        return bound, replace(res, status=module.Status.OPTIMAL), block
-
-    monkeypatch.setattr(module, "weighted_bound", weighted)
+    script = [(op, 1.0) for op in stall] + [(5, 2.0), (6, 1.5), (7, 1.5)]
+    monkeypatch.setattr(module, "weighted_bound", _scripted(n, script))
     first = pigeonhole_bound(problem, solver="highs")
     state = first.updates
     assert first.mips == len(stall) and state is not None and state.stalled and not first.resumable
