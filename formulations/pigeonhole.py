@@ -57,17 +57,24 @@ geometrically.  The first weighting is ``work`` (the bottleneck MIP's block), th
 each op's cost as a block of its own (``f({v})``: its work, inputs, output and overflow),
 from which the updates go on.
 On REGAL-style graphs (``mtpp generate regal``, 152 ops) twenty MIPs lifted the best of
-the other bounds at ``k = 4 / 8 / 16`` by 6 / 9 / 14%.  Measured and left out (unseen
-REGAL-style seeds 8001-8004, 14 MIPs at k = 16 and 32 unless said): other steps
-(``eta`` 0.1-0.5, decay 0.85-0.97: no setting better on every graph, 0.5 up to 7% lower);
-the mean of the iterates' weightings instead of the best one (8003, k = 8: 0.995 of it);
-penalising with each block the ops one step away that keep it within 1-10% of its cost
-(equal, or up to 1.4% lower); stopping a MIP at the first block cheaper than the best bound
-(8004, k = 32, 60 s: 5 of 29 MIPs stopped so, the same 29 MIPs and bound) or at a relative
-gap of 1e-3 / 1e-2 (28 MIPs, 0.2% / 1% lower: the MIPs' time is their search, not their
-last proof); column generation from the blocks the updates found, at a threshold 0.5%
-above their bound (8003, k = 8: 784 pricings in 40 s; the master's fractional count of
-blocks fell from 10.7 to 8.45, still above k: no threshold decided, no bound lifted).
+the other bounds at ``k = 4 / 8 / 16`` by 6 / 9 / 14%.
+
+Measured and left out (unseen REGAL-style seeds 8001-8004, 14 MIPs at k = 16 and 32
+unless said):
+
+* other steps (``eta`` 0.1-0.5, decay 0.85-0.97): none better on every graph, ``eta =
+  0.5`` up to 7% lower;
+* the mean of the iterates' weightings instead of the best one: 0.995 of it (8003, k = 8, 37 MIPs);
+* penalising with each block the ops one step away that keep it within 1-10% of its
+  cost: equal, or up to 1.4% lower;
+* shorter MIPs: stopping at the first block cheaper than the best bound (8004, k = 32,
+  60 s: 5 of 29 MIPs stopped so, the same 29 MIPs and bound), at a relative gap of 1e-3 /
+  1e-2 (28 MIPs, 0.2% / 1% lower), a MIP start from the cheapest earlier block that
+  carries the share (the same time), Gurobi's ``Presolve = 2`` or ``MIPFocus = 1`` (within
+  the 10% one setting's time moves from run to run): the MIPs' time is their search;
+* column generation from the blocks the updates found, at a threshold 0.5% above their
+  bound (8003, k = 8: 784 pricings in 40 s; the master's fractional count of blocks fell
+  from 10.7 to 8.45, still above k: no threshold decided, no bound lifted).
 """
 
 from __future__ import annotations
