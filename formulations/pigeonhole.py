@@ -516,9 +516,6 @@ def _update(
     """The loop of :func:`pigeonhole_bound`: one MIP per weighting until the clock stops it
     (``state.finished`` stays false) or the updates run their course."""
     mip, state.finished, state.stalled = state.mip, False, False
-    if state.mips >= max_mips:
-        state.finished = state.stalled = True
-        return
     while state.mips < max_mips and math.fsum(state.weights.tolist()) > 0.0:
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0.0:
