@@ -163,7 +163,7 @@ class _Sweeps:
         g, c, p = self.g, self.cut, self.problem
         status, step = reach_step(
             threshold, back, prev, forced, banned, self.reversed if back else self.order,
-            g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.edge_src, g.edge_dst,
+            g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx,
             g.work, self.io, g.size_param, p.param_budget, p.bandwidth,
             c.ptr, c.head, c.rev, c.cap, c.tie, c.ban, c.source, c.sink, c.upper, c.upper_banned, c.own, c.level,
             self.deadline,
