@@ -96,6 +96,26 @@ def test_shaving_finds_the_window_that_trying_every_block_finds():
     assert tried >= 100 and shrunk >= 10  # windows to shave, and blocks refuted in them
 
 
+def test_shaving_below_a_threshold_that_stood_starts_from_its_sets_and_never_refutes_the_optimum():
+    # thresholds from the partition's cost down past the optimum on one _Sweeps, as the bisection
+    # tests them: each pass below one that stood starts from the sets that pass left
+    rng = np.random.default_rng(2358)
+    reused = refuted_below = 0
+    for trial in range(60):
+        problem = random_problem(rng, 6, peak_aware=trial % 4 == 0)
+        for k in range(2, problem.graph.n + 1):
+            at_k = replace(problem, k=k)
+            opt = optimum(at_k)
+            at_opt = float(opt) if Fraction(float(opt)) >= opt else float(np.nextafter(float(opt), math.inf))
+            upper = partition(at_k, orderer="kahn").bottleneck
+            sweeps = _Sweeps(at_k, math.inf)
+            for threshold in (upper, 0.5 * (upper + at_opt), at_opt):
+                assert not sweeps.shaves(threshold, k), (k, threshold, float(opt))
+            reused += sweeps.stood[k][0] == at_opt < upper
+            refuted_below += sweeps.shaves(float(opt) * (1 - 1e-3), k)
+    assert reused > 20 and refuted_below > 20
+
+
 def test_mixed_scales_and_non_unit_bandwidth():
     rng = np.random.default_rng(2352)
     for trial in range(60):
