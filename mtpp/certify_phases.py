@@ -27,7 +27,7 @@ from mtpp.crossing_bound import crossing_lower_bounds
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.partitioner import partition
 from mtpp.problem import Problem
-from mtpp.reach_bound import ReachBound, reach_lower_bound
+from mtpp.reach_bound import ReachBound, Stood, reach_lower_bound
 from mtpp.records import OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
 from solvers.registry import AutoBackend
 from solvers.result import Status
@@ -192,6 +192,9 @@ class Run:
     ran), their seconds per threshold; :func:`reach_resume_phase` shaves there last."""
     pigeonhole: PigeonholeBound | None = None
     """The pigeonhole bound's last result at this k, for :func:`pigeonhole_resume_phase`."""
+    reach_stood: Stood = field(default_factory=dict)
+    """Where the reach bound's shaving stood at this k, for its next search
+    (:func:`mtpp.reach_bound.reach_lower_bound`)."""
 
     @property
     def ub(self) -> float:
@@ -530,7 +533,9 @@ def reach_phase(
     for i, (run, bound, seconds) in enumerate(leading if math.isfinite(left()) else []):
         limit = min(time_limit - seconds, (stop - time.perf_counter()) / (len(leading) - i))
         if limit >= MIN_RUN_SECONDS:
-            shaved[id(run)] = reach_lower_bound(run.problem, bound, run.ub, limit, run.proving, sweeps_first=False)
+            shaved[id(run)] = reach_lower_bound(
+                run.problem, bound, run.ub, limit, run.proving, sweeps_first=False, stood=run.reach_stood
+            )
     for run, _, _ in leading:
         more = shaved.get(id(run))
         run.reach_rising = more is None or not more.complete
@@ -738,7 +743,7 @@ def _resume_shaving(
     a higher bound replaces the reach record at ``at``."""
     pace = run.reach_pace
     before = run.lb
-    res = reach_lower_bound(run.problem, before, run.ub, limit, run.proving, sweeps_first=False)
+    res = reach_lower_bound(run.problem, before, run.ub, limit, run.proving, sweeps_first=False, stood=run.reach_stood)
     more = f"; after the MIPs, {res.tried} more with shaving between {before:.6g} and {run.ub:.6g}"
     lifted = res.bound is not None and res.bound > before
     run.reach_rising, run.reach_pace = not res.complete and pace is None, None

@@ -111,6 +111,11 @@ class ReachBound:
     wall_time: float
 
 
+Stood = dict[int, tuple[float, tuple[list[np.ndarray], list[np.ndarray]]]]
+"""Per k, the lowest threshold at which shaving stood on one problem and the sets ``(U, D)``
+that pass left (:attr:`_Sweeps.stood`)."""
+
+
 class _Late(Exception):
     """The time limit passed inside a sweep: the threshold is not refuted."""
 
@@ -118,7 +123,7 @@ class _Late(Exception):
 class _Sweeps:
     """The two sweeps of one problem (module docstring), with their fixed data."""
 
-    def __init__(self, problem: Problem, deadline: float) -> None:
+    def __init__(self, problem: Problem, deadline: float, stood: Stood | None = None) -> None:
         g = problem.graph
         self.problem, self.g, self.n, self.deadline = problem, g, g.n, deadline
         self.cut = HullCuts(problem)
@@ -128,7 +133,7 @@ class _Sweeps:
         self.memo: dict[bytes, np.ndarray | None] = {}
         """Steps of the sweeps at :attr:`memo_threshold` (:meth:`_level`)."""
         self.memo_threshold = np.nan
-        self.stood: dict[int, tuple[float, tuple[list[np.ndarray], list[np.ndarray]]]] = {}
+        self.stood: Stood = {} if stood is None else stood
         """Per k, the lowest threshold at which shaving stood, with the sets it left: a lower
         threshold's shaving starts from them (module docstring)."""
 
@@ -286,6 +291,7 @@ def reach_lower_bound(
     target: float | None = None,
     shave: bool = True,
     sweeps_first: bool = True,
+    stood: Stood | None = None,
 ) -> ReachBound:
     """The reach bound (module docstring) at ``problem.k``: bisection for the largest
     threshold the sweeps refute in ``(lower, upper)``, ``lower`` a proven bound and
@@ -302,9 +308,11 @@ def reach_lower_bound(
     ``target`` (a bound that would prove the partition optimal) is tried when the
     bisection left it open.  Without ``sweeps_first`` the sweeps' bisection is skipped
     and shaving's starts from ``lower`` (the caller's sweeps' bound: certify runs the
-    sweeps at every k before it shares the time to shave among the ks they lead)."""
+    sweeps at every k before it shares the time to shave among the ks they lead).  ``stood``
+    (a dict, empty at first, for this problem only) keeps where shaving stood from one call
+    to the next, so a later call's shaving starts from those sets (:attr:`_Sweeps.stood`)."""
     t0 = time.perf_counter()
-    sweeps = _Sweeps(problem, np.inf if time_limit is None else t0 + time_limit)
+    sweeps = _Sweeps(problem, np.inf if time_limit is None else t0 + time_limit, stood)
     best, lo, complete = None, float(lower), True
     tried = [0, 0]  # thresholds tested by the sweeps alone, and with shaving
     for stage, test in enumerate((sweeps.refutes, sweeps.shaves)):

@@ -17,7 +17,7 @@ def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch)
     its higher bound replaces the record's."""
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
         calls.append((problem.k, sweeps_first, lower, upper))
         if sweeps_first:
             return ReachBound(0.9 * upper, 3, 0, True, 0.01)
@@ -40,7 +40,7 @@ def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch)
 def test_no_shaving_after_the_mips_where_it_finished(monkeypatch) -> None:
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
         calls.append(sweeps_first)
         return ReachBound(0.9 * upper if sweeps_first else 0.92 * upper, 3, 0 if sweeps_first else 3, True, 0.01)
 
@@ -55,7 +55,7 @@ def test_shaving_runs_after_the_mips_where_the_sweeps_did_not_lead(monkeypatch) 
     phase; after the MIPs it runs from the best bound, and its bound becomes the record's."""
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
         calls.append((sweeps_first, lower))
         if sweeps_first:
             return ReachBound(None, 3, 0, True, 0.003)  # a pass: about 0.25 x 0.001 s x 60 ops
@@ -74,7 +74,7 @@ def test_shaving_runs_after_the_mips_where_the_sweeps_did_not_lead(monkeypatch) 
 def test_no_shaving_where_the_sweeps_did_not_lead_and_a_pass_would_not_fit(monkeypatch) -> None:
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
         calls.append(sweeps_first)
         return ReachBound(None, 1, 0, True, 1.0)  # a pass: about 0.25 x 1 s x 60 ops, past the budget
 
@@ -88,7 +88,7 @@ def test_no_shaving_where_the_sweeps_did_not_lead_and_a_pass_would_not_fit(monke
 def test_no_shaving_where_the_sweeps_did_not_lead_on_a_graph_whose_work_dominates(monkeypatch) -> None:
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
         calls.append(sweeps_first)
         return ReachBound(None, 3, 0, True, 0.003)
 
