@@ -579,11 +579,12 @@ def pigeonhole_phase(
     skipped at the larger ks.  Where it solved the ``work`` weighting and no parameters
     overflow, its bound holds the bottleneck MIP's optimum and :func:`mip_phase` skips that MIP.
     With a budget, where it solved no weighting in :data:`MIP_PROBE_SECONDS` or more and stands
-    below :data:`MIP_PROBE_GAP` of the best bound, :func:`mip_phase` skips every MIP at that k
-    and at the larger ks where it is not solved either (a 250-op layered graph, HiGHS: the
+    below :data:`MIP_PROBE_GAP` of the best bound, :func:`mip_phase` skips every MIP at that k,
+    and this bound and every MIP are skipped at the larger ks (a 250-op layered graph, HiGHS: the
     pigeonhole MIP reached 1.2 times the simple bound in 7 s at k = 8, where the bottleneck,
     exact and guess MIPs then ended at the simple bound after 25 s together, a fifth of a 120 s
-    budget, while the reach bound stood at 5 times it)."""
+    budget, while the reach bound stood at 5 times it; on 500-op layered graphs it solved no
+    weighting in 4 s at k = 4, and again at k = 8 before this skipped it there)."""
     share = PIGEONHOLE_SHARE * left()
     open_runs, _ = _open_runs(runs, "pigeonhole", share)
     stop = time.perf_counter() + share
@@ -593,7 +594,7 @@ def pigeonhole_phase(
         problem = run.problem
         if run.interrupted:
             break
-        if len(stalls) >= PIGEONHOLE_STALLS:
+        if len(stalls) >= PIGEONHOLE_STALLS or out_of_reach:
             at = ", ".join(f"k={k}" for k in stalls)
             run.records.append(skipped("pigeonhole", f"it ran out of time without lifting the bound at {at}"))
             run.implied.update(dict.fromkeys(MIP_PHASE_ORDER, out_of_reach) if out_of_reach else {})
