@@ -31,28 +31,44 @@ ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness o
 
 
 @njit(cache=True, nogil=True)
-def reach(ptr, idx, starts, n):
-    """``out[x]``: ``x`` is reachable from one of ``starts`` along the CSR adjacency
-    ``(ptr, idx)`` (the starts included): descendants with successor lists, ancestors
-    with predecessor lists.  ``O(n + m)``."""
-    out = np.zeros(n, dtype=np.bool_)
-    stack = np.empty(n, dtype=np.int64)
+def walk(ptr, idx, members, count, allowed, inside, tick, stack):
+    """Extend ``members[:count]`` (ops the caller has stamped ``tick`` in ``inside``) by every
+    op reachable from them along the CSR adjacency ``(ptr, idx)`` through ops with
+    ``allowed`` set, stamping and appending each; the new count.  ``O`` of the ops reached
+    and their edges (``stack``: scratch of ``n`` entries)."""
     top = 0
-    for x in starts:
-        if not out[x]:
-            out[x] = True
-            stack[top] = x
-            top += 1
+    for i in range(count):
+        stack[top] = members[i]
+        top += 1
     while top > 0:
         top -= 1
         x = stack[top]
         for e in range(ptr[x], ptr[x + 1]):
             y = idx[e]
-            if not out[y]:
-                out[y] = True
+            if allowed[y] and inside[y] != tick:
+                inside[y] = tick
+                members[count] = y
+                count += 1
                 stack[top] = y
                 top += 1
-    return out
+    return count
+
+
+@njit(cache=True, nogil=True)
+def reach(ptr, idx, starts, n):
+    """``out[x]``: ``x`` is reachable from one of ``starts`` along the CSR adjacency
+    ``(ptr, idx)`` (the starts included): descendants with successor lists, ancestors
+    with predecessor lists.  ``O(n + m)``."""
+    inside = np.zeros(n, dtype=np.int64)
+    members = np.empty(n, dtype=np.int64)
+    count = 0
+    for x in starts:
+        if inside[x] == 0:
+            inside[x] = 1
+            members[count] = x
+            count += 1
+    walk(ptr, idx, members, count, np.ones(n, dtype=np.bool_), inside, 1, np.empty(n, dtype=np.int64))
+    return inside == 1
 
 
 class HullCuts:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.hull_cuts import hull_cut
+from mtpp.hull_cuts import hull_cut, walk
 from mtpp.jit import clock, njit
 
 FITS = 0
@@ -43,45 +43,8 @@ cut 16 times the network's arcs besides (a 250-op layered graph: 20 cuts, about 
 
 
 @njit(cache=True, nogil=True)
-def _closure(ptr, idx, starts, count, outside, inside, tick, stack):
-    """Extend ``starts[:count]`` (ops the caller has stamped ``tick`` in ``inside``) by every
-    op reachable from them along ``(ptr, idx)`` through ops with ``outside`` set, stamping
-    and appending each; the new count.  ``O`` of the ops reached and their edges."""
-    top = 0
-    for i in range(count):
-        stack[top] = starts[i]
-        top += 1
-    while top > 0:
-        top -= 1
-        x = stack[top]
-        for e in range(ptr[x], ptr[x + 1]):
-            y = idx[e]
-            if outside[y] and inside[y] != tick:
-                inside[y] = tick
-                starts[count] = y
-                count += 1
-                stack[top] = y
-                top += 1
-    return count
-
-
-@njit(cache=True, nogil=True)
-def _cost(
-    members,
-    count,
-    inside,
-    tick,
-    entered,
-    succ_ptr,
-    succ_idx,
-    pred_ptr,
-    pred_idx,
-    work,
-    io,
-    size_param,
-    budget,
-    bandwidth,
-):
+def _cost(members, count, inside, tick, entered, succ_ptr, succ_idx, pred_ptr, pred_idx, work, io, size_param,
+          budget, bandwidth):  # fmt: skip
     """``f(X)`` without its peak (Eq. 1-3) of ``X = members[:count]`` (``inside[x] ==
     tick``): its work, each tensor that crosses its boundary once (produced inside with a
     consumer outside, or produced outside with a consumer inside: ``entered`` stamps
@@ -231,13 +194,13 @@ def reach_step(
         for i in range(forced_idx.shape[0]):
             above[forced_idx[i]] = 1
             starts[i] = forced_idx[i]
-        count = _closure(ptr, idx, starts, forced_idx.shape[0], outside, above, 1, stack)
+        count = walk(ptr, idx, starts, forced_idx.shape[0], outside, above, 1, stack)
         for i in range(count):
             region[starts[i]] = True
         for i in range(forced_idx.shape[0]):
             members[i] = forced_idx[i]
             inside[forced_idx[i]] = tick
-        count = _closure(optr, oidx, members, forced_idx.shape[0], region, inside, tick, stack)
+        count = walk(optr, oidx, members, forced_idx.shape[0], region, inside, tick, stack)
         hull_forced = members[:count].copy()
         no, units = refused(count, tick)
         if no:
@@ -259,14 +222,14 @@ def reach_step(
         tick += 1
         members[0] = v
         inside[v] = tick
-        count = _closure(ptr, idx, members, 1, outside, inside, tick, stack)
+        count = walk(ptr, idx, members, 1, outside, inside, tick, stack)
         if has_forced:
             for x in hull_forced:
                 if inside[x] != tick:
                     inside[x] = tick
                     members[count] = x
                     count += 1
-            count = _closure(optr, oidx, members, count, region, inside, tick, stack)
+            count = walk(optr, oidx, members, count, region, inside, tick, stack)
         no, spent = refused(count, tick)
         units += spent + 16
         if not no:
