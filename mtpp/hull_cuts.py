@@ -107,7 +107,7 @@ class HullCuts:
                 self.upper, self.upper_banned, self.own, self.level,
                 np.asarray(hull, dtype=np.int64), none if banned is None else np.asarray(banned, dtype=np.int64),
                 np.inf,
-            )[0]
+            )
         )  # fmt: skip
 
 
@@ -116,10 +116,8 @@ def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, o
     """:meth:`HullCuts.__call__` on its network's arrays (compiled callers call this): ``c(H)``
     from below for the non-empty hull ``hull`` and the ``banned`` ops (indices); a caller that
     only asks whether it exceeds ``enough`` gets, once a flow shows it does, that flow's value
-    (:func:`mtpp.cut_bound.min_cut_below`).  Second, the float value ``g(S)`` of the set ``S``
-    the last minimum cut found, whose ops are those with ``level >= 0`` (``inf`` when the
-    flow stopped at ``enough``): every hull inside ``S`` without a banned op has ``c`` at
-    most about that plus its own overflow."""
+    (:func:`mtpp.cut_bound.min_cut_below`).  The source side of the last minimum cut found
+    is left in ``level`` (``>= 0``)."""
     cap = cap.copy()
     for x in hull:
         cap[tie[x]] = np.inf
@@ -127,11 +125,11 @@ def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, o
         upper = upper_banned
         for x in banned:
             cap[ban[x]] = np.inf
-    flow, found = min_cut_below(ptr, head, rev, cap, source, sink, upper, level, enough)
+    flow, _ = min_cut_below(ptr, head, rev, cap, source, sink, upper, level, enough)
     most = 0.0  # own >= 0: the largest own overflow of the hull
     for x in hull:
         most = max(most, own[x])
     value, error = two_sum(flow, most)  # value + error = flow + own exactly
     if error < 0.0:
         value = max(0.0, np.nextafter(value, -np.inf))
-    return value, found
+    return value

@@ -133,7 +133,7 @@ def reach_step(
         """Whether ``members[:count]`` with the ops of the last set a cut found to cost at
         most the threshold (its source side: no banned op, whose arcs to the sink cannot
         be cut) costs at most the threshold: a block holding ``X`` that fits, so the cut
-        would pass ``X`` too.  On a 500-op layered graph at ``k = 8`` a third of the cuts
+        would pass ``X`` too.  On a 500-op layered graph at ``k = 8`` two thirds of the cuts
         that pass are spared so."""
         mark = tick + n + 1  # a stamp no block of this step has: the ticks stay at most n + 1
         total = count
@@ -168,7 +168,7 @@ def reach_step(
             return False, count
         if cover_count[0] > 0 and fits_with_cover(count, tick):
             return False, count + cover_count[0]
-        cut, _ = hull_cut(
+        cut = hull_cut(
             net_ptr, net_head, net_rev, net_cap, tie, ban, source, sink, upper, upper_banned, own, level,
             members[:count], banned_idx, threshold,
         )  # fmt: skip
