@@ -80,6 +80,16 @@ def test_building_again_resumes_at_the_missing_shard(data: Path, tmp_path: Path)
         assert a.graph == b.graph and np.array_equal(a.order, b.order)
 
 
+def test_two_processes_write_the_shards_one_process_would(data: Path, tmp_path: Path) -> None:
+    # one shard of all five graphs: the two processes share its graphs, not shards
+    one_shard = replace(SPEC, shard_size=SPEC.count)
+    seen: list[tuple[int, int]] = []
+    build_teacher_data(tmp_path, one_shard, jobs=2, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(0, 1), (1, 1)]
+    for a, b in zip(load_examples(tmp_path), load_examples(data), strict=True):
+        assert a.index == b.index and a.graph == b.graph and a.value == b.value
+
+
 def test_a_directory_of_other_options_or_format_is_refused(data: Path, tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match="other options"):
         build_teacher_data(data, replace(SPEC, seed=4))
