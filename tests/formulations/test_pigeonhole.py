@@ -328,3 +328,61 @@ def test_sources_and_sinks_carry_no_closure_variables() -> None:
     heads = int((np.diff(g.succ_ptr)[dst] > 0).sum())
     io_edges = int((g.size_out[src] > 0).sum())
     assert model.num_rows == 3 * inner + tails + heads + 2 * io_edges + 1  # + the share row
+
+
+def test_a_seed_is_followed_only_where_it_lifts_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``seed=`` (certify passes the best weighting of a smaller k): solved right after the two
+    starts; where its bound is the highest the updates go on from its block, else from where
+    ``f({v})`` left them, with the step they had.  Scripted MIPs."""
+    import formulations.pigeonhole as module
+
+    problem = Problem(mtpp.layered_graph(40, seed=2), 4)
+    n = problem.graph.n
+    seed = np.linspace(1.0, 2.0, n)
+    f_v = singleton_costs(problem)
+    for seed_bound, followed in ((2.0, True), (1.2, False)):
+        solved: list[np.ndarray] = []
+        scripted = _scripted(n, [(0, 1.0), (1, 1.5), (2, seed_bound), (3, 1.0)])
+
+        def weighted(mip, weights, solver, time_limit, target=None, threads=1, scripted=scripted, solved=solved):
+            solved.append(weights.copy())
+            return scripted(mip, weights, solver, time_limit, target, threads)
+
+        monkeypatch.setattr(module, "weighted_bound", weighted)
+        res = pigeonhole_bound(problem, solver="highs", max_mips=4, seed=seed)
+        assert np.array_equal(solved[1], f_v) and np.array_equal(solved[2], seed)
+        after_f = f_v * np.where(np.arange(n) == 1, 1 - module.ETA, 1.0)
+        after_seed = seed * np.where(np.arange(n) == 2, 1 - module.ETA * module.DECAY, 1.0)
+        assert np.allclose(solved[3], after_seed if followed else after_f)
+        assert res.bound == max(1.5, seed_bound) and res.mips == 4
+        assert np.array_equal(res.updates.best_weights, seed if followed else f_v)
+        assert res.updates.eta == pytest.approx(module.ETA * module.DECAY ** (3 if followed else 2))
+
+
+@pytest.mark.parametrize(
+    ("seed", "message"),
+    [(np.ones(3), "shape"), (-np.ones(12), "non-negative"), (np.full(12, np.nan), "finite"), (np.zeros(12), "zero")],
+)
+def test_a_bad_seed_is_refused(seed: np.ndarray, message: str) -> None:
+    problem = Problem(mtpp.layered_graph(12, seed=1), 3)
+    with pytest.raises(ValueError, match=message):
+        pigeonhole_bound(problem, solver="highs", seed=seed)
+
+
+@pytest.mark.parametrize("solver", BACKENDS)
+def test_a_seeded_bound_never_exceeds_the_exact_optimum(solver: str) -> None:
+    """Seeded with the best weighting of a smaller k (as certify does) or with random weights
+    over twelve orders of magnitude, at every k of tiny random graphs (brute force)."""
+    rng = np.random.default_rng(4103)
+    for trial in range(20 if solver in ("highs", "gurobi") else 6):
+        problem = random_problem(rng, 5 if trial % 3 == 0 else 6, peak_aware=trial % 3 == 0)
+        previous = None
+        for k in range(1, problem.graph.n + 1):
+            at_k = replace(problem, k=k)
+            opt = optimum(at_k)
+            seed = previous if trial % 2 == 0 and previous is not None else 10.0 ** rng.uniform(-3, 9, problem.graph.n)
+            res = pigeonhole_bound(at_k, solver=solver, max_mips=5, seed=seed)
+            if res.bound is not None:
+                assert Fraction(res.bound) <= opt, (trial, k, res.bound, float(opt))
+            if res.updates is not None and res.updates.best_weights is not None:
+                previous = res.updates.best_weights

@@ -95,7 +95,7 @@ def test_the_updates_go_on_within_the_resume_gap_of_the_best_bound(monkeypatch, 
     assert 0.9 < mtpp.certify_phases.PIGEONHOLE_RESUME_GAP <= 0.97
     calls = []
 
-    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64):
+    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64, seed=None):
         calls.append(resume is not None)
         updates = SimpleNamespace(finished=resume is not None, stalled=False)
         bound = part * simple_lower_bound(problem)

@@ -34,10 +34,28 @@ def test_the_pigeonhole_bound_leads_and_stands_in_for_the_bottleneck_mip() -> No
     assert alone.bound("bottleneck").bound <= certs[1].bound("pigeonhole").bound * (1 + 1e-6)
 
 
+def test_each_k_seeds_the_next_with_its_best_weighting(monkeypatch) -> None:
+    """pigeonhole_phase: the smallest k runs unseeded, each larger k gets the best weighting of
+    the last k that had one (a k whose updates found none passes the earlier one on)."""
+    import numpy as np
+
+    seeds = []
+
+    def simulated(problem, solver, time_limit, target, threads, seed=None):
+        seeds.append(None if seed is None else float(seed[0]))
+        best = None if problem.k == 4 else np.full(problem.graph.n, float(problem.k))
+        updates = SimpleNamespace(finished=True, stalled=False, best_weights=best)
+        return PigeonholeBound(None, 1, 1, Status.OPTIMAL, solver, "", 0.1, 0.0, message="simulated", updates=updates)
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    certify(mtpp.layered_graph(60, seed=7), k=[2, 4, 8], bounds="simple,pigeonhole", orderer="kahn", budget=10)
+    assert seeds == [None, 2.0, 2.0]
+
+
 def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypatch) -> None:
     calls = []
 
-    def timed_out(problem, solver, time_limit, target, threads):
+    def timed_out(problem, solver, time_limit, target, threads, seed=None):
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
@@ -56,7 +74,7 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
     certify's solver threads."""
     calls = []
 
-    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64):
+    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64, seed=None):
         calls.append((problem.k, resume is not None, threads))
         bound = (0.0 if problem.k == 2 else target * (0.995 if resume else 0.99)) if target else None
         updates = SimpleNamespace(finished=resume is not None, stalled=False)
@@ -82,7 +100,7 @@ def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch)
 
     calls = []
 
-    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64):
+    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64, seed=None):
         calls.append((problem.k, None if resume is None else (resume.eta, resume.patience, max_mips)))
         if resume is None:  # k = 4 stalls, k = 8 the clock stops
             updates = module.PigeonholeUpdates(problem, None, None, 0.01, [], mips=40, finished=problem.k == 4)
@@ -107,7 +125,7 @@ def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch)
 
 
 def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
-    def broken(problem, solver, time_limit, target, threads):
+    def broken(problem, solver, time_limit, target, threads, seed=None):
         raise RuntimeError("simulated solver crash")
 
     monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", broken)
@@ -144,7 +162,7 @@ def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weightin
     run before the pigeonhole bound (exact_first_phase), and then stands."""
     seconds = mtpp.certify_phases.MIP_PROBE_SECONDS + 1.0
 
-    def simulated(problem, solver, time_limit, target, threads):
+    def simulated(problem, solver, time_limit, target, threads, seed=None):
         bound = 0.9 * target if near else None
         return PigeonholeBound(bound, 1, solved, Status.TIME_LIMIT, solver, "", seconds, 0.0, message="simulated")
 

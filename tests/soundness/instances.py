@@ -390,7 +390,8 @@ def _check_certificate(case: Case, cert) -> list[str]:
 
 
 PIGEONHOLE_MIPS = 4
-"""Weightings the pigeonhole bound tries per fuzz case: its two fixed ones and two updates."""
+"""Weightings the pigeonhole bound tries per fuzz case: its two fixed ones and two updates
+(or, seeded, its two fixed ones, the seed and one update)."""
 
 
 def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool = True) -> list[str]:
@@ -445,10 +446,18 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
             pigeon = pigeonhole_bound(  # resumed, as certify's pigeonhole_resume_phase does
                 p, solver=solver, time_limit=time_limit, max_mips=PIGEONHOLE_MIPS, resume=half.updates
             )
+            found = pigeon.updates.best_weights if pigeon.updates is not None else None
+            seeded = (
+                pigeonhole_bound(  # seeded, as certify seeds a larger k (here: another weighting)
+                    p, solver=solver, time_limit=time_limit, max_mips=PIGEONHOLE_MIPS, seed=found[::-1]
+                )
+                if found is not None
+                else pigeon
+            )
         except InfeasibleFormulationError as exc:
             bad.append(f"pigeonhole: no bound, the solver failed ({NOT_TIGHT}): {exc}")
         else:
-            for res, call in ((half, ""), (pigeon, ", resumed")):
+            for res, call in ((half, ""), (pigeon, ", resumed"), (seeded, ", seeded")):
                 if res.bound is not None and exceeds(res.bound, opt):
                     bad.append(f"pigeonhole{call}: bound {res.bound!r} > OPT")
         if with_certify:
