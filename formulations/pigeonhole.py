@@ -65,7 +65,7 @@ above both starts; otherwise they go on from ``f({v})`` as without it (the seed 
 Any weighting is a proof on its own, so the seed changes only which weightings are tried.
 Measured on REGAL-style graphs (dev seeds 9301-9306 and 9311-9316, never the benchmark's,
 12 s per k, the seed from the best weighting of ``k / 2`` after its own 12 s): at ``k = 32``
-the bound rose on 8 of 12 graphs, by up to 15%, and fell on 3 by at most 0.5% (geometric
+the bound rose on 8 of 12 graphs, by up to 15%, and fell on 2 by at most 0.5% (geometric
 mean +3.6%); at ``k = 16`` the mean rose by 0.2% (from -1.3% to +3.3%), at ``k = 8`` it was
 unchanged (-0.5% to +0.5%).  At the larger ks, ``f({v})`` starts far from the weights the
 updates reach, and the weights of ``k / 2`` start near them (9312, 118 ops, ``k = 32``:
