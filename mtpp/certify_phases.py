@@ -156,6 +156,12 @@ PIGEONHOLE_STALLS = 2
 """After this many ks where the pigeonhole bound stopped at its time limit without lifting
 the bound, it is not tried at the larger ks (on graphs whose one-block MIP a solver cannot
 finish in its share, such as 250-op layered graphs on HiGHS, it proves little)."""
+STALL_GAP = 1e-3
+"""A method that stopped at its time limit without lifting the bound counts as no stall (for
+:data:`PIGEONHOLE_STALLS` and :data:`STALLS_TO_SKIP`) at a k whose bound already stood within
+this part of the partition's cost: nothing was left there to lift, so it says nothing of the
+larger ks (unseen REGAL-style 8002 at k = 4: the simple bound within 6e-5 of the partition;
+the pigeonhole bound's stall there skipped it at k = 16 in one of two runs)."""
 MIN_RUN_SECONDS = 0.5
 """A method is skipped when less than this is left of the budget."""
 
@@ -563,6 +569,11 @@ def reach_phase(
         say(f"{tag(run.problem)}reach: {'none' if best is None else f'{best:.6g}'} ({what}, {seconds:.2f} s)")
 
 
+def _little_left(run: Run) -> bool:
+    """Whether ``run``'s bound stands within :data:`STALL_GAP` of its partition's cost."""
+    return run.lb >= run.ub_hi * (1.0 - STALL_GAP)
+
+
 def pigeonhole_phase(
     runs: list[Run],
     solver: str,
@@ -575,9 +586,10 @@ def pigeonhole_phase(
     """The weighted pigeonhole bound (:mod:`formulations.pigeonhole`) for every k not yet
     proven optimal, smallest first, each within its part of ``PIGEONHOLE_SHARE`` of the
     budget left (at most ``time_limit``), stopping at the partition's cost; after
-    :data:`PIGEONHOLE_STALLS` ks where it ran out of time without lifting the bound it is
-    skipped at the larger ks.  Where it solved the ``work`` weighting and no parameters
-    overflow, its bound holds the bottleneck MIP's optimum and :func:`mip_phase` skips that MIP.
+    :data:`PIGEONHOLE_STALLS` ks where it ran out of time without lifting the bound (and more
+    than :data:`STALL_GAP` was left to lift) it is skipped at the larger ks.  Where it solved
+    the ``work`` weighting and no parameters overflow, its bound holds the bottleneck MIP's
+    optimum and :func:`mip_phase` skips that MIP.
     Each k after the first seeds its updates with the best weighting of the last k that had one
     (``pigeonhole_bound(seed=...)``: REGAL-style dev graphs, 12 s per k, +3.6% at k = 32).
     With a budget, where it solved no weighting in :data:`MIP_PROBE_SECONDS` or more and stands
@@ -606,7 +618,7 @@ def pigeonhole_phase(
         if limit < MIN_RUN_SECONDS:
             run.records.append(skipped("pigeonhole", "the budget is spent"))
             continue
-        before, t0 = run.lb, time.perf_counter()
+        before, tight, t0 = run.lb, _little_left(run), time.perf_counter()
         try:
             res = pigeonhole_bound(
                 problem, solver=solver, time_limit=limit, target=run.proving, threads=threads, seed=seed
@@ -624,7 +636,7 @@ def pigeonhole_phase(
         run.records.append(record)
         if res.work_solved and not problem.has_overflow and record.bound is not None:
             run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
-        if res.status is Status.TIME_LIMIT and (record.bound or 0.0) <= before:
+        if res.status is Status.TIME_LIMIT and (record.bound or 0.0) <= before and not tight:
             stalls.append(problem.k)
         stuck = res.optimal == 0 and res.status is Status.TIME_LIMIT and res.wall_time >= MIP_PROBE_SECONDS
         if stuck and math.isfinite(left()) and (res.bound or 0.0) < MIP_PROBE_GAP * run.lb:
@@ -992,7 +1004,7 @@ def mip_phase(
             stalls is not None
             and record.status == "time_limit"
             and (record.bound or 0.0) <= before
-            and not closes(run.lb, run.ub_hi)  # a bound already tight is no stall
+            and not _little_left(run)  # a bound already tight is no stall
         ):
             stalls_seen.setdefault(method, []).append((problem.k, record.wall_time))
             if len(stalls_seen[method]) >= STALLS_TO_SKIP[method]:

@@ -4,6 +4,7 @@ larger ks after two it could not lift, and reaches the CLI and batch."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +14,8 @@ import mtpp.certify_phases
 from formulations.pigeonhole import PigeonholeBound
 from mtpp.batch.tasks import NO_SOLVER, Settings, make_tasks, parse_methods
 from mtpp.certificate import certify
+from mtpp.certify_phases import STALL_GAP, Run, pigeonhole_phase
+from mtpp.records import BoundRecord
 from solvers.result import Status
 
 
@@ -65,6 +68,30 @@ def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypa
     assert calls == [2, 4]
     assert [c.bound("pigeonhole").status for c in certs] == ["time_limit", "time_limit", "skipped", "skipped"]
     assert "k=2, k=4" in certs[2].bound("pigeonhole").message
+
+
+def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
+    """pigeonhole_phase: a k whose bound stood within STALL_GAP of its partition before the
+    (simulated) bound timed out there does not count towards PIGEONHOLE_STALLS."""
+    calls = []
+
+    def timed_out(problem, solver, time_limit, target, threads, seed=None):
+        calls.append(problem.k)
+        return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", timed_out)
+    problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
+    runs = []
+    for k, gap in ((2, 0.1 * STALL_GAP), (4, 10 * STALL_GAP), (8, 10 * STALL_GAP), (16, 10 * STALL_GAP)):
+        sol = mtpp.partition(replace(problem, k=k), orderer="kahn")
+        near = BoundRecord(
+            method="simple", bound=sol.evaluation.bottleneck * (1 - gap), status="optimal", proven_optimal=True
+        )
+        runs.append(Run(sol.problem, sol.evaluation, sol.index_order, "kahn", [near], []))
+    pigeonhole_phase(runs, "highs", 1, 1.0, lambda: 100.0, lambda line: None, lambda p: "")
+    assert calls == [2, 4, 8]
+    assert [r.records[-1].status for r in runs] == ["time_limit", "time_limit", "time_limit", "skipped"]
+    assert "k=4, k=8" in runs[3].records[-1].message
 
 
 def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_stopped_it(monkeypatch) -> None:
