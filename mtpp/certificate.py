@@ -67,8 +67,8 @@ methods before it is skipped at the larger ks, and with ``solver="auto"`` ``exac
 within ``PIGEONHOLE_RESUME_GAP`` of the best bound) and the
 clock stopped its updates, they go on (``PIGEONHOLE_RESUME_SHARE`` of what the MIPs left;
 where they stalled instead, with a second wind: a fresh, slower step),
-then the reach bound's shaving where it leads, then where its sweeps did not lead and a
-shaving pass fits, then ``guess`` (``DEMOTED``: it never beat
+then the reach bound's shaving where it leads and where its sweeps did not lead and a
+shaving pass fits (``REACH_RESUME_SHARE``, widest relative gap first), then ``guess`` (``DEMOTED``: it never beat
 ``bottleneck`` in our measurements); the clique bound comes last of the bounds
 (``CLIQUE_SHARE`` of what is left: it never led on the wide graphs we measured).
 Whatever time is left at the end goes to a last, larger search (the orderer's
