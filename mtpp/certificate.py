@@ -71,8 +71,9 @@ then the reach bound's shaving where it leads and where its sweeps did not lead 
 shaving pass fits (``REACH_RESUME_SHARE``, widest relative gap first), then ``guess`` (``DEMOTED``: it never beat
 ``bottleneck`` in our measurements); the clique bound comes last of the bounds
 (``CLIQUE_SHARE`` of what is left: it never led on the wide graphs we measured).
-Whatever time is left at the end goes to a last, larger search (the orderer's
-evaluations sized to fill each open k's share), less ``MERGE_SHARE`` for the multi-order
+Whatever time is left at the end goes to annealing and a last, larger search (the orderer's
+evaluations sized to fill each open k's share), in rounds until it is spent (``time_limit``
+caps each k's part of a round), less ``MERGE_SHARE`` for the multi-order
 DP, which cuts each open k's partition from the prefixes of all the orders the searches
 found (:mod:`heuristics.partition.merge_dp`).  From the end of the ideal DP to the end of
 the bounds, a budgeted call that may improve its partitions (``fill_budget``) anneals on
@@ -100,9 +101,6 @@ from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.background_anneal import background_annealer
 from mtpp.certify_phases import (
     DEMOTED,
-    FINAL_RESERVE,
-    MERGE_SHARE,
-    MIN_RUN_SECONDS,
     MIP_PHASE_ORDER,
     QUICK_ORDERER,
     QUICK_SHARE,
@@ -113,6 +111,7 @@ from mtpp.certify_phases import (
     clique_phase,
     crossing_phase,
     exact_first_phase,
+    fill_phase,
     ideal_dp_phase,
     merge_phase,
     mip_phase,
@@ -302,29 +301,30 @@ def certify(
 ) -> Certificate | list[Certificate]:
     """Partition the graph and prove how good the partition is.
 
-    ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
-    them (one certificate per k, in increasing k, sharing bounds across k).
-    ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
-    ``crossing``, ``clique``, ``reach``, ``ideal-dp``, ``pigeonhole``, ``bottleneck``, ``guess``, ``exact``;
-    ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
-    partition search; ``budget`` (seconds, default none) caps the whole call, spent
-    cheapest first (module docstring); what the methods leave of it goes to a last,
-    larger partition search at the ks not proven optimal (``fill_budget=False``:
-    return as soon as the methods are done).  After the searches (without a budget,
-    or with one and ``fill_budget``) the multi-order DP cuts each open k's partition
-    from the prefixes of the orders every search found, never worse than the best of
-    them (each k at most ``time_limit``).
-    ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
-    record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
-    guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi
-    where its licence allows, else HiGHS, SCIP, CP-SAT), ``highs``, ``scip``,
-    ``gurobi`` or ``cpsat``.  ``report(line)`` is called as each method finishes.
-    Ctrl-C during a MIP keeps everything finished so far and returns the
-    certificate with that method marked ``interrupted``.  ``presolve`` (default on)
-    runs every method on the graph without the ops that provably cost nothing where
-    they join their neighbour (:mod:`heuristics.partition.presolve`: the optimum is the same,
-    every bound holds for the original), and lifts the partition back; the notes say
-    what was removed.
+        ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
+        them (one certificate per k, in increasing k, sharing bounds across k).
+        ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
+        ``crossing``, ``clique``, ``reach``, ``ideal-dp``, ``pigeonhole``, ``bottleneck``, ``guess``, ``exact``;
+        ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
+        partition search; ``budget`` (seconds, default none) caps the whole call, spent
+        cheapest first (module docstring); what the methods leave of it goes to a last,
+        larger partition search at the ks not proven optimal, in rounds until the budget is
+    spent (``fill_budget=False``:
+        return as soon as the methods are done).  After the searches (without a budget,
+        or with one and ``fill_budget``) the multi-order DP cuts each open k's partition
+        from the prefixes of the orders every search found, never worse than the best of
+        them (each k at most ``time_limit``).
+        ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
+        record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
+        guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi
+        where its licence allows, else HiGHS, SCIP, CP-SAT), ``highs``, ``scip``,
+        ``gurobi`` or ``cpsat``.  ``report(line)`` is called as each method finishes.
+        Ctrl-C during a MIP keeps everything finished so far and returns the
+        certificate with that method marked ``interrupted``.  ``presolve`` (default on)
+        runs every method on the graph without the ops that provably cost nothing where
+        they join their neighbour (:mod:`heuristics.partition.presolve`: the optimum is the same,
+        every bound holds for the original), and lifts the partition back; the notes say
+        what was removed.
     """
     start = time.perf_counter()
     many = isinstance(k, Sequence) and not isinstance(k, str)
@@ -420,13 +420,8 @@ def certify(
         if background is not None:
             background.stop()
             say(background.summary())
-    if fill_budget and deadline is not None and orderer != QUICK_ORDERER and left() >= MIN_RUN_SECONDS:
-        # what the bounds left of the budget (every k proven, MIPs finished or skipped as
-        # stalled): annealing again from the best partitions, then a larger search on
-        # another stream of the orderer
-        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (1.0 - MERGE_SHARE) * left(), seed=seed + 1)
-        total = (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
-        search_phase(runs, orderer, seed + 1, time_limit, left, say, tag, total=total, fill=True)
+    if fill_budget and deadline is not None and orderer != QUICK_ORDERER:
+        fill_phase(runs, orderer, seed, time_limit, left, say, tag)
     if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
         merge_phase(runs, time_limit, left, say, tag)
 

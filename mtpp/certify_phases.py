@@ -5,6 +5,7 @@ bounds across k.  :mod:`mtpp.certificate` composes them."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import time
@@ -355,6 +356,35 @@ def anneal_phase(
             )
         if res is not None:
             share_annealed(runs, run, res, "annealing", say, tag)
+
+
+def fill_phase(
+    runs: list[Run],
+    orderer: str,
+    seed: int,
+    time_limit: float,
+    left: Callable[[], float],
+    say: Report,
+    tag: Callable[[Problem], str],
+) -> None:
+    """What the bounds left of a budget (every k proven, MIPs finished or skipped as
+    stalled), less :data:`MERGE_SHARE` of it for :func:`merge_phase` and
+    :data:`FINAL_RESERVE`: annealing again from the best partitions (half of it), then a
+    larger search on another stream of the orderer (the rest), in rounds until that time
+    is spent or every k is proven.  ``time_limit`` caps each k's annealing and search in a
+    round, so one round can leave most of a long budget (``budget=1200`` for k = 8 and 16
+    on a 72-op graph returned after 293 s with one); each round anneals and searches on
+    streams of its own."""
+    end = time.perf_counter() + (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
+    for again in itertools.count():
+        start = time.perf_counter()
+        if end - start < MIN_RUN_SECONDS or all(closes(r.lb, r.ub_hi) for r in runs):
+            return
+        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (end + FINAL_RESERVE - start), seed=seed + 1 + again)
+        total = end - time.perf_counter()
+        search_phase(runs, orderer, seed + 1 + again, time_limit, left, say, tag, total=total, fill=True)
+        if time.perf_counter() - start < MIN_RUN_SECONDS:  # nothing fit in what is left
+            return
 
 
 def share_annealed(

@@ -84,6 +84,17 @@ def test_budget_is_honoured():
     assert any(r.status in ("too_wide", "skipped", "time_limit") for r in certs[0].bounds if r.method == "ideal-dp")
 
 
+def test_a_call_that_proves_nothing_uses_its_budget_when_the_time_limit_caps_each_search():
+    """``time_limit`` caps each k's annealing and search; the fill goes on in rounds until the
+    budget is spent (with one round the call returned after 1.6 s of these 8)."""
+    g = mtpp.layered_graph(120, seed=5)  # tensors dominate: the simple bound proves nothing
+    t0 = time.perf_counter()
+    cert = certify(g, k=8, bounds="simple", budget=8.0, time_limit=0.5)
+    wall = time.perf_counter() - t0
+    assert not cert.optimal
+    assert 0.75 * 8.0 <= wall <= 8.0 + 2.0
+
+
 def test_cli_certifies_several_k(tmp_path, capsys):
     g = random_dag(np.random.default_rng(43), 6, p=0.4)
     path = tmp_path / "g.json"
