@@ -374,15 +374,21 @@ def fill_phase(
     is spent or every k is proven.  ``time_limit`` caps each k's annealing and search in a
     round, so one round can leave most of a long budget (``budget=1200`` for k = 8 and 16
     on a 72-op graph returned after 293 s with one); each round anneals and searches on
-    streams of its own."""
+    streams of its own.  A later round whose search would not fit at every open k
+    (:data:`SEARCH_MIN_DECODES` DPs) only anneals, with all of what is left."""
     end = time.perf_counter() + (1.0 - MERGE_SHARE) * left() - FINAL_RESERVE
     for again in itertools.count():
         start = time.perf_counter()
-        if end - start < MIN_RUN_SECONDS or all(closes(r.lb, r.ub_hi) for r in runs):
+        open_runs = [r for r in runs if not closes(r.lb, r.ub_hi)]
+        if end - start < MIN_RUN_SECONDS or not open_runs:
             return
-        anneal_phase(runs, time_limit, left, say, tag, total=0.5 * (end + FINAL_RESERVE - start), seed=seed + 1 + again)
-        total = end - time.perf_counter()
-        search_phase(runs, orderer, seed + 1 + again, time_limit, left, say, tag, total=total, fill=True)
+        slowest = max(MIN_RUN_SECONDS, SEARCH_MIN_DECODES * max(r.decode_seconds for r in open_runs))
+        search = not again or end - start >= len(open_runs) * slowest  # else it would only say it was skipped
+        total = 0.5 * (end + FINAL_RESERVE - start) if search else end - start
+        anneal_phase(runs, time_limit, left, say, tag, total=total, seed=seed + 1 + again)
+        if search:
+            total = end - time.perf_counter()
+            search_phase(runs, orderer, seed + 1 + again, time_limit, left, say, tag, total=total, fill=True)
         if time.perf_counter() - start < MIN_RUN_SECONDS:  # nothing fit in what is left
             return
 

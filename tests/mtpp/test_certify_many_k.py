@@ -2,6 +2,7 @@ import itertools
 import json
 import math
 import time
+import types
 
 import numpy as np
 
@@ -238,3 +239,23 @@ def test_the_multi_order_dp_cuts_partitions_from_the_orders_of_every_k(monkeypat
     merged.clear()
     certify(g, k=[4, 8], bounds="simple,cut", orderer="random-20", budget=20, fill_budget=False)
     assert merged == []  # a batch row measures its method: no fill, no merge
+
+
+def test_the_fill_stops_where_a_later_round_could_not_search_every_open_k(monkeypatch):
+    """Rounds go on while their search fits at every open k: here a search needs 2 s (two
+    SliceGraph DPs of 1 s) and each round's is capped at 1 s, so of the 4.7 s the fill
+    has, three rounds search and the 1.7 s left go to annealing alone."""
+    import mtpp.certify_phases as phases
+
+    seeds = []
+
+    def search(runs, orderer, seed, time_limit, left, say, tag, total=None, fill=False):
+        seeds.append(seed)
+        time.sleep(time_limit)
+
+    monkeypatch.setattr(phases, "anneal_phase", lambda *args, **kwargs: None)
+    monkeypatch.setattr(phases, "search_phase", search)
+    run = types.SimpleNamespace(lb=1.0, ub_hi=2.0, decode_seconds=1.0)
+    deadline = time.perf_counter() + 6.0  # the fill's end: 95% of it less a second
+    phases.fill_phase([run], "brkga", 0, 1.0, lambda: deadline - time.perf_counter(), print, lambda p: "")
+    assert seeds == [1, 2, 3]
