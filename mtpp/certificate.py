@@ -301,30 +301,30 @@ def certify(
 ) -> Certificate | list[Certificate]:
     """Partition the graph and prove how good the partition is.
 
-        ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
-        them (one certificate per k, in increasing k, sharing bounds across k).
-        ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
-        ``crossing``, ``clique``, ``reach``, ``ideal-dp``, ``pigeonhole``, ``bottleneck``, ``guess``, ``exact``;
-        ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
-        partition search; ``budget`` (seconds, default none) caps the whole call, spent
-        cheapest first (module docstring); what the methods leave of it goes to a last,
-        larger partition search at the ks not proven optimal, in rounds until the budget is
-    spent (``fill_budget=False``:
-        return as soon as the methods are done).  After the searches (without a budget,
-        or with one and ``fill_budget``) the multi-order DP cuts each open k's partition
-        from the prefixes of the orders every search found, never worse than the best of
-        them (each k at most ``time_limit``).
-        ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
-        record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
-        guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi
-        where its licence allows, else HiGHS, SCIP, CP-SAT), ``highs``, ``scip``,
-        ``gurobi`` or ``cpsat``.  ``report(line)`` is called as each method finishes.
-        Ctrl-C during a MIP keeps everything finished so far and returns the
-        certificate with that method marked ``interrupted``.  ``presolve`` (default on)
-        runs every method on the graph without the ops that provably cost nothing where
-        they join their neighbour (:mod:`heuristics.partition.presolve`: the optimum is the same,
-        every bound holds for the original), and lifts the partition back; the notes say
-        what was removed.
+    ``k`` is one number of blocks (a :class:`Certificate` is returned) or a list of
+    them (one certificate per k, in increasing k, sharing bounds across k).
+    ``bounds`` selects the methods (``"all"`` or names from ``simple``, ``cut``,
+    ``crossing``, ``clique``, ``reach``, ``ideal-dp``, ``pigeonhole``, ``bottleneck``, ``guess``, ``exact``;
+    ``simple`` is always computed).  ``time_limit`` caps each MIP method and each
+    partition search; ``budget`` (seconds, default none) caps the whole call, spent
+    cheapest first (module docstring); what the methods leave of it goes to a last,
+    larger partition search at the ks not proven optimal, in rounds until the budget is
+    spent (``fill_budget=False``: return as soon as the methods are done).  After the
+    searches (without a budget, or with one and ``fill_budget``) the multi-order DP cuts
+    each open k's partition
+    from the prefixes of the orders every search found, never worse than the best of
+    them (each k at most ``time_limit``).
+    ``max_ideals`` caps the ideal DP's lattice: a wider graph gets a ``too_wide``
+    record and the MIPs go on.  ``threads`` goes to the solver; ``n_jobs`` runs
+    guess-the-bottleneck's sub-MIPs in parallel.  ``solver`` is ``auto`` (Gurobi
+    where its licence allows, else HiGHS, SCIP, CP-SAT), ``highs``, ``scip``,
+    ``gurobi`` or ``cpsat``.  ``report(line)`` is called as each method finishes.
+    Ctrl-C during a MIP keeps everything finished so far and returns the
+    certificate with that method marked ``interrupted``.  ``presolve`` (default on)
+    runs every method on the graph without the ops that provably cost nothing where
+    they join their neighbour (:mod:`heuristics.partition.presolve`: the optimum is the same,
+    every bound holds for the original), and lifts the partition back; the notes say
+    what was removed.
     """
     start = time.perf_counter()
     many = isinstance(k, Sequence) and not isinstance(k, str)
