@@ -802,6 +802,8 @@ def reach_resume_phase(
     queue.sort(key=lambda item: _gap(item[0]), reverse=True)
     stop = time.perf_counter() + REACH_RESUME_SHARE * left()
     for i, (run, at, record, needs) in enumerate(queue):
+        if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
+            continue
         gaps = sum(_gap(other) for other, *_ in queue[i:])
         limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) * _gap(run) / gaps)
         if limit >= MIN_RUN_SECONDS and needs <= limit:
