@@ -64,6 +64,33 @@ def test_members_that_pairwise_conflict_count_once_per_block():
     assert math.isclose(with_pairs.bounds[3], 11.0, rel_tol=1e-14) and with_pairs.bounds[3] <= 11.0
 
 
+def test_pairs_of_nets_never_exceed_the_optimum_and_lift_the_bound():
+    # two nets that share an op and both stay inside blocks share the block: the pairs whose
+    # union cannot fit lift the bound (module docstring, "Pairs of nets"), never above OPT
+    rng = np.random.default_rng(2323)
+    lifted = 0
+    for trial in range(150):
+        problem = random_problem(rng, 6, peak_aware=trial % 4 == 0)
+        ks = list(range(2, problem.graph.n))
+        without = crossing_lower_bounds(problem, ks, net_pairs=False)
+        with_pairs = crossing_lower_bounds(problem, ks)
+        assert with_pairs.complete and without.net_pairs == 0
+        for k in ks:
+            assert Fraction(with_pairs.bounds[k]) <= optimum(replace(problem, k=k)), (trial, k)
+            assert with_pairs.bounds[k] >= without.bounds[k]
+        lifted += any(with_pairs.bounds[k] > without.bounds[k] * (1 + 1e-9) for k in ks)
+    assert lifted > 3
+
+
+def test_on_a_layered_graph_overlapping_nets_that_cannot_share_a_block_lift_the_bound():
+    g = mtpp.layered_graph(120, seed=8131)
+    without = crossing_lower_bounds(Problem(g, 2), [4, 8], net_pairs=False)
+    with_pairs = crossing_lower_bounds(Problem(g, 2), [4, 8])
+    assert with_pairs.net_pairs == with_pairs.total_net_pairs > 100
+    assert with_pairs.bounds[4] > 1.05 * without.bounds[4]
+    assert with_pairs.bounds[8] >= without.bounds[8]
+
+
 def test_clique_counts_fall_as_the_threshold_rises():
     pairs = np.array([[0.0, 5.0, 9.0], [5.0, 0.0, 7.0], [9.0, 7.0, 0.0]])
     values = np.array([5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
@@ -75,7 +102,7 @@ def test_time_limit_leaves_a_valid_partial_bound():
     g = mtpp.layered_graph(200, seed=92)
     full = crossing_lower_bounds(Problem(g, 2), [2, 4, 8])
     none = crossing_lower_bounds(Problem(g, 2), [2, 4, 8], time_limit=0.0)
-    assert full.complete and not none.complete and none.nets == none.paired == 0
+    assert full.complete and not none.complete and none.nets == none.paired == none.net_pairs == 0
     for k in (2, 4, 8):  # no net cut: Lemma 3.3's work(V) / k, lowered by its rounding
         simple = float(g.work.sum()) / k
         assert none.bounds[k] <= simple and math.isclose(none.bounds[k], simple, rel_tol=1e-12)
