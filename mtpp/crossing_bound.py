@@ -49,8 +49,9 @@ taking what both its ends have left) in one compiled pass per ``b``, at the cut 
 a bisection per k visits (``G'`` falls as ``b`` grows, nearly: the greedy need not).
 On the layered graphs of seeds 9102-9104 (500 and 250 ops) it lifted the bound at
 k = 4..32 by 4-16% (9102, k = 16: 76,148 -> 83,405; 9103, k = 8: 55,842 -> 64,017),
-where the nets' own hulls fit but two overlapping nets rarely do; on REGAL-style
-graphs, where work outweighs tensors, it moves nothing.
+where the nets' own hulls fit but two overlapping nets rarely do; on REGAL-style graphs
+(8001-8004) by 0-8% (8004, k = 16: 1,875 -> 2,016), where work outweighs tensors and the
+pigeonhole bound mostly leads.
 
 Cost: first one hull and one minimum cut per tensor with a consumer (about 1 ms on
 500 ops), heaviest tensors first, which gives ``m_u = 2 [c(N_u) >= b]``; then, while
