@@ -203,7 +203,7 @@ def crossing_lower_bounds(
     done, paired = len(steps), 0
     for u in nets[:done]:  # stage 2: pairs of members
         assert cut is not None
-        ops = np.r_[u, g.succ_idx[g.succ_ptr[u] : g.succ_ptr[u + 1]]][:max_members]
+        ops = _net(g, u)[:max_members]
         pairs = _pair_costs(cut, problem, ops, late)
         if pairs is None:
             break
@@ -260,8 +260,6 @@ def _hull(g: Graph, members: np.ndarray) -> np.ndarray:
 def _overlapping(g: Graph, nets: np.ndarray, o: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The pairs ``(i, j)``, ``i < j``, of positions in ``nets`` whose nets share an op, the
     pairs of heavier lighter tensor first (the conflicts worth most are cut first)."""
-    where = np.full(g.n, -1, dtype=np.int64)
-    where[nets] = np.arange(nets.size)
     holders: list[list[int]] = [[] for _ in range(g.n)]  # op -> positions of the nets holding it
     for i, u in enumerate(nets.tolist()):
         for v in _net(g, u).tolist():
