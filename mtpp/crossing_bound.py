@@ -196,9 +196,7 @@ def crossing_lower_bounds(
         if late():
             break
         assert cut is not None
-        consumers = g.succ_idx[g.succ_ptr[u] : g.succ_ptr[u + 1]]
-        hull = reach(g.succ_ptr, g.succ_idx, np.array([u]), g.n) & reach(g.pred_ptr, g.pred_idx, consumers, g.n)
-        cost = cut(np.flatnonzero(hull))
+        cost = cut(np.flatnonzero(_hull(g, _net(g, u))))
         steps[int(u)] = (np.array([cost]), np.array([2 if cost > 0.0 else 0]))
     done, paired = len(steps), 0
     for u in nets[:done]:  # stage 2: pairs of members
@@ -247,7 +245,7 @@ def crossing_lower_bounds(
     )
 
 
-def _net(g: Graph, u: int) -> np.ndarray:
+def _net(g: Graph, u: int | np.integer) -> np.ndarray:
     """The net of ``u``: ``u`` and its consumers."""
     return np.r_[u, g.succ_idx[g.succ_ptr[u] : g.succ_ptr[u + 1]]]
 
