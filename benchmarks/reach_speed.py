@@ -2,7 +2,9 @@
 Python loop it replaced, kept here as the yardstick: the same sweeps and shaving tests on
 the same thresholds, in one process, with the sets each step returns compared.  Then
 shaving that tries each op's window from its ends (``_Sweeps._ends``) against trying every
-block of it, as it did before (``--shave``, graphs of at most 250 ops).
+block of it, as it did before (``--shave``, graphs of at most 250 ops); and a whole shaving
+search with the refusals each op keeps (``mtpp.reach_step.Refusals``) against one without
+them (same graphs).
 
     python benchmarks/reach_speed.py                 # layered graphs of 250 and 500 ops, k = 4 and 8
     python benchmarks/reach_speed.py --n 250 --ks 8
@@ -27,9 +29,11 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np
 
 import mtpp
+from mtpp import reach_step
 from mtpp.cost import overflow_cost
 from mtpp.hull_cuts import reach
-from mtpp.reach_bound import _Sweeps, _window, reach_lower_bound
+from mtpp.partitioner import partition
+from mtpp.reach_bound import ReachBound, _Sweeps, _window, reach_lower_bound
 
 
 class ReferenceSweeps(_Sweeps):
@@ -125,6 +129,27 @@ def main() -> None:
             ends, got = timed(_Sweeps(problem, np.inf), tests, k)
             every, want = timed(EveryBlockSweeps(problem, np.inf), tests, k)
             print(f"{n:>5} {k:>3} {bound:>10.6g} {every:>14.2f} {ends:>7.2f} {every / ends:>6.2f}  {got == want}")
+    print("\nshaving's search from the sweeps' bound to a partition's cost: kept refusals against none")
+    print(f"{'n':>5} {'k':>3} {'bound':>10} {'none s':>7} {'kept s':>7} {'ratio':>6} {'spared':>7}  same bound")
+    for n in [n for n in args.n if n <= 250]:
+        g = mtpp.layered_graph(n, seed=args.seed)
+        for k in args.ks:
+            problem = mtpp.Problem(g, k)
+            upper = partition(problem, orderer="kahn").bottleneck
+            lower = reach_lower_bound(problem, 0.0, upper, shave=False).bound or 0.0
+            kept = searched(problem, lower, upper, reach_step.REFUSAL_SLOTS)
+            none = searched(problem, lower, upper, 0)
+            times = f"{none.wall_time:>7.2f} {kept.wall_time:>7.2f} {none.wall_time / kept.wall_time:>6.2f}"
+            print(f"{n:>5} {k:>3} {kept.bound or 0:>10.6g} {times} {kept.spared:>7}  {kept.bound == none.bound}")
+
+
+def searched(problem: mtpp.Problem, lower: float, upper: float, slots: int) -> ReachBound:
+    """Shaving's search (no time limit) with ``slots`` refusals kept per op."""
+    was, reach_step.REFUSAL_SLOTS = reach_step.REFUSAL_SLOTS, slots
+    try:
+        return reach_lower_bound(problem, lower, upper, sweeps_first=False)
+    finally:
+        reach_step.REFUSAL_SLOTS = was
 
 
 if __name__ == "__main__":

@@ -144,11 +144,12 @@ REACH_RESUME_SHARE = 0.75
 """Part of the budget the MIPs left that :func:`reach_resume_phase` may use where the reach
 bound leads and its shaving did not finish, and where shaving never ran (before, half for
 the first, then half of the rest for the second: the 0.75 they could take together).
-With the ks taken widest gap first, against the previous rule (the first kind smallest k
-first, then the second), 120 s for k = 2..64 on unseen layered graphs 9101-9104, the lower
-bounds at k = 8 / 16 moved +0.33 / +0.99% (geometric mean; 9102 at k = 16 +3.1%, 9104 at
-k = 8 +2.0%; the largest fall 0.36%, 9102 at k = 8), on dev 9201-9202 +0.35 / +0.13% (none
-lower); the other ks stayed within 0.01%."""
+The ks where the bound leads take their turns first, widest gap first (:func:`reach_resume_phase`);
+with shaving's passes repeated until they shrink no window and the refusals kept per op
+(:mod:`mtpp.reach_bound`), against all ks widest gap first and one pass, 120 s for k = 2..64
+on unseen layered graphs 9101-9104: the lower bounds at k = 8 / 16 rose 1.5 / 1.1% (geometric
+mean; 9104 at k = 8 +2.6%, 9101 at k = 16 +4.3%; none fell by more than 0.03%), LB / UB at
+k = 8 from 0.885 to 0.897."""
 SHAVE_IO_HEAVY = 1.0
 """Where the sweeps did not lead, :func:`reach_resume_phase` shaves only on graphs whose tensors
 (those with a consumer, ``size_out / B``) weigh at least this times the work: the reach bound
@@ -789,11 +790,12 @@ def reach_resume_phase(
     if a pass (about :data:`SHAVE_PASS_SWEEPS` sweeps' searches per op) fits in the k's
     share: on small IO-heavy graphs shaving from the pigeonhole or crossing bound beats both
     (64-op layered graph, k = 8: 0.90 of the optimum -> 0.96 in 2.5 s), where on 500 ops a
-    pass would not end.  The ks take their turns widest relative gap ``1 - LB / UB`` first,
-    each with the share of the time left that its gap has among the gaps still waiting
-    (what one k leaves goes to the next): on a 500-op layered graph the k = 16 bound, 40%
-    below its partition, rose 3% in the 20 s that a k = 8 bound 19% below its partition had
-    taken first for 1%."""
+    pass would not end.  The ks where the bound leads go first, then the others; within
+    each, widest relative gap ``1 - LB / UB`` first, each with the share of the time left
+    that its gap has among the gaps still waiting in its group (what one k leaves goes to
+    the next).  Where the crossing bound leads at k = 16 and 32 on a 500-op layered graph
+    (seed 9104, 120 s), their shaving had taken 14 and 11 s first without finishing one
+    threshold, leaving the k = 8 bound, which leads, 9.5 s."""
     queue = []
     for run in runs:
         held = [j for j, r in enumerate(run.records) if r.method == "reach"]
@@ -801,18 +803,19 @@ def reach_resume_phase(
             continue
         record = run.records[held[-1]]
         if run.reach_rising and record.bound is not None and record.bound >= run.lb:
-            queue.append((run, held[-1], record, 0.0))
+            queue.append((True, run, held[-1], record, 0.0))
         elif run.reach_pace is not None:
-            queue.append((run, held[-1], record, SHAVE_PASS_SWEEPS * run.reach_pace * run.problem.graph.n))
-    queue.sort(key=lambda item: _gap(item[0]), reverse=True)
+            queue.append((False, run, held[-1], record, SHAVE_PASS_SWEEPS * run.reach_pace * run.problem.graph.n))
     stop = time.perf_counter() + REACH_RESUME_SHARE * left()
-    for i, (run, at, record, needs) in enumerate(queue):
-        if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
-            continue
-        gaps = sum(_gap(other) for other, *_ in queue[i:])
-        limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) * _gap(run) / gaps)
-        if limit >= MIN_RUN_SECONDS and needs <= limit:
-            _resume_shaving(run, at, record, limit, say, tag)
+    for leads in (True, False):
+        turns = sorted((item[1:] for item in queue if item[0] is leads), key=lambda item: -_gap(item[0]))
+        for i, (run, at, record, needs) in enumerate(turns):
+            if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
+                continue
+            gaps = sum(_gap(other) for other, *_ in turns[i:])
+            limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) * _gap(run) / gaps)
+            if limit >= MIN_RUN_SECONDS and needs <= limit:
+                _resume_shaving(run, at, record, limit, say, tag)
 
 
 def _gap(run: Run) -> float:

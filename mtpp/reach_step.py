@@ -35,11 +35,43 @@ REFUSED = 1
 """The ops forced into the block cannot fit: the step refutes the threshold."""
 LATE = 2
 """The deadline passed inside the step."""
+REFUSAL_SLOTS = 16
+"""Refusals kept per op (:class:`Refusals`)."""
+REFUSAL_BYTES = 64 * 2**20
+"""The refusals' bitsets take at most this (fewer slots per op past about 2,000 ops, none past
+about 16,000: two bitsets of ``n`` bits per slot and op)."""
 CHECK_UNITS = 1 << 20
 """Work between two looks at the clock: each op tested counts the ops of its block and 16, each
 cut 16 times the network's arcs besides (a 250-op layered graph: 20 cuts, about 15 ms; at
 20,000 ops every cut looks).  A step on a small graph never looks, so both paths of
 :mod:`mtpp.jit` return the same; the caller looks before each step."""
+
+
+class Refusals:
+    """Cuts that refused an op, kept per op so that a later step spares the cut (the
+    shaving's probes meet the same blocks again, a little larger).  A cut above the
+    threshold ``T'`` for the block ``H`` with the banned ops ``B`` proves every block
+    holding ``H`` and no op of ``B`` costs more than ``T'`` (``c(H)`` is a float at most
+    the true minimum); a block ``X`` with banned ops ``B2`` where ``H <= X`` and ``B <=
+    B2`` only has fewer blocks to choose from, so its true minimum exceeds ``T'`` too,
+    and ``T'`` is at least the threshold ``T`` asked: the step refuses it without a cut.
+    Per op, the last :data:`REFUSAL_SLOTS` refusals as bitsets of ``H`` and of the ops not
+    in ``B``, with ``T'`` (``-inf``: an empty slot); none where they would take more than
+    :data:`REFUSAL_BYTES`."""
+
+    def __init__(self, n: int) -> None:
+        words = (n + 63) // 64
+        slots = min(REFUSAL_SLOTS, REFUSAL_BYTES // max(1, 16 * n * words))
+        self.hulls = np.zeros((n, slots, words), dtype=np.uint64)
+        self.allowed = np.zeros((n, slots, words), dtype=np.uint64)
+        self.at = np.full((n, slots), -np.inf)
+        self.slot = np.zeros(n, dtype=np.int64)
+        self.spared = np.zeros(1, dtype=np.int64)
+        """Cuts spared so far."""
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What :func:`reach_step` takes as ``refusals``."""
+        return self.hulls, self.allowed, self.at, self.slot, self.spared
 
 
 @njit(cache=True, nogil=True)
@@ -99,13 +131,15 @@ def reach_step(
     upper_banned,
     own,
     level,
+    refusals,
     deadline,
 ):
     """``(status, set)`` of one step (module docstring): :data:`FITS` and ``prev`` with
     the ops that may join it, :data:`REFUSED` (the forced ops cannot fit) or :data:`LATE`
     (past ``deadline``, a :func:`mtpp.jit.clock` reading; the set is then ``prev``).  ``back``: the backward sweep
     (``order`` is then the reversed topological order, and ``X(v)`` holds descendants).
-    The network arrays are :class:`mtpp.hull_cuts.HullCuts`'s.
+    The network arrays are :class:`mtpp.hull_cuts.HullCuts`'s; ``refusals`` is a
+    :class:`Refusals`' ``(hulls, allowed, at, slot, spared)``, read and extended here.
 
     ``prev`` is an ideal (a filter backward: the steps build it so), and an ideal holds
     the ancestors of its ops, so ``anc(v) - prev`` is the ops that reach ``v`` through
@@ -153,10 +187,40 @@ def reach_step(
             inside[members[i]] = tick
         return cost <= threshold
 
-    def refused(count, tick):
+    hulls, allowed_by, refused_at, slot, spared = refusals
+    words = hulls.shape[2]
+    allowed_bits = np.zeros(words, dtype=np.uint64)
+    for x in range(n):
+        if not banned[x]:
+            allowed_bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    member_bits = np.zeros(words, dtype=np.uint64)
+
+    def known_refused(v, count):
+        """Whether a refusal kept for ``v`` (:class:`Refusals`) covers ``members[:count]``
+        with the banned ops: its hull inside them, its allowed ops around the allowed ones
+        now, its threshold at least this one.  ``members[:count]`` is left in
+        ``member_bits`` for :func:`refused` to keep."""
+        member_bits[:] = 0
+        for i in range(count):
+            x = members[i]
+            member_bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+        for r in range(hulls.shape[1]):
+            if refused_at[v, r] < threshold:
+                continue
+            covers = True
+            for w in range(words):
+                if (hulls[v, r, w] & ~member_bits[w]) or (allowed_bits[w] & ~allowed_by[v, r, w]):
+                    covers = False
+                    break
+            if covers:
+                return True
+        return False
+
+    def refused(count, tick, v):
         """Whether no block holding ``members[:count]`` (stamped ``tick``) and no banned op
         costs at most the threshold (module docstring), and the work it took
-        (:data:`CHECK_UNITS`)."""
+        (:data:`CHECK_UNITS`); ``v`` is the op tested (``-1``: the forced ops alone), whose
+        refusals are looked up before a cut and kept after one."""
         for i in range(count):
             if banned[members[i]]:
                 return True, count
@@ -168,11 +232,20 @@ def reach_step(
             return False, count
         if cover_count[0] > 0 and fits_with_cover(count, tick):
             return False, count + cover_count[0]
+        if v >= 0 and known_refused(v, count):
+            spared[0] += 1
+            return True, count + words * hulls.shape[1]
         cut = hull_cut(
             net_ptr, net_head, net_rev, net_cap, tie, ban, source, sink, upper, upper_banned, own, level,
             members[:count], banned_idx, threshold,
         )  # fmt: skip
         if cut > threshold:
+            if v >= 0 and hulls.shape[1] > 0:
+                r = slot[v]
+                slot[v] = (r + 1) % hulls.shape[1]
+                hulls[v, r, :] = member_bits
+                allowed_by[v, r, :] = allowed_bits
+                refused_at[v, r] = threshold
             return True, count + per_cut
         cover_count[0] = 0
         for x in range(n):
@@ -202,7 +275,7 @@ def reach_step(
             inside[forced_idx[i]] = tick
         count = walk(optr, oidx, members, forced_idx.shape[0], region, inside, tick, stack)
         hull_forced = members[:count].copy()
-        no, units = refused(count, tick)
+        no, units = refused(count, tick, -1)
         if no:
             return REFUSED, cur
     for v in order:
@@ -230,7 +303,7 @@ def reach_step(
                     members[count] = x
                     count += 1
             count = walk(optr, oidx, members, count, region, inside, tick, stack)
-        no, spent = refused(count, tick)
+        no, spent = refused(count, tick, v)
         units += spent + 16
         if not no:
             cur[v] = True

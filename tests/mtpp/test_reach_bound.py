@@ -96,11 +96,35 @@ def test_shaving_finds_the_window_that_trying_every_block_finds():
     assert tried >= 100 and shrunk >= 10  # windows to shave, and blocks refuted in them
 
 
+def test_shaving_that_stands_leaves_every_window_standing_at_both_ends():
+    """Shaving repeats its passes until one shrinks no window: where it stands, forcing any op
+    into either end of its window leaves sets that stand.  One pass left two ends here that
+    the sweeps refute (an op tried early met wider sets than the pass left)."""
+    k = 6
+    problem = Problem(mtpp.layered_graph(90, seed=2365), k=k)
+    upper = partition(problem, orderer="kahn").bottleneck
+    lower = crossing_lower_bounds(problem, [k]).bounds[k]
+    bound = reach_lower_bound(problem, lower, upper, sweeps_first=False).bound
+    assert bound is not None
+    threshold = 1.002 * bound
+    sweeps = _Sweeps(problem, math.inf)
+    assert not sweeps.shaves(threshold, k)
+    up, down = sweeps.stood[k][1]
+    windows = 0
+    for v in range(problem.graph.n):
+        first = int(np.argmax([u[v] for u in up]))
+        last = k + 1 - int(np.argmax([d[v] for d in down]))
+        windows += first < last
+        for t in {first, last}:
+            assert sweeps.fixpoint(threshold, k, *_window(v, t, t, k, up, down)) is not None, (v, t)
+    assert windows >= 10  # windows left to check
+
+
 def test_shaving_below_a_threshold_that_stood_starts_from_its_sets_and_never_refutes_the_optimum():
     # thresholds from the partition's cost down past the optimum on one _Sweeps, as the bisection
     # tests them: each pass below one that stood starts from the sets that pass left
     rng = np.random.default_rng(2358)
-    reused = refuted_below = 0
+    reused = refuted_below = spared = 0
     for trial in range(60):
         problem = random_problem(rng, 6, peak_aware=trial % 4 == 0)
         for k in range(2, problem.graph.n + 1):
@@ -113,7 +137,20 @@ def test_shaving_below_a_threshold_that_stood_starts_from_its_sets_and_never_ref
                 assert not sweeps.shaves(threshold, k), (k, threshold, float(opt))
             reused += sweeps.stood[k][0] == at_opt < upper
             refuted_below += sweeps.shaves(float(opt) * (1 - 1e-3), k)
-    assert reused > 20 and refuted_below > 20
+            spared += int(sweeps.refusals.spared[0])  # refusals kept at a higher threshold, or this one
+    assert reused > 20 and refuted_below > 20 and spared > 20
+
+
+def test_kept_refusals_spare_cuts_and_the_bound_is_the_one_without_them(monkeypatch):
+    problem = Problem(mtpp.layered_graph(90, seed=2361), k=6)
+    upper = partition(problem, orderer="kahn").bottleneck
+    lower = max(crossing_lower_bounds(problem, [6]).bounds[6], cut_lower_bound(problem)[0])
+    with_them = reach_lower_bound(problem, lower, upper, sweeps_first=False, stood={})
+    monkeypatch.setattr("mtpp.reach_step.REFUSAL_SLOTS", 0)
+    without = reach_lower_bound(problem, lower, upper, sweeps_first=False, stood={})
+    assert with_them.bound is not None and with_them.bound > lower
+    assert with_them.bound == without.bound and with_them.tried == without.tried
+    assert with_them.spared > 0 and without.spared == 0  # the same answers with fewer cuts
 
 
 def test_mixed_scales_and_non_unit_bandwidth():
