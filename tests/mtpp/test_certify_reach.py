@@ -121,3 +121,21 @@ def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_first(monkeypatch) ->
     for cert in certs:
         assert cert.lower_bound_method == "reach"
         assert cert.lower_bound == pytest.approx(0.97 * cert.upper_bound, rel=1e-9)
+
+
+def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_widest_gap_first(monkeypatch) -> None:
+    """The sweeps lead at k = 4 (0.95 of the partition's cost) and at k = 8 (0.9), and the clock
+    stops both shavings: after the MIPs k = 8, the wider gap, shaves first."""
+    calls = []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+        calls.append((problem.k, sweeps_first))
+        if sweeps_first:
+            return ReachBound((0.95 if problem.k == 4 else 0.9) * upper, 3, 0, True, 0.003)
+        if calls.count((problem.k, False)) == 1:  # certify's first shaving: stopped by the clock
+            return ReachBound(None, 0, 0, False, time_limit)
+        return ReachBound(0.97 * upper, 2, 2, True, 0.01)
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    certify(mtpp.layered_graph(60, seed=7), k=[4, 8], bounds="simple,reach", orderer="kahn", budget=10)
+    assert calls == [(4, True), (8, True), (4, False), (8, False), (8, False), (4, False)]
