@@ -20,6 +20,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 if not os.environ.get("PYTHONPATH"):
@@ -119,28 +120,30 @@ def main() -> None:
         return
     print("\nshaving at 1.1 and 1.25 times the sweeps' bound: every block of each window against its ends")
     print(f"{'n':>5} {'k':>3} {'bound':>10} {'every block s':>14} {'ends s':>7} {'ratio':>6}  same answers")
-    for n in [n for n in args.n if n <= 250]:
-        g = mtpp.layered_graph(n, seed=args.seed)
-        for k in args.ks:
-            problem = mtpp.Problem(g, k)
-            upper = float(g.work.sum() + 2 * g.size_out.sum())
-            bound = reach_lower_bound(problem, 0.0, upper, shave=False).bound or upper / k
-            tests = [("shaves", f * bound) for f in (1.1, 1.25)]
-            ends, got = timed(_Sweeps(problem, np.inf), tests, k)
-            every, want = timed(EveryBlockSweeps(problem, np.inf), tests, k)
-            print(f"{n:>5} {k:>3} {bound:>10.6g} {every:>14.2f} {ends:>7.2f} {every / ends:>6.2f}  {got == want}")
+    for n, k, problem in small_problems(args):
+        upper = float(problem.graph.work.sum() + 2 * problem.graph.size_out.sum())
+        bound = reach_lower_bound(problem, 0.0, upper, shave=False).bound or upper / k
+        tests = [("shaves", f * bound) for f in (1.1, 1.25)]
+        ends, got = timed(_Sweeps(problem, np.inf), tests, k)
+        every, want = timed(EveryBlockSweeps(problem, np.inf), tests, k)
+        print(f"{n:>5} {k:>3} {bound:>10.6g} {every:>14.2f} {ends:>7.2f} {every / ends:>6.2f}  {got == want}")
     print("\nshaving's search from the sweeps' bound to a partition's cost: kept refusals against none")
     print(f"{'n':>5} {'k':>3} {'bound':>10} {'none s':>7} {'kept s':>7} {'ratio':>6} {'spared':>7}  same bound")
+    for n, k, problem in small_problems(args):
+        upper = partition(problem, orderer="kahn").bottleneck
+        lower = reach_lower_bound(problem, 0.0, upper, shave=False).bound or 0.0
+        kept = searched(problem, lower, upper, reach_step.REFUSAL_SLOTS)
+        none = searched(problem, lower, upper, 0)
+        times = f"{none.wall_time:>7.2f} {kept.wall_time:>7.2f} {none.wall_time / kept.wall_time:>6.2f}"
+        print(f"{n:>5} {k:>3} {kept.bound or 0:>10.6g} {times} {kept.spared:>7}  {kept.bound == none.bound}")
+
+
+def small_problems(args: argparse.Namespace) -> Iterator[tuple[int, int, mtpp.Problem]]:
+    """``(n, k, problem)`` for the graphs of at most 250 ops and each k (shaving's tables)."""
     for n in [n for n in args.n if n <= 250]:
         g = mtpp.layered_graph(n, seed=args.seed)
         for k in args.ks:
-            problem = mtpp.Problem(g, k)
-            upper = partition(problem, orderer="kahn").bottleneck
-            lower = reach_lower_bound(problem, 0.0, upper, shave=False).bound or 0.0
-            kept = searched(problem, lower, upper, reach_step.REFUSAL_SLOTS)
-            none = searched(problem, lower, upper, 0)
-            times = f"{none.wall_time:>7.2f} {kept.wall_time:>7.2f} {none.wall_time / kept.wall_time:>6.2f}"
-            print(f"{n:>5} {k:>3} {kept.bound or 0:>10.6g} {times} {kept.spared:>7}  {kept.bound == none.bound}")
+            yield n, k, mtpp.Problem(g, k)
 
 
 def searched(problem: mtpp.Problem, lower: float, upper: float, slots: int) -> ReachBound:
