@@ -316,7 +316,8 @@ def reach_lower_bound(
     :data:`RTOL` or ``time_limit`` seconds (where the sweeps cannot beat the other
     bounds, e.g. REGAL-style graphs whose work dominates, shaving would not either).
     Each search gallops up from its lower end (``PROBE`` of the interval, then twice the
-    step after each threshold refuted) until a threshold stands, then bisects: where
+    step after each threshold refuted, at most ``GALLOP_CAP`` of the interval left) until a
+    threshold stands, then bisects: where
     the test cannot beat the bound already known, one test says so, and a test that
     is stopped keeps the largest threshold refuted so far (a shaving test that stands
     costs a whole pass, 13 s on a 250-op layered graph at ``k = 8``; one it refutes
