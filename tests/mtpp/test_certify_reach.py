@@ -8,7 +8,7 @@ import pytest
 import mtpp
 import mtpp.certify_phases
 from mtpp.certificate import certify
-from mtpp.reach_bound import ReachBound
+from mtpp.reach_bound import PROBE, RISING_PROBE, ReachBound
 
 
 def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch) -> None:
@@ -17,7 +17,7 @@ def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch)
     its higher bound replaces the record's."""
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
         calls.append((problem.k, sweeps_first, lower, upper))
         if sweeps_first:
             return ReachBound(0.9 * upper, 3, 0, True, 0.01)
@@ -40,7 +40,7 @@ def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch)
 def test_no_shaving_after_the_mips_where_it_finished(monkeypatch) -> None:
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
         calls.append(sweeps_first)
         return ReachBound(0.9 * upper if sweeps_first else 0.92 * upper, 3, 0 if sweeps_first else 3, True, 0.01)
 
@@ -55,7 +55,7 @@ def test_shaving_runs_after_the_mips_where_the_sweeps_did_not_lead(monkeypatch) 
     phase; after the MIPs it runs from the best bound, and its bound becomes the record's."""
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
         calls.append((sweeps_first, lower))
         if sweeps_first:
             return ReachBound(None, 3, 0, True, 0.003)  # a pass: about 0.25 x 0.001 s x 60 ops
@@ -74,7 +74,7 @@ def test_shaving_runs_after_the_mips_where_the_sweeps_did_not_lead(monkeypatch) 
 def test_no_shaving_where_the_sweeps_did_not_lead_and_a_pass_would_not_fit(monkeypatch) -> None:
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
         calls.append(sweeps_first)
         return ReachBound(None, 1, 0, True, 1.0)  # a pass: about 0.25 x 1 s x 60 ops, past the budget
 
@@ -88,7 +88,7 @@ def test_no_shaving_where_the_sweeps_did_not_lead_and_a_pass_would_not_fit(monke
 def test_no_shaving_where_the_sweeps_did_not_lead_on_a_graph_whose_work_dominates(monkeypatch) -> None:
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
         calls.append(sweeps_first)
         return ReachBound(None, 3, 0, True, 0.003)
 
@@ -104,11 +104,13 @@ def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_first(monkeypatch) ->
     """At k = 4 the sweeps lead at 0.95 of the partition's cost and its shaving is stopped by
     the clock; at k = 8 they lead nowhere, so the simple bound (work / 8, far below the
     partition of an IO-heavy graph) stands: k = 8's gap is the wider, but k = 4, where the
-    sweeps lead, shaves first."""
-    calls = []
+    sweeps lead, shaves first; it gallops from a larger first step (its shaving already beat the
+    other bounds), k = 8 from the usual one (one test says whether shaving can)."""
+    calls, probes = [], []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
         calls.append((problem.k, sweeps_first))
+        probes.append(probe)
         if sweeps_first:
             return ReachBound(0.95 * upper if problem.k == 4 else None, 3, 0, True, 0.003)
         if calls.count((4, False)) == 1 and problem.k == 4:  # certify's first shaving: stopped by the clock
@@ -118,6 +120,7 @@ def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_first(monkeypatch) ->
     monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
     certs = certify(mtpp.layered_graph(60, seed=7), k=[4, 8], bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [(4, True), (8, True), (4, False), (4, False), (8, False)]
+    assert probes == [PROBE, PROBE, PROBE, RISING_PROBE, PROBE]
     for cert in certs:
         assert cert.lower_bound_method == "reach"
         assert cert.lower_bound == pytest.approx(0.97 * cert.upper_bound, rel=1e-9)
@@ -128,7 +131,7 @@ def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_widest_gap_first(monk
     stops both shavings: after the MIPs k = 8, the wider gap, shaves first."""
     calls = []
 
-    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None):
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
         calls.append((problem.k, sweeps_first))
         if sweeps_first:
             return ReachBound((0.95 if problem.k == 4 else 0.9) * upper, 3, 0, True, 0.003)
