@@ -232,7 +232,8 @@ def reach_step(
             return False, count
         if cover_count[0] > 0 and fits_with_cover(count, tick):
             return False, count + cover_count[0]
-        if v >= 0 and known_refused(v, count):
+        keeps = v >= 0 and hulls.shape[1] > 0  # none kept on the largest graphs: no bitsets to build
+        if keeps and known_refused(v, count):
             spared[0] += 1
             return True, count + words * hulls.shape[1]
         cut = hull_cut(
@@ -240,7 +241,7 @@ def reach_step(
             members[:count], banned_idx, threshold,
         )  # fmt: skip
         if cut > threshold:
-            if v >= 0 and hulls.shape[1] > 0:
+            if keeps:
                 r = slot[v]
                 slot[v] = (r + 1) % hulls.shape[1]
                 hulls[v, r, :] = member_bits
