@@ -189,8 +189,9 @@ def reach_step(
 
     hulls, allowed_by, refused_at, slot, spared = refusals
     words = hulls.shape[2]
+    kept = hulls.shape[1] > 0  # none kept on the largest graphs: no bitsets to build
     allowed_bits = np.zeros(words, dtype=np.uint64)
-    for x in range(n):
+    for x in range(n if kept else 0):
         if not banned[x]:
             allowed_bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
     member_bits = np.zeros(words, dtype=np.uint64)
@@ -232,7 +233,7 @@ def reach_step(
             return False, count
         if cover_count[0] > 0 and fits_with_cover(count, tick):
             return False, count + cover_count[0]
-        keeps = v >= 0 and hulls.shape[1] > 0  # none kept on the largest graphs: no bitsets to build
+        keeps = v >= 0 and kept
         if keeps and known_refused(v, count):
             spared[0] += 1
             return True, count + words * hulls.shape[1]
