@@ -133,3 +133,94 @@ def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, o
     if error < 0.0:
         value = max(0.0, np.nextafter(value, -np.inf))
     return value
+
+
+@njit(cache=True, nogil=True)
+def contract_banned(ptr, head, rev, cap, tie, source, sink, banned, ptr2, head2, rev2, cap2, tie2, ops):
+    """:class:`HullCuts`' network with the ``banned`` ops (indices) merged into the sink, and
+    with them every node from which an infinite arc leads to a merged one (a net's exit node
+    ``a + 1`` where a consumer is banned), written into ``ptr2, head2, rev2, cap2`` (at least
+    as long as ``ptr`` and ``head``; ``tie2`` and ``ops`` as long as ``tie``): its nodes, arcs,
+    source and sink; ``tie2[x]`` is its arc source -> op ``x`` (``-1``: ``x`` merged) and
+    ``ops[i]`` the op of node ``i`` (the ops kept are its first nodes, in their order).
+
+    Every cut of finite value leaves a banned op on the sink side (its infinite arc to the
+    sink), and so every node with an infinite arc to a node on the sink side.  Merging those
+    nodes into the sink keeps every finite cut and its value: an arc out of a merged node is
+    never cut, and one into a merged node is cut exactly when its copy into the sink is; arcs
+    of capacity 0 both ways (the ban arcs) are dropped.  So with the hull (no merged op) tied
+    to the source, the minimum cut is the same as with the banned ops tied to the sink, and
+    :func:`hull_cut` on this network, with no banned ops, returns a float at most it.  In
+    shaving most ops are banned (500-op layered graph at ``k = 8``: 62% at each cut), and a
+    cut's work grows with its network: shaving took half the time to two thirds."""
+    nodes = ptr.shape[0] - 1
+    merged = np.zeros(nodes, dtype=np.bool_)
+    merged[sink] = True
+    stack = np.empty(nodes, dtype=np.int64)
+    top = 0
+    for x in banned:
+        if not merged[x]:
+            merged[x] = True
+            stack[top] = x
+            top += 1
+    while top > 0:  # the arcs into y are the partners of its own
+        top -= 1
+        y = stack[top]
+        for e in range(ptr[y], ptr[y + 1]):
+            x = head[e]
+            if not merged[x] and cap[rev[e]] == np.inf:
+                merged[x] = True
+                stack[top] = x
+                top += 1
+    new = np.full(nodes, -1, dtype=np.int64)
+    kept = 0
+    for x in range(nodes):
+        if not merged[x]:
+            new[x] = kept
+            kept += 1
+    to = kept  # the new sink
+
+    ptr2[: kept + 2] = 0
+    for x in range(nodes):
+        if merged[x]:
+            continue
+        for e in range(ptr[x], ptr[x + 1]):
+            y = head[e]
+            if cap[e] > 0.0 or cap[rev[e]] > 0.0 or ((x == source or y == source) and not merged[y]):
+                ptr2[new[x] + 1] += 1
+                if merged[y]:
+                    ptr2[to + 1] += 1
+    for i in range(kept + 1):
+        ptr2[i + 1] += ptr2[i]
+    fill = ptr2[: kept + 1].copy()
+    where = np.full(head.shape[0], -1, dtype=np.int64)
+    for x in range(nodes):
+        if merged[x]:
+            continue
+        for e in range(ptr[x], ptr[x + 1]):
+            y = head[e]
+            if cap[e] > 0.0 or cap[rev[e]] > 0.0 or ((x == source or y == source) and not merged[y]):
+                i = fill[new[x]]
+                fill[new[x]] += 1
+                where[e] = i
+                cap2[i] = cap[e]
+                if merged[y]:
+                    head2[i] = to
+                    j = fill[to]
+                    fill[to] += 1
+                    where[rev[e]] = j
+                    head2[j] = new[x]
+                    cap2[j] = cap[rev[e]]
+                else:
+                    head2[i] = new[y]
+    for e in range(head.shape[0]):
+        if where[e] >= 0:
+            rev2[where[e]] = where[rev[e]]
+    count = 0
+    for x in range(tie.shape[0]):
+        tie2[x] = -1
+        if not merged[x]:
+            tie2[x] = where[tie[x]]
+            ops[count] = x
+            count += 1
+    return kept + 1, ptr2[kept + 1], new[source], to, count

@@ -13,7 +13,7 @@ from mtpp import Graph, Problem
 from mtpp.clique_bound import clique_lower_bounds
 from mtpp.crossing_bound import crossing_lower_bounds
 from mtpp.cut_bound import cut_lower_bound
-from mtpp.hull_cuts import HullCuts
+from mtpp.hull_cuts import HullCuts, contract_banned, hull_cut
 from mtpp.partitioner import partition
 from mtpp.reach_bound import RTOL, _Sweeps, _window, reach_lower_bound
 from tests.mtpp.test_clique_bound import optimum
@@ -187,6 +187,37 @@ def test_a_hull_cut_with_banned_ops_is_at_most_the_cheapest_block_without_them()
         assert math.isclose(value, cheapest + own, rel_tol=1e-9, abs_tol=1e-12)  # and the cut is tight
         lifted += value > cut(hull) * (1 + 1e-9)
     assert lifted > 10  # banning ops raises the minimum
+
+
+def test_merging_the_banned_ops_into_the_sink_keeps_the_minimum_cut():
+    # the sweeps cut on the network with the banned ops merged into its sink (contract_banned):
+    # the same minimum as tying them to the sink, and a source side that holds the hull and no
+    # banned op, on graphs large enough to merge whole nets
+    rng = np.random.default_rng(2361)
+    for trial in range(80):
+        problem = random_problem(rng, int(rng.integers(4, 40)))
+        g, cut = problem.graph, HullCuts(problem)
+        hull = np.flatnonzero(rng.random(g.n) < 0.2)[:4]
+        rest = np.setdiff1d(np.arange(g.n), hull)
+        banned = rest[rng.random(rest.size) < rng.uniform(0.2, 0.9)]
+        if hull.size == 0 or banned.size == 0:
+            continue
+        ptr, head = np.empty_like(cut.ptr), np.empty_like(cut.head)
+        rev, cap = np.empty_like(cut.rev), np.empty_like(cut.cap)
+        tie, ops = np.empty_like(cut.tie), np.empty_like(cut.tie)
+        nodes, arcs, source, sink, kept = contract_banned(
+            cut.ptr, cut.head, cut.rev, cut.cap, cut.tie, cut.source, cut.sink, banned, ptr, head, rev, cap, tie, ops
+        )  # fmt: skip
+        assert sorted(ops[:kept]) == sorted(set(range(g.n)) - set(banned.tolist()))
+        assert arcs < cut.head.size and (tie[banned] == -1).all()
+        level = np.empty(nodes, dtype=np.int64)
+        value = hull_cut(
+            ptr[: nodes + 1], head[:arcs], rev[:arcs], cap[:arcs], tie, cut.ban, source, sink,
+            cut.upper_banned, cut.upper_banned, cut.own, level, hull, np.empty(0, dtype=np.int64), np.inf,
+        )  # fmt: skip
+        assert math.isclose(value, cut(hull, banned), rel_tol=1e-9, abs_tol=1e-12), trial
+        side = set(ops[np.flatnonzero(level[:kept] >= 0)].tolist())
+        assert set(hull.tolist()) <= side and not side & set(banned.tolist())
 
 
 def test_exact_on_a_chain_of_heavy_ops():
