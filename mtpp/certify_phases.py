@@ -163,7 +163,9 @@ MIP_PROBE_SECONDS = 2.0
 """With a budget, where the pigeonhole MIP (one block: the smallest of the MIPs) solved none
 of its weightings in this many seconds at a k and its bound stood below :data:`MIP_PROBE_GAP`
 of the best bound there, the larger MIPs are skipped there and at the larger ks
-(:func:`pigeonhole_phase`)."""
+(:func:`pigeonhole_phase`).  At the first k it runs at, its first weighting gets this long
+before the rest of its share: a call for one k had no smaller k to probe for it (a 500-op
+layered graph at k = 32: 24 s on one weighting, none solved)."""
 MIP_PROBE_GAP = 0.5
 """See :data:`MIP_PROBE_SECONDS`.  Without this condition the rule skipped the bottleneck MIP
 on REGAL-style graphs of 150-200 ops (HiGHS: too large for Gurobi's licence), whose simple
@@ -653,13 +655,16 @@ def pigeonhole_phase(
     pigeonhole MIP reached 1.2 times the simple bound in 7 s at k = 8, where the bottleneck,
     exact and guess MIPs then ended at the simple bound after 25 s together, a fifth of a 120 s
     budget, while the reach bound stood at 5 times it; on 500-op layered graphs it solved no
-    weighting in 4 s at k = 4, and again at k = 8 before this skipped it there)."""
+    weighting in 4 s at k = 4, and again at k = 8 before this skipped it there).  At the first k
+    it runs at, its first weighting is that probe: the updates go on with the rest of its time
+    (``resume``) unless it solved none in :data:`MIP_PROBE_SECONDS` and stands below that part."""
     share = PIGEONHOLE_SHARE * left()
     open_runs, _ = _open_runs(runs, "pigeonhole", share)
     stop = time.perf_counter() + share
     stalls: list[int] = []
     out_of_reach = ""
     seed = None  # the best weighting of a smaller k: the next k's seed (formulations.pigeonhole)
+    probed = False  # the first k it runs at has probed its first MIP (MIP_PROBE_SECONDS)
     for i, run in enumerate(open_runs):
         problem = run.problem
         if run.interrupted:
@@ -674,10 +679,20 @@ def pigeonhole_phase(
             run.records.append(skipped("pigeonhole", "the budget is spent"))
             continue
         before, tight, t0 = run.lb, _little_left(run), time.perf_counter()
+        probing, probed = not probed and math.isfinite(left()) and limit > MIP_PROBE_SECONDS, True
         try:
             res = pigeonhole_bound(
-                problem, solver=solver, time_limit=limit, target=run.proving, threads=threads, seed=seed
+                problem, solver=solver, time_limit=MIP_PROBE_SECONDS if probing else limit, target=run.proving,
+                max_mips=1 if probing else MAX_MIPS, threads=threads, seed=seed,
+            )  # fmt: skip
+            hopeless = (
+                res.optimal == 0 and res.status is Status.TIME_LIMIT and (res.bound or 0.0) < MIP_PROBE_GAP * run.lb
             )
+            if probing and not hopeless and (res.bound or 0.0) < run.proving:
+                res = pigeonhole_bound(
+                    problem, solver=solver, time_limit=limit - res.wall_time, target=run.proving, resume=res.updates,
+                    threads=threads,
+                )  # fmt: skip
         except KeyboardInterrupt:
             run.records.append(failed("pigeonhole", solver, t0, "interrupted", "interrupted by the user"))
             run.interrupted = True
@@ -693,7 +708,7 @@ def pigeonhole_phase(
             run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
         if res.status is Status.TIME_LIMIT and (record.bound or 0.0) <= before and not tight:
             stalls.append(problem.k)
-        stuck = res.optimal == 0 and res.status is Status.TIME_LIMIT and res.wall_time >= MIP_PROBE_SECONDS
+        stuck = res.optimal == 0 and res.status is Status.TIME_LIMIT and (probing or res.wall_time >= MIP_PROBE_SECONDS)
         if stuck and math.isfinite(left()) and (res.bound or 0.0) < MIP_PROBE_GAP * run.lb:
             out_of_reach = (
                 f"the pigeonhole MIP (one block, the smallest of the MIPs) solved no weighting in "

@@ -44,7 +44,7 @@ def test_each_k_seeds_the_next_with_its_best_weighting(monkeypatch) -> None:
 
     seeds = []
 
-    def simulated(problem, solver, time_limit, target, threads, seed=None):
+    def simulated(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         seeds.append(None if seed is None else float(seed[0]))
         best = None if problem.k == 4 else np.full(problem.graph.n, float(problem.k))
         updates = SimpleNamespace(finished=True, stalled=False, best_weights=best)
@@ -58,7 +58,7 @@ def test_each_k_seeds_the_next_with_its_best_weighting(monkeypatch) -> None:
 def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypatch) -> None:
     calls = []
 
-    def timed_out(problem, solver, time_limit, target, threads, seed=None):
+    def timed_out(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
@@ -75,7 +75,7 @@ def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
     (simulated) bound timed out there does not count towards PIGEONHOLE_STALLS."""
     calls = []
 
-    def timed_out(problem, solver, time_limit, target, threads, seed=None):
+    def timed_out(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
@@ -92,6 +92,40 @@ def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
     assert calls == [2, 4, 8]
     assert [r.records[-1].status for r in runs] == ["time_limit", "time_limit", "time_limit", "skipped"]
     assert "k=4, k=8" in runs[3].records[-1].message
+
+
+@pytest.mark.parametrize("solved", [0, 1])
+def test_the_first_k_probes_its_first_weighting_before_its_share(monkeypatch, solved) -> None:
+    """pigeonhole_phase with a budget: at the first k its first weighting gets MIP_PROBE_SECONDS
+    (max_mips=1); where it solved none and stands below MIP_PROBE_GAP of the best bound
+    (simulated), the updates stop there and every MIP is skipped at the larger ks too, else
+    they go on from the probe (resume) with the rest of the k's time; later ks get no probe."""
+    probe = mtpp.certify_phases.MIP_PROBE_SECONDS
+    calls = []
+
+    def simulated(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
+        calls.append((problem.k, time_limit, max_mips, resume is not None))
+        state = SimpleNamespace(finished=True, stalled=False, best_weights=None)
+        return PigeonholeBound(None, 1, solved, Status.TIME_LIMIT, solver, "", probe, 0.0, updates=state)
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
+    runs = []
+    for k in (2, 4):
+        sol = mtpp.partition(replace(problem, k=k), orderer="kahn")
+        best = BoundRecord(
+            method="simple", bound=0.5 * sol.evaluation.bottleneck, status="optimal", proven_optimal=True
+        )
+        runs.append(Run(sol.problem, sol.evaluation, sol.index_order, "kahn", [best], []))
+    pigeonhole_phase(runs, "highs", 1, 60.0, lambda: 100.0, lambda line: None, lambda p: "")
+    assert calls[0] == (2, probe, 1, False)
+    if solved:
+        (k, limit, _, resumed), later = calls[1], calls[2:]
+        assert k == 2 and resumed and limit > 0.0  # the k's time less the probe's
+        assert [c[0] for c in later] == [4] and later[0][2] != 1 and not later[0][3]
+    else:
+        assert len(calls) == 1 and runs[1].records[-1].status == "skipped"
+        assert "solved no weighting" in runs[0].implied["bottleneck"]
 
 
 def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_stopped_it(monkeypatch) -> None:
@@ -152,7 +186,7 @@ def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch)
 
 
 def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
-    def broken(problem, solver, time_limit, target, threads, seed=None):
+    def broken(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         raise RuntimeError("simulated solver crash")
 
     monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", broken)
@@ -189,7 +223,7 @@ def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weightin
     run before the pigeonhole bound (exact_first_phase), and then stands."""
     seconds = mtpp.certify_phases.MIP_PROBE_SECONDS + 1.0
 
-    def simulated(problem, solver, time_limit, target, threads, seed=None):
+    def simulated(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         bound = 0.9 * target if near else None
         return PigeonholeBound(bound, 1, solved, Status.TIME_LIMIT, solver, "", seconds, 0.0, message="simulated")
 
