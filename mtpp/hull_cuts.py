@@ -180,6 +180,7 @@ def contract_banned(ptr, head, rev, cap, tie, source, sink, banned, ptr2, head2,
             kept += 1
     to = kept  # the new sink
 
+    keep = np.zeros(head.shape[0], dtype=np.bool_)  # the arcs out of kept nodes that stay
     ptr2[: kept + 2] = 0
     for x in range(nodes):
         if merged[x]:
@@ -187,32 +188,28 @@ def contract_banned(ptr, head, rev, cap, tie, source, sink, banned, ptr2, head2,
         for e in range(ptr[x], ptr[x + 1]):
             y = head[e]
             if cap[e] > 0.0 or cap[rev[e]] > 0.0 or ((x == source or y == source) and not merged[y]):
+                keep[e] = True
                 ptr2[new[x] + 1] += 1
-                if merged[y]:
+                if merged[y]:  # its partner leaves the sink
                     ptr2[to + 1] += 1
     for i in range(kept + 1):
         ptr2[i + 1] += ptr2[i]
     fill = ptr2[: kept + 1].copy()
     where = np.full(head.shape[0], -1, dtype=np.int64)
     for x in range(nodes):
-        if merged[x]:
-            continue
         for e in range(ptr[x], ptr[x + 1]):
-            y = head[e]
-            if cap[e] > 0.0 or cap[rev[e]] > 0.0 or ((x == source or y == source) and not merged[y]):
-                i = fill[new[x]]
-                fill[new[x]] += 1
-                where[e] = i
-                cap2[i] = cap[e]
-                if merged[y]:
-                    head2[i] = to
-                    j = fill[to]
-                    fill[to] += 1
-                    where[rev[e]] = j
-                    head2[j] = new[x]
-                    cap2[j] = cap[rev[e]]
-                else:
-                    head2[i] = new[y]
+            if not keep[e]:
+                continue
+            i = fill[new[x]]
+            fill[new[x]] += 1
+            where[e], cap2[i] = i, cap[e]
+            if merged[head[e]]:
+                head2[i] = to
+                j = fill[to]
+                fill[to] += 1
+                where[rev[e]], head2[j], cap2[j] = j, new[x], cap[rev[e]]
+            else:
+                head2[i] = new[head[e]]
     for e in range(head.shape[0]):
         if where[e] >= 0:
             rev2[where[e]] = where[rev[e]]
