@@ -685,10 +685,7 @@ def pigeonhole_phase(
                 problem, solver=solver, time_limit=MIP_PROBE_SECONDS if probing else limit, target=run.proving,
                 max_mips=1 if probing else MAX_MIPS, threads=threads, seed=seed,
             )  # fmt: skip
-            hopeless = (
-                res.optimal == 0 and res.status is Status.TIME_LIMIT and (res.bound or 0.0) < MIP_PROBE_GAP * run.lb
-            )
-            if probing and not hopeless and (res.bound or 0.0) < run.proving:
+            if probing and not _unsolved_and_low(res, run) and (res.bound or 0.0) < run.proving:
                 res = pigeonhole_bound(
                     problem, solver=solver, time_limit=limit - res.wall_time, target=run.proving, resume=res.updates,
                     threads=threads,
@@ -708,8 +705,8 @@ def pigeonhole_phase(
             run.implied["bottleneck"] = "the pigeonhole bound solved its work weighting, this MIP's block"
         if res.status is Status.TIME_LIMIT and (record.bound or 0.0) <= before and not tight:
             stalls.append(problem.k)
-        stuck = res.optimal == 0 and res.status is Status.TIME_LIMIT and (probing or res.wall_time >= MIP_PROBE_SECONDS)
-        if stuck and math.isfinite(left()) and (res.bound or 0.0) < MIP_PROBE_GAP * run.lb:
+        probed_long = probing or res.wall_time >= MIP_PROBE_SECONDS
+        if _unsolved_and_low(res, run) and probed_long and math.isfinite(left()):
             out_of_reach = (
                 f"the pigeonhole MIP (one block, the smallest of the MIPs) solved no weighting in "
                 f"{res.wall_time:.2g} s at k={problem.k} and stood below {MIP_PROBE_GAP:g} of the best bound: "
@@ -718,6 +715,12 @@ def pigeonhole_phase(
             run.implied.update(dict.fromkeys(MIP_PHASE_ORDER, out_of_reach))
         shown = "none" if record.bound is None else f"{record.bound:.6g}"
         say(f"{tag(problem)}pigeonhole: {shown} ({res.message}, {res.wall_time:.2f} s)")
+
+
+def _unsolved_and_low(res: PigeonholeBound, run: Run) -> bool:
+    """The pigeonhole bound's clock stopped it before it solved a weighting, below
+    :data:`MIP_PROBE_GAP` of ``run``'s best bound (:data:`MIP_PROBE_SECONDS`)."""
+    return res.optimal == 0 and res.status is Status.TIME_LIMIT and (res.bound or 0.0) < MIP_PROBE_GAP * run.lb
 
 
 def pigeonhole_resume_phase(
