@@ -71,9 +71,11 @@ then the reach bound's shaving where it leads and where its sweeps did not lead 
 shaving pass fits (``REACH_RESUME_SHARE``, widest relative gap first), then ``guess`` (``DEMOTED``: it never beat
 ``bottleneck`` in our measurements); the clique bound comes last of the bounds
 (``CLIQUE_SHARE`` of what is left: it never led on the wide graphs we measured).
-Whatever time is left at the end goes to annealing and a last, larger search (the orderer's
-evaluations sized to fill each open k's share), in rounds until it is spent (``time_limit``
-caps each k's part of a round), less ``MERGE_SHARE`` for the multi-order
+Of the time left at the end, ``BAND_SHARE`` goes to the ideal DP on bands of the best
+partitions' orders, which moves every block boundary at once
+(:mod:`heuristics.partition.band_dp`); what it leaves goes to annealing and a last, larger
+search (the orderer's evaluations sized to fill each open k's share), in rounds until it
+is spent (``time_limit`` caps each k's part of a round), less ``MERGE_SHARE`` for the multi-order
 DP, which cuts each open k's partition from the prefixes of all the orders the searches
 found (:mod:`heuristics.partition.merge_dp`).  From the end of the ideal DP to the end of
 the bounds, a budgeted call that may improve its partitions (``fill_budget``) anneals on
@@ -108,6 +110,7 @@ from mtpp.certify_phases import (
     Run,
     Stalls,
     anneal_phase,
+    band_phase,
     clique_phase,
     crossing_phase,
     exact_first_phase,
@@ -421,6 +424,7 @@ def certify(
             background.stop()
             say(background.summary())
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER:
+        band_phase(runs, time_limit, left, say, tag)
         fill_phase(runs, orderer, seed, time_limit, left, say, tag)
     if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
         merge_phase(runs, time_limit, left, say, tag)

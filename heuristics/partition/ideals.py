@@ -135,12 +135,37 @@ def _rehash(slots_n, hsh, count):
 
 
 @njit(cache=True, nogil=True)
+def _in_band(bits, s, w, low, v, band):
+    """Whether ``I + {v}`` (``I`` the ideal in row ``s`` of ``bits``, ``v`` in word ``w``,
+    bit ``low``) has its last member at most ``band`` positions after its first non-member."""
+    last = v
+    for q in range(bits.shape[1] - 1, -1, -1):
+        x = bits[s, q]
+        if x != 0:
+            top = q * 64 + 63
+            while (x >> np.uint64(top - q * 64)) & ONE == 0:
+                top -= 1
+            last = max(last, top)
+            break
+    for q in range(bits.shape[1]):
+        x = bits[s, q]
+        if q == w:
+            x |= low
+        if x != ~np.uint64(0):
+            free = ~x
+            return last - (q * 64 + CTZ[((free & (~free + ONE)) * DEBRUIJN) >> np.uint64(58)]) <= band
+    return True
+
+
+@njit(cache=True, nogil=True)
 def enumerate_kernel(
-    n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, zob, max_ideals, max_bytes
+    n, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, zob, max_ideals, max_bytes, band=-1
 ):  # fmt: skip
     """Breadth-first enumeration; returns the arrays of :class:`IdealLattice` and a
     flag that is ``False`` if there are more than ``max_ideals`` ideals or the arrays
-    would outgrow ``max_bytes``."""
+    would outgrow ``max_bytes``.  With ``band >= 0`` only the ideals whose last member
+    lies at most ``band`` after their first non-member are kept (node numbers as
+    positions of a topological order: :func:`band_ideals`)."""
     n_words = (n + 63) // 64
     cap = 1024
     bits = np.zeros((cap, n_words), dtype=np.uint64)
@@ -170,6 +195,8 @@ def enumerate_kernel(
                 low = x & (~x + ONE)
                 x ^= low
                 v = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
+                if band >= 0 and not _in_band(bits, s, w, low, v, band):
+                    continue
                 h = hsh[s] ^ zob[v]
                 i = np.int64(h & mask)
                 child = -1

@@ -7,6 +7,7 @@ import types
 import numpy as np
 
 import mtpp
+from heuristics.partition.band_dp import band_dp
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp, ideal_dp_all
 from mtpp import Problem
 from mtpp.certificate import certify
@@ -259,3 +260,32 @@ def test_the_fill_stops_where_a_later_round_could_not_search_every_open_k(monkey
     deadline = time.perf_counter() + 6.0  # the fill's end: 95% of it less a second
     phases.fill_phase([run], "brkga", 0, 1.0, lambda: deadline - time.perf_counter(), print, lambda p: "")
     assert seeds == [1, 2, 3]
+
+
+def test_the_band_dp_reshapes_the_best_partition_of_every_open_k(monkeypatch):
+    """After the bounds, the ideal DP on bands of each open k's best partition: a better
+    partition it finds is re-checked and adopted; a batch row (no fill) never runs it."""
+    import mtpp.certify_phases as phases
+
+    calls = []
+
+    def spied(problem, assignment, band, upper_bound, max_ideals, time_limit):
+        res = band_dp(problem, assignment, band, upper_bound, max_ideals, time_limit)
+        calls.append((problem.k, band, upper_bound, None if res is None else res[1]))
+        return res
+
+    monkeypatch.setattr(phases, "band_dp", spied)
+    monkeypatch.setattr(mtpp.certificate, "fill_phase", lambda *args, **kwargs: None)  # the band DP alone
+    monkeypatch.setattr(mtpp.certificate, "anneal_phase", lambda *args, **kwargs: None)
+    monkeypatch.setattr(mtpp.certificate, "background_annealer", lambda *args, **kwargs: None)
+    g = mtpp.layered_graph(110, seed=8131)
+    cert = certify(g, k=[16], bounds="simple,cut", orderer="random-2", budget=8, max_ideals=1)[0]
+    assert calls and {k for k, *_ in calls} == {16} and calls[0][1] == phases.BANDS[0]
+    improved = [(ub, a) for _, _, ub, a in calls if a is not None]
+    assert improved  # two random orders sliced: the band DP moves their boundaries
+    for ub, assignment in improved:
+        found = mtpp.evaluate(Problem(g, 16), assignment).bottleneck
+        assert found < ub and cert.upper_bound <= found
+    calls.clear()
+    certify(g, k=[16], bounds="simple,cut", orderer="random-2", budget=8, max_ideals=1, fill_budget=False)
+    assert calls == []
