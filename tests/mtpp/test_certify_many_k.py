@@ -141,6 +141,7 @@ def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
 
     monkeypatch.setattr(mtpp.certify_phases, "bound_record", stalled)
     monkeypatch.setattr(mtpp.certify_phases, "EXACT_FIRST_SHARE", 0.0)  # the MIP phase's rule alone
+    monkeypatch.setattr(mtpp.certify_phases, "BAND_SHARE", 0.0)  # and the whole fill for the last search
     searches = []
     real_partition = mtpp.certify_phases.partition
 
