@@ -436,8 +436,8 @@ def band_phase(
     k = 16 from 23,311 / 31,245 / 32,811 / 53,669 to 22,977 / 29,836 / 32,460 / 51,351
     (seeds 8131, 8132, 8141, 8142; the first two are their proven optima).  In
     certify (120 s, k = 2..64, layered seeds 8161-8164 of 130-200 ops) it lowered 4 of the
-    12 partitions at k = 8 / 16 / 32 by 0.7-3.9% in 6-20 s, and the fill after it found none
-    better than 3 of them; at 250 ops (seeds 9101, 9103) it found nothing in 7-10 s."""
+    12 partitions at k = 8 / 16 / 32 by 0.7-3.9% in 6-20 s (the fill after it beat one of the
+    four); at 250 ops (seeds 9101, 9103) it found nothing in 7-10 s."""
     open_runs = [r for r in runs if not closes(r.lb, r.ub_hi) and not r.problem.peak_aware]
     total = BAND_SHARE * (left() - FINAL_RESERVE)
     stop = time.perf_counter() + total

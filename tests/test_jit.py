@@ -156,6 +156,7 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     from heuristics.neural.features import node_features
     from heuristics.neural.masks import relation_matrix
     from heuristics.partition.anneal import anneal_partition
+    from heuristics.partition.band_dp import band_dp
     from heuristics.partition.ideal_dp import ideal_dp_all
     from heuristics.partition.ideals import enumerate_ideals
     from heuristics.partition.segment_peaks import peak_column, peak_segment_table, prefix_peaks
@@ -177,6 +178,7 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     lattice = enumerate_ideals(g)
     assert lattice is not None
     ideal_dp_all(problem, list(range(1, k + 1)), lattice=lattice)
+    band_dp(problem, sol.evaluation.assignment, 2, math.inf, 10_000, None)
     order = np.asarray(sol.index_order)
     prefix_peaks(problem, order)
     peak_segment_table(problem, order)

@@ -28,21 +28,16 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.partition.ideal_dp import ideal_dp_all
-from heuristics.partition.ideals import MAX_LATTICE_BYTES, IdealLattice, enumerate_kernel
+from heuristics.partition.ideals import MAX_LATTICE_BYTES, IdealLattice, enumerate_kernel, kernel_graph
 from mtpp.evaluate import dag_numbering
 from mtpp.graph import Graph
 from mtpp.problem import Problem
-
-ZOBRIST_SEED = 0xBA9D
 
 
 def band_ideals(graph: Graph, band: int, max_ideals: int) -> IdealLattice | None:
     """The ideals of ``graph`` in the band (module docstring) of its node numbering, which
     must be a topological order, or ``None`` past ``max_ideals`` of them."""
-    zob = np.random.default_rng(ZOBRIST_SEED).integers(0, 2**63, graph.n, dtype=np.uint64) * np.uint64(2) + 1
-    g = graph
-    args = (g.n, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.work, g.size_param, g.size_out, zob)
-    *arrays, complete = enumerate_kernel(*args, int(max_ideals), MAX_LATTICE_BYTES, int(band))
+    *arrays, complete = enumerate_kernel(*kernel_graph(graph), int(max_ideals), MAX_LATTICE_BYTES, int(band))
     return IdealLattice(*arrays) if complete else None
 
 

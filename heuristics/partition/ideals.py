@@ -297,6 +297,14 @@ def widest_level(n, pred_ptr, pred_idx, order):
     return int(np.bincount(depth).max()) if n else 0
 
 
+def kernel_graph(graph: Graph) -> tuple:
+    """The graph's arguments of :func:`enumerate_kernel`, with its odd random 64-bit key per
+    node (an ideal's hash is the XOR of its members' keys), the same on every call."""
+    g = graph
+    zob = np.random.default_rng(0x1DEA1).integers(0, 2**63, g.n, dtype=np.uint64) * np.uint64(2) + ONE
+    return g.n, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.work, g.size_param, g.size_out, zob
+
+
 def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> IdealLattice | None:
     """All ideals of ``graph`` with their cover edges, or ``None`` if there are more
     than ``max_ideals`` of them or their arrays would outgrow ``MAX_LATTICE_BYTES``
@@ -309,8 +317,7 @@ def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> Idea
     width = widest_level(g.n, g.pred_ptr, g.pred_idx, np.asarray(g.topological_order, dtype=np.int64))
     if width >= 63 or 2**width > max_ideals:
         return None
-    zob = np.random.default_rng(0x1DEA1).integers(0, 2**63, graph.n, dtype=np.uint64) * np.uint64(2) + ONE
-    args = (g.n, g.succ_ptr, g.succ_idx, g.pred_ptr, g.pred_idx, g.work, g.size_param, g.size_out, zob)
+    args = kernel_graph(g)
     # the kernel's work is not bounded by its arrays' sizes: a tiny graph, which runs it in
     # Python (mtpp.jit), may have a huge lattice, so it tries PYTHON_IDEALS first
     *arrays, complete = enumerate_kernel(*args, min(int(max_ideals), PYTHON_IDEALS), MAX_LATTICE_BYTES)
