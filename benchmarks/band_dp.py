@@ -50,9 +50,7 @@ def main() -> None:
         g = mtpp.layered_graph(n, seed=seed)
         problem = mtpp.Problem(g, args.k)
         cert = mtpp.certify(g, k=[args.k], budget=args.budget)[0]
-        assignment = np.array(
-            [cert.assignment[str(v)] if str(v) in cert.assignment else cert.assignment[v] for v in g.ids]
-        )
+        assignment = np.array([cert.assignment[str(v)] for v in g.ids], dtype=np.int64)
         best, start, used = cert.upper_bound, time.perf_counter(), []
         for width in args.widths:
             while (res := band_dp(problem, assignment, width, best, args.max_ideals, args.limit)) is not None:

@@ -60,13 +60,8 @@ def band_dp(
     ``upper_bound``: ``(value, assignment)``, the value as the DP computed it.  ``None``
     if there is none, the band has more than ``max_ideals`` ideals or ``time_limit``
     seconds pass first."""
-    g = problem.graph
     order = partition_order(problem, assignment)
-    rank = np.empty(g.n, dtype=np.int64)
-    rank[order] = np.arange(g.n)
-    src = np.repeat(np.arange(g.n), np.diff(g.succ_ptr))
-    edges = np.stack([rank[src], rank[g.succ_idx]], axis=1)
-    renumbered = Graph.from_arrays(g.work[order], g.size_param[order], g.size_out[order], edges)
+    renumbered = renumber(problem.graph, order)
     lattice = band_ideals(renumbered, band, max_ideals)
     if lattice is None:
         return None
@@ -74,4 +69,13 @@ def band_dp(
     res = ideal_dp_all(local, [problem.k], upper_bounds=[upper_bound], lattice=lattice, time_limit=time_limit)[0]
     if res.assignment is None or res.value is None or not res.value < upper_bound:
         return None
-    return res.value, res.assignment[rank]
+    return res.value, res.assignment[np.argsort(order)]
+
+
+def renumber(graph: Graph, order: np.ndarray) -> Graph:
+    """``graph`` with op ``order[i]`` numbered ``i`` (its weights and edges, no names)."""
+    rank = np.empty(graph.n, dtype=np.int64)
+    rank[order] = np.arange(graph.n)
+    src = np.repeat(np.arange(graph.n), np.diff(graph.succ_ptr))
+    edges = np.stack([rank[src], rank[graph.succ_idx]], axis=1)
+    return Graph.from_arrays(graph.work[order], graph.size_param[order], graph.size_out[order], edges)

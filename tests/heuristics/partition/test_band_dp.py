@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from heuristics.kahn import kahn_order
-from heuristics.partition.band_dp import band_dp, band_ideals, partition_order
+from heuristics.partition.band_dp import band_dp, band_ideals, partition_order, renumber
 from heuristics.partition.ideal_dp import ideal_dp
 from heuristics.partition.ideals import enumerate_ideals
 from heuristics.partition.slicegraph import slice_order
@@ -19,20 +19,11 @@ from tests.heuristics.partition.test_slicegraph import random_problem
 from tests.soundness.instances import FAMILIES, _check_partition, make_case, make_instance
 
 
-def _numbered(graph: Graph, order: np.ndarray) -> Graph:
-    """``graph`` with its ops renumbered by their position in ``order``."""
-    rank = np.empty(graph.n, dtype=np.int64)
-    rank[order] = np.arange(graph.n)
-    src = np.repeat(np.arange(graph.n), np.diff(graph.succ_ptr))
-    edges = np.stack([rank[src], rank[graph.succ_idx]], axis=1)
-    return Graph.from_arrays(graph.work[order], graph.size_param[order], graph.size_out[order], edges)
-
-
 def test_a_band_of_width_zero_holds_the_prefixes_and_a_wide_one_every_ideal() -> None:
     rng = np.random.default_rng(41)
     for _ in range(60):
         problem = random_problem(rng, n_max=9)
-        g = _numbered(problem.graph, kahn_order(problem.graph, rng.random(problem.graph.n)))
+        g = renumber(problem.graph, kahn_order(problem.graph, rng.random(problem.graph.n)))
         prefixes = band_ideals(g, 0, 10_000)
         assert prefixes is not None and prefixes.count == g.n + 1
         assert [prefixes.members(s).tolist() for s in range(prefixes.count)] == [list(range(i)) for i in range(g.n + 1)]
