@@ -14,7 +14,7 @@ import mtpp.certify_phases
 from formulations.pigeonhole import PigeonholeBound
 from mtpp.batch.tasks import NO_SOLVER, Settings, make_tasks, parse_methods
 from mtpp.certificate import certify
-from mtpp.certify_phases import STALL_GAP, Run, pigeonhole_phase
+from mtpp.certify_phases import STALL_GAP, Run, pigeonhole_phase, pigeonhole_resume_phase
 from mtpp.records import BoundRecord
 from solvers.result import Status
 
@@ -150,6 +150,38 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
     assert len(records) == 1 and records[0].status == "optimal"
     assert certs[1].lower_bound_method == "pigeonhole"
     assert certs[1].lower_bound == pytest.approx(0.995 * certs[1].upper_bound, rel=1e-6)
+
+
+def test_the_resumed_updates_share_the_time_by_gap(monkeypatch) -> None:
+    """pigeonhole_resume_phase: each k whose updates go on gets the part of the time left that
+    its relative gap 1 - LB / UB has among the gaps still waiting (what one k leaves goes to
+    the next), not an even split: here k = 2 (gap 2%) and k = 4 (gap 20%, both led by the
+    pigeonhole bound and stopped by the clock)."""
+    limits: dict[int, float] = {}
+
+    def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64, seed=None):
+        limits[problem.k] = time_limit
+        return resume.result  # the same bound: only the time under test
+
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
+    runs = []
+    for k, gap in ((2, 0.02), (4, 0.2)):
+        sol = mtpp.partition(replace(problem, k=k), orderer="kahn")
+        bound = (1.0 - gap) * sol.evaluation.bottleneck
+        updates = SimpleNamespace(finished=False, stalled=False, mips=3)
+        result = PigeonholeBound(bound, 3, 3, Status.TIME_LIMIT, "highs", "", 1.0, 0.0, updates=updates)
+        updates.result = result
+        record = BoundRecord(method="pigeonhole", bound=bound, status="time_limit", proven_optimal=False)
+        run = Run(sol.problem, sol.evaluation, sol.index_order, "kahn", [record], [])
+        run.pigeonhole = result
+        runs.append(run)
+    gaps = [1.0 - r.lb / r.ub_hi for r in runs]
+    total = mtpp.certify_phases.PIGEONHOLE_RESUME_SHARE * 100.0
+    pigeonhole_resume_phase(runs, "highs", 1, lambda: 100.0, lambda line: None, lambda p: "")
+    assert limits[2] == pytest.approx(total * gaps[0] / sum(gaps), rel=0.01)
+    assert limits[4] == pytest.approx(total, rel=0.01)  # k = 2 took none of its share: all of it is left
+    assert limits[2] < 0.1 * total  # an even split would give it half
 
 
 def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch) -> None:
