@@ -83,7 +83,9 @@ unless said):
   60 s: 5 of 29 MIPs stopped so, the same 29 MIPs and bound), at a relative gap of 1e-3 /
   1e-2 (28 MIPs, 0.2% / 1% lower), a MIP start from the cheapest earlier block that
   carries the share (the same time), Gurobi's ``Presolve = 2`` or ``MIPFocus = 1`` (within
-  the 10% one setting's time moves from run to run): the MIPs' time is their search;
+  the 10% one setting's time moves from run to run; ``MIPFocus = 2`` / ``3``, ``Cuts = 2`` and
+  ``Heuristics = 0`` took 2.0 / 2.8, 1.3 and 1.6 times as long on six weightings at k = 32, the
+  same optima): the MIPs' time is their search;
 * column generation from the blocks the updates found, at a threshold 0.5% above their
   bound (8003, k = 8: 784 pricings in 40 s; the master's fractional count of blocks fell
   from 10.7 to 8.45, still above k: no threshold decided, no bound lifted).
