@@ -808,8 +808,7 @@ def pigeonhole_resume_phase(
     for i, run in enumerate(rising):
         if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
             continue
-        waiting = sum(_gap(other) for other in rising[i:] if not closes(other.lb, other.ub_hi))
-        limit = (stop - time.perf_counter()) * _gap(run) / waiting
+        limit = _gap_part(run, [other for other in rising[i:] if not closes(other.lb, other.ub_hi)], stop)
         if limit < MIN_RUN_SECONDS:
             continue
         before, t0 = run.lb, time.perf_counter()
@@ -886,8 +885,7 @@ def reach_resume_phase(
         for i, (run, at, record, needs) in enumerate(turns):
             if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
                 continue
-            gaps = sum(_gap(other) for other, *_ in turns[i:])
-            limit = min(time_limit - record.wall_time, (stop - time.perf_counter()) * _gap(run) / gaps)
+            limit = min(time_limit - record.wall_time, _gap_part(run, [other for other, *_ in turns[i:]], stop))
             if limit >= MIN_RUN_SECONDS and needs <= limit:
                 _resume_shaving(run, at, record, limit, say, tag)
 
@@ -895,6 +893,12 @@ def reach_resume_phase(
 def _gap(run: Run) -> float:
     """``run``'s relative gap ``1 - LB / UB``."""
     return 1.0 - run.lb / run.ub_hi
+
+
+def _gap_part(run: Run, waiting: list[Run], stop: float) -> float:
+    """The seconds until ``stop`` that ``run``'s gap earns among the gaps of the ks ``waiting``
+    (``run`` among them) for a resumed bound: what one k leaves goes to the next."""
+    return (stop - time.perf_counter()) * _gap(run) / sum(_gap(other) for other in waiting)
 
 
 def _resume_shaving(
