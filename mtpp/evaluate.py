@@ -28,7 +28,7 @@ import numpy as np
 
 from mtpp.cost import BlockCosts, block_costs
 from mtpp.errors import InvalidPartitionError, QuotientCycleError, UnknownNodeError
-from mtpp.graph import NodeId
+from mtpp.graph import Graph, NodeId
 from mtpp.memory import check_order
 from mtpp.problem import Problem
 from mtpp.rounding import UNIT, gamma
@@ -55,13 +55,17 @@ class Evaluation:
 
 
 def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
-    """Normalise an assignment (array by node index, or mapping node id -> block) to
+    """Normalise an assignment (array by node index, or mapping node id or its text -> block) to
     an int64 array, checking that it covers every node with a block in ``0..k-1``."""
     g, k = problem.graph, problem.requested_k
     if isinstance(assignment, Mapping):
         a = np.full(g.n, -1, dtype=np.int64)
         for node_id, block in assignment.items():
-            a[g.index(node_id)] = _as_block(block, node_id, k)
+            i = _index(g, node_id)
+            if a[i] >= 0:  # an id and its text both given
+                text = str(g.ids[i])
+                raise InvalidPartitionError(f"node {g.ids[i]!r} is given twice, as its id and as its text {text!r}")
+            a[i] = _as_block(block, node_id, k)
         missing = np.flatnonzero(a < 0)
         if missing.size:
             names = ", ".join(repr(g.ids[i]) for i in missing[:5])
@@ -82,6 +86,17 @@ def as_assignment(problem: Problem, assignment: Assignment) -> np.ndarray:
     if k > problem.k and a.max() >= problem.k:  # k was clamped to n: number the non-empty blocks 0, 1, ...
         a = np.unique(a, return_inverse=True)[1].astype(np.int64).reshape(-1)
     return a
+
+
+def _index(g: Graph, node_id: NodeId) -> int:
+    """``node_id``'s index, or that of the node whose id reads ``node_id`` when it is text
+    that is not an id itself: a certificate's assignment (ids as JSON keys) fed back."""
+    try:
+        return g.index(node_id)
+    except UnknownNodeError:
+        if not isinstance(node_id, str):
+            raise
+        return g.index_of_text(node_id)
 
 
 def _as_block(block: object, node_id: NodeId, k: int) -> int:
@@ -140,9 +155,11 @@ def evaluate(problem: Problem, assignment: Assignment, order: Sequence[int] | np
     """Check a partition and recompute its cost from scratch.
 
     ``assignment`` is either an array with the block of each node index or a mapping
-    from node id to block.  Raises :class:`InvalidPartitionError` if a node is missing
-    or in a block outside ``0..k-1``, :class:`QuotientCycleError` (naming the blocks
-    and one edge per hop) if the quotient graph has a cycle, and
+    from node id to block (an id may also be given as its text, ``str(id)``, as in a
+    certificate's ``assignment``: ``evaluate(problem, cert.assignment)`` re-checks it).
+    Raises :class:`InvalidPartitionError` if a node is missing, given twice (as its id
+    and its text) or in a block outside ``0..k-1``, :class:`QuotientCycleError` (naming
+    the blocks and one edge per hop) if the quotient graph has a cycle, and
     :class:`UnknownNodeError` for an id not in the graph.
 
     ``order`` (node indices, a topological order of the whole graph) says in which

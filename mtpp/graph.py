@@ -116,6 +116,7 @@ class Graph:
 
     __slots__ = (
         "_index",
+        "_text_index",
         "edge_dst",
         "edge_src",
         "ids",
@@ -154,6 +155,7 @@ class Graph:
             raise EmptyGraphError()
         self.ids: tuple[NodeId, ...] = tuple(ids)
         self._index: dict[NodeId, int] = {}
+        self._text_index: dict[str, int] | None = None  # built on the first text lookup
         as_text: dict[str, NodeId] = {}
         for i, node_id in enumerate(self.ids):
             if isinstance(node_id, bool) or not isinstance(node_id, (str, int, np.integer)):
@@ -342,6 +344,17 @@ class Graph:
             return self._index[node_id]
         except (KeyError, TypeError):
             raise UnknownNodeError(node_id) from None
+
+    def index_of_text(self, text: str) -> int:
+        """Contiguous index of the node whose id reads ``text`` (``str(id)``, unique in a
+        graph: :class:`AmbiguousNodeIdError` refuses two ids that read the same), the
+        form a certificate's assignment keys take; :class:`UnknownNodeError` if none."""
+        if self._text_index is None:
+            self._text_index = {str(node_id): i for i, node_id in enumerate(self.ids)}
+        try:
+            return self._text_index[text]
+        except (KeyError, TypeError):
+            raise UnknownNodeError(text) from None
 
     def successors(self, i: int) -> np.ndarray:
         """Indices of the consumers of node ``i``'s output tensor."""

@@ -30,7 +30,7 @@ def test_bounds_sandwich_the_brute_force_optimum():
         if exact is not None and exact.status == "optimal":
             assert exact.bound == pytest.approx(opt, rel=OPTIMALITY_TOLERANCE)
         assert cert.upper_bound == pytest.approx(opt) and cert.optimal
-        ev = evaluate(problem, {int(v): b for v, b in cert.assignment.items()})
+        ev = evaluate(problem, cert.assignment)  # the ids' text, as in the JSON
         assert ev.bottleneck == pytest.approx(cert.upper_bound)
 
 
@@ -111,7 +111,7 @@ def test_peak_aware_certificate_bounds_stay_below_the_partition():
         for record in cert.bounds:
             assert record.bound is None or record.bound <= cert.upper_bound + 1e-9
         order = [g.index(int(v)) for v in cert.order]
-        ev = evaluate(problem, {int(v): b for v, b in cert.assignment.items()}, order)
+        ev = evaluate(problem, cert.assignment, order)
         assert ev.bottleneck == pytest.approx(cert.upper_bound)
 
 

@@ -84,6 +84,21 @@ def test_bad_assignments():
         evaluate(p, {"x": 0, "y": 1, "z": 1, "w": 0})
 
 
+def test_ids_given_as_their_text():
+    """A certificate's assignment keys are the ids' text (JSON): integer ids given so are
+    found, a text that reads no id is an unknown node, and an id given twice is refused."""
+    g = Graph.from_arrays([1, 2, 3], [0] * 3, [5, 5, 5], [(0, 1), (1, 2)], ids=[10, 20, 30])
+    p = Problem(g, 2)
+    by_id = evaluate(p, {10: 0, 20: 0, 30: 1})
+    by_text = evaluate(p, {"10": 0, "20": 0, "30": 1})
+    assert by_text.assignment.tolist() == by_id.assignment.tolist() == [0, 0, 1]
+    assert by_text.bottleneck == by_id.bottleneck == 8.0  # {10, 20}: work 3 and tensor 20 out
+    with pytest.raises(UnknownNodeError, match="'40'"):
+        evaluate(p, {"10": 0, "20": 0, "30": 1, "40": 1})
+    with pytest.raises(InvalidPartitionError, match="given twice"):
+        evaluate(p, {10: 0, "10": 1, 20: 1, 30: 1})
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
