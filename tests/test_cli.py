@@ -48,6 +48,13 @@ def test_errors_are_one_line_with_exit_2(tmp_path, capsys):
     part.write_text('{"0": 0, "1": 1}')
     assert main(["evaluate", good, str(part), "-k", "2"]) == 2
     assert "no block" in capsys.readouterr().err
+    part.write_text('{"0": 0, "1": 0, "2": 1, "3": 1, "4": 1, "9": 0}')
+    assert main(["evaluate", good, str(part), "-k", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "node '9' is not in" in err and "Traceback" not in err
+    part.write_text('{"assignment": {"0": 0, "1": 0, "2": 0, "3": 0, "4": 0}, "order": [0, 1, 2, 3, 7]}')
+    assert main(["evaluate", good, str(part), "-k", "2"]) == 2
+    assert "node '7' is not in" in capsys.readouterr().err
 
 
 def test_info(tmp_path, capsys):

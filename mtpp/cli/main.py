@@ -48,7 +48,7 @@ from mtpp.cli.output import (
     writing,
 )
 from mtpp.cli.paths import check_paths
-from mtpp.errors import InputFileError, InvalidParameterError, MtppError
+from mtpp.errors import InputFileError, InvalidParameterError, MtppError, UnknownNodeError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.io.graph_file import load_graph
@@ -299,7 +299,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         from mtpp.evaluate import evaluate
         from mtpp.pipelining.plot import plot_stages
 
-        ev = evaluate(problem, [certs[0].assignment[str(i)] for i in problem.graph.ids])
+        ev = evaluate(problem, certs[0].assignment)
         with writing(args.plot):
             plot_stages(ev.costs, certs[0].lower_bound, args.plot, f"{args.file}, k={problem.k}")
     if emit_json(docs[0] if len(docs) == 1 else certificates_document(docs), args):
@@ -387,13 +387,11 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
             raise InputFileError(f"{what}; without --strict it is priced on {args.file} anyway")
         print(f"mtpp: warning: {what}; its costs below are on {args.file}", file=sys.stderr)
     problem = _problem(graph, args, stored)
-    by_str = {str(i): i for i in graph.ids}
-    unknown = [key for key in [*raw, *(raw_order or [])] if str(key) not in by_str]
-    if unknown:
-        raise InputFileError(f"{args.partition}: node {unknown[0]!r} is not in {args.file}")
-    assignment = {by_str[str(key)]: block for key, block in raw.items()}
-    order = None if raw_order is None else [graph.index(by_str[str(v)]) for v in raw_order]
-    ev = evaluate(problem, assignment, order)
+    try:  # node ids as the file's text (JSON keys)
+        order = None if raw_order is None else [graph.index_of_text(str(v)) for v in raw_order]
+        ev = evaluate(problem, {str(key): block for key, block in raw.items()}, order)
+    except UnknownNodeError as exc:
+        raise InputFileError(f"{args.partition}: node {exc.node_id!r} is not in {args.file}") from None
     from mtpp.results_schema import evaluation_document
 
     if emit_json(evaluation_document(problem, ev, order), args):
