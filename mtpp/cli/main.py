@@ -296,7 +296,6 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         )
     docs = [certificate_document(c, _problem(graph, args, k=c.k)) for c in certs]
     if args.plot:
-        from mtpp.evaluate import evaluate
         from mtpp.pipelining.plot import plot_stages
 
         ev = evaluate(problem, certs[0].assignment)
