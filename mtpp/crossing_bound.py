@@ -44,10 +44,20 @@ an end in ``C``).  Hence
 
     F(T) >= G'(b) = sum_u o_u m_u(b) + sum_e y_e   and   OPT(k) >= min(b, (work(V) + G'(b)) / k),
 
-for every ``b``.  ``y`` is grown greedily (edges of heavier lighter tensor first, each
-taking what both its ends have left) in one compiled pass per ``b``, at the cut values
-a bisection per k visits (``G'`` falls as ``b`` grows, nearly: the greedy need not).
-On the layered graphs of seeds 9102-9104 (500 and 250 ops) it lifted the bound at
+for every ``b``.  The best ``y`` is the optimum of that linear relaxation, the least
+fractional cover, which is half the maximum flow of the graph's bipartite double cover
+(each net ``u`` as ``u'`` on the left and ``u''`` on the right, arcs ``s -> u'`` and
+``u'' -> t`` of capacity ``2 o_u``, and ``a' -> b''``, ``b' -> a''`` of infinite capacity
+for each edge ``ab``): a flow ``f`` gives ``y_ab = (f(a' b'') + f(b' a'')) / 2``, within
+the weights at both ends, and ``y`` gives the flow ``y_ab`` on both arcs (Nemhauser and
+Trotter, "Vertex packings: structural properties and algorithms", 1975).  So one minimum
+cut per ``b`` (:func:`mtpp.cut_bound.min_cut_below`, exact integers) at the cut values a
+bisection per k visits (``G'`` need not fall as ``b`` grows: the bisection only picks which
+``b`` are tried).  A greedy ``y`` (edges of heavier lighter tensor first, each taking what
+both its ends had left) was used before; against it the optimum lifted the bound at k = 8 /
+16 / 32 by 0.17 / 0.64 / 0.22% on layered dev seed 9201 (500 ops; k = 16: 72,656 ->
+73,122) and 0.22 / 0.29 / 0.15% on 7002 (250 ops).
+On the layered graphs of seeds 9102-9104 (500 and 250 ops) the pairs lifted the bound at
 k = 4..32 by 4-16% (9102, k = 16: 76,148 -> 83,405; 9103, k = 8: 55,842 -> 64,017),
 where the nets' own hulls fit but two overlapping nets rarely do; on REGAL-style graphs
 (8001-8004) by 0-8% (8004, k = 16: 1,875 -> 2,016), where work outweighs tensors and the
@@ -67,11 +77,11 @@ of at most ``n + M`` non-negative terms (``M`` steps), so the computed value is
 within ``gamma(n + 2 M)`` of the exact one relative to it (:mod:`mtpp.rounding`); the
 division by ``k`` adds one rounding, and :func:`mtpp.rounding.lower_by` with
 ``gamma(n + 2 M + 2)`` takes ``(work(V) + G(b)) / k`` below the truth.  The minimum and maximum are exact.
-With pairs of nets, each net's ``y`` is summed and every ``y_e`` scaled by
-``min(1, 2 o_u / sum)`` at both ends, times ``1 - gamma(deg + 5)``, so that the exact
-sums stay within the weights whatever the float steps did; ``work(V) + G'(b)`` is a
-float sum of at most ``n + 2 N + E`` non-negative terms (``N`` nets, ``E`` pairs),
-lowered by ``gamma(n + 2 N + E + 2)``.
+With pairs of nets, the flow runs on the weights ``2 o_u`` (exact doublings of
+``o_u``, itself below the truth) and :func:`mtpp.cut_bound.min_cut_below` returns a float
+at most its exact maximum, so half of it (exact) is at most the least fractional cover;
+``work(V) + G'(b)`` is then a float sum of at most ``n + N + 1`` non-negative terms
+(``N`` nets), lowered by ``gamma(n + 2 N + E + 2)`` (``E`` pairs: more than enough).
 """
 
 from __future__ import annotations
@@ -83,7 +93,7 @@ from itertools import combinations
 
 import numpy as np
 
-from mtpp.cut_bound import io_below
+from mtpp.cut_bound import csr_network, io_below, min_cut_below
 from mtpp.graph import Graph
 from mtpp.hull_cuts import HullCuts, reach
 from mtpp.jit import njit
@@ -291,15 +301,16 @@ def _with_net_pairs(
     mult = np.concatenate([c[1] for c in counts]).astype(np.int64)
     cand = np.unique(np.r_[values, pair_cost])
     cand = cand[cand > min(bounds.values())]
-    deg = np.bincount(np.r_[pair_a, pair_b], minlength=nets.size)
-    keep = np.array([1.0 - gamma(int(d) + 5) for d in deg])  # module docstring, rounding
     slack = 1.0 - gamma(g.n + 2 * nets.size + pair_a.size + 2) - 4.0 * UNIT  # mtpp.rounding.lower_by
+    work = float(g.work.sum())
     seen: dict[int, float] = {}
 
     def total(i: int) -> float:  # work(V) + G'(cand[i]), from below
         if i not in seen:
-            args = (o[nets], ptr, values, mult, pair_a, pair_b, pair_cost, keep, float(g.work.sum()))
-            seen[i] = float(net_pair_totals(cand[i : i + 1], *args)[0]) * slack
+            crossed, weights = net_counts(cand[i], o[nets], ptr, values, mult)
+            conflict = pair_cost >= cand[i]
+            cover = least_cover_below(weights, pair_a[conflict], pair_b[conflict])
+            seen[i] = (work + crossed + cover) * slack
         return seen[i]
 
     lifted = dict(bounds)
@@ -313,46 +324,42 @@ def _with_net_pairs(
 
 
 @njit(cache=True, nogil=True)
-def net_pair_totals(bs, o, ptr, values, mult, pair_a, pair_b, pair_cost, keep, work):
-    """``work(V) + G'(b)`` for each ``b`` of ``bs`` (module docstring, "Pairs of nets"): net
-    ``i``'s ``o_i m_i(b)`` (its steps ``values[ptr[i]:ptr[i + 1]]`` increasing, ``m_i(b)``
-    the count ``mult`` at the first value ``>= b``, else 0), plus a dual ``y`` of the
-    conflict graph's vertex cover at ``b`` over the nets with ``m_i(b) = 0`` (weights
-    ``2 o_i``), grown greedily edge by edge in the given order and scaled so that every
-    net's ``y`` sums to at most its weight whatever the rounding (``keep``: ``1 -
-    gamma(deg + 5)`` per net)."""
-    nets, edges = o.size, pair_a.size
-    out = np.empty(bs.size)
-    m = np.zeros(nets, dtype=np.int64)
-    left = np.zeros(nets)
-    used = np.zeros(nets)
-    y = np.zeros(edges)
-    for t in range(bs.size):
-        b = bs[t]
-        total = work
-        for i in range(nets):
-            lo, hi = ptr[i], ptr[i + 1]
-            j = lo + np.searchsorted(values[lo:hi], b)
-            m[i] = mult[j] if j < hi else 0
-            total += o[i] * m[i]
-            left[i] = 2.0 * o[i] if m[i] == 0 else 0.0
-            used[i] = 0.0
-        for e in range(edges):
-            y[e] = 0.0
-            i, j = pair_a[e], pair_b[e]
-            if pair_cost[e] >= b:
-                step = min(left[i], left[j])
-                if step > 0.0:
-                    y[e] = step
-                    left[i] -= step
-                    left[j] -= step
-                    used[i] += step
-                    used[j] += step
-        for e in range(edges):
-            if y[e] > 0.0:
-                i, j = pair_a[e], pair_b[e]
-                fi = min(1.0, 2.0 * o[i] / used[i]) * keep[i]
-                fj = min(1.0, 2.0 * o[j] / used[j]) * keep[j]
-                total += y[e] * min(fi, fj)
-        out[t] = total
-    return out
+def net_counts(b, o, ptr, values, mult):
+    """``sum_i o_i m_i(b)`` (module docstring) and each net's weight in the cover at ``b``:
+    ``2 o_i`` where ``m_i(b) = 0`` (it may stay inside a block), else 0 (it is counted
+    already).  Net ``i``'s steps are ``values[ptr[i]:ptr[i + 1]]`` (increasing), ``m_i(b)``
+    the count ``mult`` at the first value ``>= b``, else 0."""
+    nets = o.size
+    crossed = 0.0
+    weights = np.zeros(nets)
+    for i in range(nets):
+        lo, hi = ptr[i], ptr[i + 1]
+        j = lo + np.searchsorted(values[lo:hi], b)
+        m = mult[j] if j < hi else 0
+        crossed += o[i] * m
+        if m == 0:
+            weights[i] = 2.0 * o[i]
+    return crossed, weights
+
+
+def least_cover_below(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """A float at most the least fractional vertex cover ``min sum_i weights_i x_i`` over
+    ``x >= 0`` with ``x_a + x_b >= 1`` for every edge ``(a[e], b[e])``: half the maximum flow
+    of the bipartite double cover (module docstring, "Pairs of nets"), by one exact minimum
+    cut.  Edges at a net of weight 0 need no cover (``x`` there is free)."""
+    keep = (weights[a] > 0.0) & (weights[b] > 0.0)
+    a, b = a[keep], b[keep]
+    if not a.size:
+        return 0.0
+    used = np.unique(np.r_[a, b])
+    a, b = np.searchsorted(used, a), np.searchsorted(used, b)
+    n = used.size
+    source, sink = 2 * n, 2 * n + 1
+    left, right = np.arange(n), n + np.arange(n)
+    tail = np.r_[np.full(n, source), right, a, b]
+    head = np.r_[left, np.full(n, sink), n + b, n + a]
+    cap = np.r_[weights[used], weights[used], np.full(2 * a.size, np.inf)]
+    ptr, heads, rev, caps, _ = csr_network(tail, head, cap, 2 * n + 2)
+    level = np.empty(2 * n + 2, dtype=np.int64)
+    flow, _ = min_cut_below(ptr, heads, rev, caps, source, sink, float(weights[used].sum()), level, np.inf)
+    return 0.5 * flow

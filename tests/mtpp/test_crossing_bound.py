@@ -6,10 +6,11 @@ from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
+from scipy.optimize import linprog
 
 import mtpp
 from mtpp import Graph, Problem
-from mtpp.crossing_bound import clique_counts, crossing_lower_bounds
+from mtpp.crossing_bound import clique_counts, crossing_lower_bounds, least_cover_below
 from mtpp.cut_bound import cut_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
@@ -89,6 +90,28 @@ def test_on_a_layered_graph_overlapping_nets_that_cannot_share_a_block_lift_the_
     assert with_pairs.net_pairs == with_pairs.total_net_pairs > 100
     assert with_pairs.bounds[4] > 1.05 * without.bounds[4]
     assert with_pairs.bounds[8] >= without.bounds[8]
+
+
+def test_least_cover_is_the_vertex_cover_lp_from_below():
+    # on a path of four unit nets the greedy dual that took the middle edge first gave 1 (it
+    # used up both middle nets); the least fractional cover is 2 ({1, 2}, or x = 1/2 each)
+    a, b = np.array([1, 0, 2]), np.array([2, 1, 3])
+    assert least_cover_below(np.ones(4), a, b) == 2.0
+    assert least_cover_below(np.ones(3), np.array([0, 1, 2]), np.array([1, 2, 0])) == 1.5  # odd cycle: 1/2 each
+    rng = np.random.default_rng(2324)
+    for trial in range(60):
+        n = int(rng.integers(2, 9))
+        edges = np.array([(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.4], dtype=np.int64)
+        if not edges.size:
+            continue
+        scale = 10.0 ** rng.uniform(-3, 12)
+        weights = rng.random(n) * scale * (rng.random(n) < 0.85)  # some nets already crossed: weight 0
+        rows = np.zeros((edges.shape[0], n))
+        rows[np.arange(edges.shape[0]), edges[:, 0]] = rows[np.arange(edges.shape[0]), edges[:, 1]] = -1.0
+        lp = linprog(weights / scale, A_ub=rows, b_ub=-np.ones(edges.shape[0]), bounds=(0, None), method="highs")
+        cover = least_cover_below(weights, edges[:, 0], edges[:, 1])
+        assert cover <= lp.fun * scale * (1 + 1e-9) + 1e-300, trial
+        assert math.isclose(cover, lp.fun * scale, rel_tol=1e-7, abs_tol=1e-12 * scale), trial
 
 
 def test_clique_counts_fall_as_the_threshold_rises():
