@@ -52,11 +52,15 @@ for each edge ``ab``): a flow ``f`` gives ``y_ab = (f(a' b'') + f(b' a'')) / 2``
 the weights at both ends, and ``y`` gives the flow ``y_ab`` on both arcs (Nemhauser and
 Trotter, "Vertex packings: structural properties and algorithms", 1975).  So one minimum
 cut per ``b`` (:func:`mtpp.cut_bound.min_cut_below`, exact integers) at the cut values a
-bisection per k visits (``G'`` need not fall as ``b`` grows: the bisection only picks which
-``b`` are tried).  A greedy ``y`` (edges of heavier lighter tensor first, each taking what
-both its ends had left) was used before; against it the optimum lifted the bound at k = 8 /
-16 / 32 by 0.17 / 0.64 / 0.22% on layered dev seed 9201 (500 ops; k = 16: 72,656 ->
-73,122) and 0.22 / 0.29 / 0.15% on 7002 (250 ops).
+bisection per k visits.  ``G'`` falls as ``b`` grows: it is ``sum_u o_u m_u(b)`` over
+the nets with ``m_u(b) >= 2`` plus the least fractional cover of the others, and as ``b``
+grows each ``m_u`` falls, a net whose ``m_u`` falls to 0 trades its fixed count (at least
+``2 o_u``) for a free ``x_u`` of weight ``2 o_u``, and conflicts only drop (up to the
+flow's rounding, which only lowers a value: every ``b`` tried is a bound whatever the
+search does).  A greedy ``y`` (edges of heavier lighter tensor first, each taking what
+both its ends had left) was used before; against it the optimum lifted the bound at
+k = 8 / 16 / 32 by 0.23 / 0.64 / 0.24% on layered dev seed 9201 (500 ops; k = 16:
+72,656 -> 73,122) and 0.22 / 1.09 / 0.19% on 7002 (250 ops).
 On the layered graphs of seeds 9102-9104 (500 and 250 ops) the pairs lifted the bound at
 k = 4..32 by 4-16% (9102, k = 16: 76,148 -> 83,405; 9103, k = 8: 55,842 -> 64,017),
 where the nets' own hulls fit but two overlapping nets rarely do; on REGAL-style graphs
