@@ -37,6 +37,27 @@ def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch)
     assert cert.lower_bound_method == "reach" and cert.lower_bound == pytest.approx(0.95 * ub, rel=1e-9)
 
 
+def test_a_k_whose_first_test_ran_out_of_its_share_is_tried_again(monkeypatch) -> None:
+    """The first sweeps' search at k = 4 decides no threshold within its part (as when its
+    first call compiles the sweeps' step); after the other ks, it is tried once more with
+    what they left of the phase, and its bound is the record's."""
+    calls = []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
+        calls.append((problem.k, sweeps_first, time_limit))
+        if sweeps_first and problem.k == 4 and sum(c[0] == 4 for c in calls) == 1:
+            return ReachBound(None, 0, 0, False, time_limit)
+        return ReachBound(0.9 * upper, 3, 0, True, 0.01) if sweeps_first else ReachBound(None, 0, 0, True, 0.01)
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    certs = certify(mtpp.layered_graph(60, seed=7), k=[4, 8], bounds="simple,reach", orderer="kahn", budget=10)
+    sweeps = [(k, limit) for k, first, limit in calls if first]
+    assert [k for k, _ in sweeps] == [4, 8, 4]
+    assert sweeps[2][1] > sweeps[0][1]  # the retry has what k = 8 left, besides its own part
+    record = certs[0].bound("reach")
+    assert record.bound is not None and "; 3 thresholds tried between" in record.message
+
+
 def test_no_shaving_after_the_mips_where_it_finished(monkeypatch) -> None:
     calls = []
 
