@@ -155,17 +155,16 @@ class Graph:
             raise EmptyGraphError()
         self.ids: tuple[NodeId, ...] = tuple(ids)
         self._index: dict[NodeId, int] = {}
-        self._text_index: dict[str, int] | None = None  # built on the first text lookup
-        as_text: dict[str, NodeId] = {}
+        self._text_index: dict[str, int] = {}  # str(id) -> index: ids must read differently
         for i, node_id in enumerate(self.ids):
             if isinstance(node_id, bool) or not isinstance(node_id, (str, int, np.integer)):
                 raise InvalidNodeIdError(node_id)
             if node_id in self._index:
                 raise DuplicateNodeError(node_id)
             text = str(node_id)
-            if text in as_text:
-                raise AmbiguousNodeIdError(as_text[text], node_id)
-            as_text[text] = node_id
+            if text in self._text_index:
+                raise AmbiguousNodeIdError(self.ids[self._text_index[text]], node_id)
+            self._text_index[text] = i
             self._index[node_id] = i
         raw = {"work": work, "size_param": size_param, "size_out": size_out}
         weights: dict[str, np.ndarray] = {}
@@ -349,8 +348,6 @@ class Graph:
         """Contiguous index of the node whose id reads ``text`` (``str(id)``, unique in a
         graph: :class:`AmbiguousNodeIdError` refuses two ids that read the same), the
         form a certificate's assignment keys take; :class:`UnknownNodeError` if none."""
-        if self._text_index is None:
-            self._text_index = {str(node_id): i for i, node_id in enumerate(self.ids)}
         try:
             return self._text_index[text]
         except (KeyError, TypeError):
