@@ -26,8 +26,8 @@ and a block can shed a chain of ops only through states that cost more on the wa
 it reaches through ``i`` goes to ``i + 1`` (or, the mirror image, with every op of ``i``
 that reaches it, to ``i - 1``), as one move with one acceptance test.  The labelling stays
 monotone: a member's successors outside the cone have labels above ``i`` (those in ``i``
-are in it), so at least ``i + 1``, and its predecessors at most ``i``.  Only blocks ``i``
-and ``i + 1`` change, and the cone is priced by moving its members one by one with the
+are in it), so at least ``i + 1``, and its predecessors at most ``i``.  Only block ``i``
+and the block the cone enters change, and the cone is priced by moving its members one by one with the
 single-move rules above (a member's count may pass through states that are not monotone;
 the rules do not need monotony), and moved back in reverse if rejected.  A part
 :data:`PUSH` of the moves are pushes, of cones of at most :data:`PUSH_CAP` ops.  On a dev
