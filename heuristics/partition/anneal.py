@@ -32,8 +32,8 @@ single-move rules above (a member's count may pass through states that are not m
 the rules do not need monotony), and moved back in reverse if rejected.  A part
 :data:`PUSH` of the moves are pushes, of cones of at most :data:`PUSH_CAP` ops.  On a dev
 layered graph of 500 ops (seed 9201) they took the median partition of six 20-s runs from
-fresh starts down 8 / 21 / 6% at k = 8 / 16 / 32 (a few basins attract most runs of single
-moves there); on seed 9202 at k = 16, where nearly every run ends at 140,719 either way, 1% up.
+fresh starts from 167,587 / 129,519 / 73,932 to 167,583 / 102,430 / 63,926 at k = 8 / 16 / 32
+(``benchmarks/anneal_cones.py``; a few basins attract most runs of single moves there).
 
 Search.  The energy is ``sum_b ((cost_b - T)^+)^2`` with a target ``T`` just below the
 best bottleneck found (:data:`TARGET`): moves that shrink the blocks above ``T`` pay off,
@@ -84,12 +84,13 @@ CHUNK_PER_OP = 256
 """A chunk is at most this many moves per op: a tiny graph runs the kernel as plain Python
 (:mod:`mtpp.jit`), a few microseconds a move."""
 PUSH = 0.1
-"""The part of the moves that push a cone (module docstring, Cones).  From six fresh starts
-per graph, 20 s each, the median partition on dev layered graphs of 500 ops (seeds 9201 at
-k = 8 / 16 / 32, 9202 at k = 16) went from 179,218 / 129,519 / 68,279 / 139,037 without
-cones to 164,080 / 102,554 / 64,106 / 140,719 with this part (0.05 and 0.2 did about as well
-at k = 16, 0.5 worse); on REGAL-style dev 9311 (143 ops), 10 s, at k = 16 / 32 from 2,081 /
-1,181 to 2,060 / 1,171; in 2 s from a fresh start, a 5,000-op layered graph at k = 16 from
+"""The part of the moves that push a cone (module docstring, Cones).  Tried first with the
+reference runs beside on the other core (six fresh starts per graph, 20 s each), the median
+on dev layered 9202 at k = 16 stayed where nearly every run ends either way (139,037 without
+cones, 140,719 with); 0.05 and 0.2 did about as well as 0.1 on 9201 at k = 16, and 0.4 worse
+(10-s runs: 105,876 against 103,630; a 2,000-op graph at k = 32: 356,584 against 348,300);
+on REGAL-style dev 9311 (143 ops), 10 s, at k = 16 / 32 the medians went from 2,081 / 1,181
+to 2,060 / 1,171; in 2 s from a fresh start, a 5,000-op layered graph at k = 16 from
 2,485,330 to 1,819,040 and a 20,000-op one at k = 64 from 7,606,028 to 6,524,056."""
 PUSH_CAP = 64
 """A cone of more ops is not pushed (its search stops there): a move stays cheap.  Against
