@@ -185,6 +185,12 @@ def _io_shift(v, i, j, a, cnt, consumers, io, pred_ptr, pred_idx):
 def _shift(v, i, j, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob):
     """Move ``v`` from block ``i`` to ``j``, updating the counts and block sums."""
     di, dj = _io_shift(v, i, j, a, cnt, consumers, io, pred_ptr, pred_idx)
+    _apply(v, i, j, di, dj, a, cnt, pred_ptr, pred_idx, work, param, wb, pb, iob)
+
+
+@njit(cache=True)
+def _apply(v, i, j, di, dj, a, cnt, pred_ptr, pred_idx, work, param, wb, pb, iob):
+    """Move ``v`` from block ``i`` to ``j`` whose input/output changes are ``di, dj``."""
     a[v] = j
     for e in range(pred_ptr[v], pred_ptr[v + 1]):
         cnt[pred_idx[e], i] -= 1
@@ -243,7 +249,8 @@ def anneal_kernel(
     for _ in range(moves):
         v = np.int64(_random(rng) % np.uint64(n))
         i = a[v]
-        size = 0
+        size = 0  # a cone's members, or 0 for a single move
+        di = dj = 0.0
         if push > 0.0 and (_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < push:
             stamp += 1
             if _random(rng) & np.uint64(1):
@@ -286,8 +293,8 @@ def anneal_kernel(
                 for t in range(size - 1, -1, -1):  # undo a cone, last member first
                     _shift(members[t], j, i, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
                 continue
-        if size == 0:
-            _shift(v, i, j, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
+        if size == 0:  # priced above: the single move's changes are known
+            _apply(v, i, j, di, dj, a, cnt, pred_ptr, pred_idx, work, param, wb, pb, iob)
         over += int(ni > target) - int(cost[i] > target) + int(nj > target) - int(cost[j] > target)
         high += int(ni >= best) - int(cost[i] >= best) + int(nj >= best) - int(cost[j] >= best)
         cost[i] = ni
