@@ -871,12 +871,22 @@ def reach_resume_phase(
     if a pass (about :data:`SHAVE_PASS_SWEEPS` sweeps' searches per op) fits in the k's
     share: on small IO-heavy graphs shaving from the pigeonhole or crossing bound beats both
     (64-op layered graph, k = 8: 0.90 of the optimum -> 0.96 in 2.5 s), where on 500 ops a
-    pass would not end.  The ks where the bound leads go first, then the others; within
-    each, widest relative gap ``1 - LB / UB`` first, each with the share of the time left
-    that its gap has among the gaps still waiting in its group (what one k leaves goes to
-    the next).  Where the crossing bound leads at k = 16 and 32 on a 500-op layered graph
-    (seed 9104, 120 s), their shaving had taken 14 and 11 s first without finishing one
-    threshold, leaving the k = 8 bound, which leads, 9.5 s."""
+    pass would not end.  Each k takes the share of the time left that its relative gap
+    ``1 - LB / UB`` has among the gaps still waiting in its group (what one k leaves goes to
+    the next).  The ks where the bound leads go first, widest gap first (where the crossing
+    bound leads at k = 16 and 32 on a 500-op layered graph, seed 9104, 120 s, their shaving
+    had taken 14 and 11 s first without finishing one threshold, leaving the k = 8 bound,
+    which leads, 9.5 s).  Then the others, smallest k first, until one whose shaving lifts
+    nothing: shaving is cheapest and strongest at the small ks, and the larger ones are
+    skipped (on the 500-op layered graph of seed 9202, 120 s for k = 2..64, the sweeps led
+    nowhere; widest gap first, k = 16, 32 and 64 took 14.5, 13.6 and 11.1 s without deciding
+    one threshold, and k = 8 lifted its bound 8.7% in 12.9 s; alone, k = 16 decided four
+    thresholds in 44 s, refuting none, and k = 8 lifted it 15.8% in 50 s).  Last, what is left
+    goes again to the ks whose shaving lifted the bound and was stopped by the clock, widest
+    gap first, each from where it stopped (on 9202, k = 8 reached 172,156, where widest gap
+    first in both groups reached 165,689).  Against widest gap first in both groups, on unseen
+    layered 9101-9104 (120 s, the same session), the bound at k = 8 on 9104 rose 2.1%
+    (160,619 -> 164,005), three others by 0.03%, none fell."""
     queue = []
     for run in runs:
         held = [j for j, r in enumerate(run.records) if r.method == "reach"]
@@ -884,18 +894,43 @@ def reach_resume_phase(
             continue
         record = run.records[held[-1]]
         if run.reach_rising and record.bound is not None and record.bound >= run.lb:
-            queue.append((True, run, held[-1], record, 0.0))
+            queue.append((True, run, held[-1], 0.0))
         elif run.reach_pace is not None:
-            queue.append((False, run, held[-1], record, SHAVE_PASS_SWEEPS * run.reach_pace * run.problem.graph.n))
+            queue.append((False, run, held[-1], SHAVE_PASS_SWEEPS * run.reach_pace * run.problem.graph.n))
     stop = time.perf_counter() + REACH_RESUME_SHARE * left()
-    for leads in (True, False):
-        turns = sorted((item[1:] for item in queue if item[0] is leads), key=lambda item: -_gap(item[0]))
-        for i, (run, at, record, needs) in enumerate(turns):
-            if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
-                continue
-            limit = min(time_limit - record.wall_time, _gap_part(run, [other for other, *_ in turns[i:]], stop))
-            if limit >= MIN_RUN_SECONDS and needs <= limit:
-                _resume_shaving(run, at, record, limit, say, tag)
+    leading = sorted((item[1:] for item in queue if item[0]), key=lambda item: -_gap(item[0]))
+    others = sorted((item[1:] for item in queue if not item[0]), key=lambda item: item[0].problem.k)
+    again = _shaving_turns(leading, stop, time_limit, say, tag)
+    again += _shaving_turns(others, stop, time_limit, say, tag, until_stall=True)
+    _shaving_turns(sorted(again, key=lambda item: -_gap(item[0])), stop, time_limit, say, tag)
+
+
+def _shaving_turns(
+    turns: list[tuple[Run, int, float]],
+    stop: float,
+    time_limit: float,
+    say: Report,
+    tag: Callable[[Problem], str],
+    until_stall: bool = False,
+) -> list[tuple[Run, int, float]]:
+    """One turn of resumed shaving for each ``(run, reach record's index, seconds a pass
+    needs)`` in order, each with its gap's part of the time until ``stop``
+    (:func:`reach_resume_phase`); with ``until_stall``, none after one that lifted nothing.
+    The turns that lifted the bound and were stopped by the clock, to go again."""
+    stopped = []
+    for i, (run, at, needs) in enumerate(turns):
+        if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
+            continue
+        limit = min(time_limit - run.records[at].wall_time, _gap_part(run, [r for r, *_ in turns[i:]], stop))
+        if limit < MIN_RUN_SECONDS or needs > limit:
+            continue
+        before = run.lb
+        res = _resume_shaving(run, at, limit, say, tag)
+        if run.lb > before and not res.complete:
+            stopped.append((run, at, 0.0))
+        elif until_stall and run.lb <= before:
+            break
+    return stopped
 
 
 def _gap(run: Run) -> float:
@@ -909,18 +944,22 @@ def _gap_part(run: Run, waiting: list[Run], stop: float) -> float:
     return (stop - time.perf_counter()) * _gap(run) / sum(_gap(other) for other in waiting)
 
 
-def _resume_shaving(
-    run: Run, at: int, record: BoundRecord, limit: float, say: Report, tag: Callable[[Problem], str]
-) -> None:
+def _resume_shaving(run: Run, at: int, limit: float, say: Report, tag: Callable[[Problem], str]) -> ReachBound:
     """Shaving from ``run``'s best bound for at most ``limit`` seconds (:func:`reach_resume_phase`):
-    a higher bound replaces the reach record at ``at``."""
+    a higher bound replaces the reach record at ``at``.  The search ends at the lowest threshold
+    where shaving stood at this k (:attr:`Run.reach_stood`), if below the partition's cost: a
+    higher one meets larger sets, so it stands as well, and each test that stands costs a whole
+    pass.  Its search's result."""
+    record = run.records[at]
     pace = run.reach_pace
     before = run.lb
     probe = RISING_PROBE if pace is None else PROBE  # shaving already beat the other bounds, or never ran
+    stood = run.reach_stood.get(run.problem.k)  # the lowest threshold shaving could not refute, if any
+    upper = run.ub if stood is None else min(run.ub, stood[0])
     res = reach_lower_bound(
-        run.problem, before, run.ub, limit, run.proving, sweeps_first=False, stood=run.reach_stood, probe=probe
+        run.problem, before, upper, limit, run.proving, sweeps_first=False, stood=run.reach_stood, probe=probe
     )
-    more = f"; after the MIPs, {res.tried} more with shaving between {before:.6g} and {run.ub:.6g}"
+    more = f"; after the MIPs, {res.tried} more with shaving between {before:.6g} and {upper:.6g}"
     lifted = res.bound is not None and res.bound > before
     run.reach_rising, run.reach_pace = not res.complete and pace is None, None
     run.records[at] = checked(
@@ -936,6 +975,7 @@ def _resume_shaving(
     )
     shown = f"{before:.6g} -> {run.lb:.6g}"
     say(f"{tag(run.problem)}reach, resumed: {shown} ({res.tried} thresholds, {res.wall_time:.2f} s)")
+    return res
 
 
 def _pigeonhole_record(run: Run, res: PigeonholeBound) -> BoundRecord:

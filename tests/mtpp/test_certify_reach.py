@@ -163,3 +163,28 @@ def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_widest_gap_first(monk
     monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
     certify(mtpp.layered_graph(60, seed=7), k=[4, 8], bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [(4, True), (8, True), (4, False), (8, False), (8, False), (4, False)]
+
+
+def test_where_the_sweeps_did_not_lead_the_small_ks_shave_first_until_one_lifts_nothing(monkeypatch) -> None:
+    """The sweeps lead nowhere at k = 4, 8 and 16.  After the MIPs k = 4 shaves first: the
+    clock stops it after it lifted the bound; k = 8 lifts nothing, so k = 16 is skipped; last,
+    k = 4 goes on from where it stopped (the larger first step: its shaving beat the others)."""
+    calls, probes = [], []
+
+    def simulated(problem, lower, upper, time_limit, target, shave=True, sweeps_first=True, stood=None, probe=PROBE):
+        calls.append((problem.k, sweeps_first))
+        probes.append(probe)
+        if sweeps_first:
+            return ReachBound(None, 3, 0, True, 0.003)
+        if problem.k == 4:
+            first = calls.count((4, False)) == 1
+            return ReachBound((0.9 if first else 0.95) * upper, 2, 2, not first, 0.01)
+        return ReachBound(None, 1, 1, True, 0.01)
+
+    monkeypatch.setattr(mtpp.certify_phases, "reach_lower_bound", simulated)
+    certs = certify(mtpp.layered_graph(60, seed=7), k=[4, 8, 16], bounds="simple,reach", orderer="kahn", budget=10)
+    assert calls == [(4, True), (8, True), (16, True), (4, False), (8, False), (4, False)]
+    assert probes[3:] == [PROBE, PROBE, RISING_PROBE]
+    assert certs[0].lower_bound_method == "reach"
+    assert certs[0].lower_bound == pytest.approx(0.95 * certs[0].upper_bound, rel=1e-9)
+    assert certs[2].bound("reach").bound is None and "after the MIPs" not in certs[2].bound("reach").message
