@@ -174,6 +174,9 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     slice_order(problem, sol.index_order, deadline=0.0)  # the equal-work split of an order out of time
     anneal_partition(replace(problem, peak_aware=False, reserve=0.0), sol.evaluation.assignment, moves=400, seed=seed)
     anneal_partition(replace(problem, peak_aware=False), sol.evaluation.assignment, moves=200, seed=seed, push=1.0)
+    anneal_partition(
+        replace(problem, peak_aware=False), sol.evaluation.assignment, moves=200, seed=seed, push=0.0, swap=1.0
+    )
     mtpp.certify(problem, bounds=",".join(COMBINATORIAL_METHODS), seed=seed, presolve=False)
     reach_lower_bound(problem, 0.0, sol.evaluation.bottleneck)  # certify's ideal DP proves tiny graphs first
     lattice = enumerate_ideals(g)

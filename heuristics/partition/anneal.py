@@ -33,7 +33,27 @@ the rules do not need monotony), and moved back in reverse if rejected.  A part
 :data:`PUSH` of the moves are pushes, of cones of at most :data:`PUSH_CAP` ops.  On a dev
 layered graph of 500 ops (seed 9201) they took the median partition of six 20-s runs from
 fresh starts from 167,587 / 129,519 / 73,932 to 167,583 / 102,430 / 63,926 at k = 8 / 16 / 32
-(``benchmarks/anneal_cones.py``; a few basins attract most runs of single moves there).
+(``benchmarks/anneal_moves.py``; a few basins attract most runs of single moves there).
+
+Swaps.  Where work is most of a block's cost (REGAL-style graphs at ``k = 16`` and ``32``,
+four or five ops a block), the blocks near the bottleneck are full, and moving one op out
+of one of them overfills the block it enters: the move is rejected, or taken at a loss the
+cold end of a cycle does not recover.  A *swap* trades op ``v`` of block ``i`` for op ``u``
+of block ``j``, as one move with one acceptance test: ``j`` lies in ``v``'s range (``u`` is
+drawn at random among the ops of the blocks there, up to ``4 k`` draws), ``v`` goes to
+``j``, and then ``u`` goes to ``i`` if ``i`` lies in ``u``'s range with ``v`` moved (else
+``v`` goes back).  Each step is a single move of a monotone labelling, so the swap keeps it
+monotone; it is priced, and undone when rejected, as a cone is.  The part of the moves
+that swap is :data:`SWAP` times the work's share of ``work + tensors`` (:func:`swap_share`).
+On REGAL-style dev graphs 9311 and 9314 (143 and 197 ops), five 5-s runs from fresh starts
+(``benchmarks/anneal_moves.py --move swap``, the default share there, 0.24), the medians at
+``k = 16 / 32`` were 0.943 / 0.940 and 0.973 / 0.985 of those without swaps (2,119 -> 1,998
+and 1,182 -> 1,110 on 9311; an earlier run: 0.958 / 0.919 and 0.971 / 0.928), at a third
+fewer moves a second; 120 s more of annealing without swaps had taken certify's partition of
+9311 at ``k = 32`` to 1,121.  At ``k = 8`` they were within 0.5% either way (9313 and 9314).
+On layered graphs, where tensors weigh four times the work, a third of the moves swapping
+moved nothing beyond the run-to-run spread of their basins (dev 9201 and 9202, ``k = 8 /
+16``, eight runs each).
 
 Search.  The energy is ``sum_b ((cost_b - T)^+)^2`` with a target ``T`` just below the
 best bottleneck found (:data:`TARGET`): moves that shrink the blocks above ``T`` pay off,
@@ -95,6 +115,11 @@ to 2,060 / 1,171; in 2 s from a fresh start, a 5,000-op layered graph at k = 16 
 PUSH_CAP = 64
 """A cone of more ops is not pushed (its search stops there): a move stays cheap.  Against
 256 and no cap the medians moved both ways by up to 5% (9201 at k = 32, 9202 at k = 8 / 16)."""
+SWAP = 0.3
+"""The part of the moves that swap two ops (module docstring, Swaps) where the tensors weigh
+nothing; :func:`swap_share` scales it by the work's share.  On REGAL-style dev graphs (5-s runs
+from fresh starts, 9311 and 9314 at ``k = 16 / 32``, 9313 at ``k = 8 .. 32``), 0.1, 0.3 and 0.5
+all beat no swaps, 0.3 and 0.5 by a little more at ``k = 16``."""
 MAX_CELLS = 1 << 26
 """The consumer counts take ``n k`` cells (4 bytes each): above this, no annealing."""
 
@@ -204,6 +229,19 @@ def _apply(v, i, j, di, dj, a, cnt, pred_ptr, pred_idx, work, param, wb, pb, iob
 
 
 @njit(cache=True)
+def _range(v, k, a, pred_ptr, pred_idx, succ_ptr, succ_idx):
+    """The labels ``[lo, hi]`` op ``v`` may take with the others' fixed: from its
+    predecessors' highest to its successors' lowest (module docstring, Labels)."""
+    lo = 0
+    for e in range(pred_ptr[v], pred_ptr[v + 1]):
+        lo = max(lo, a[pred_idx[e]])
+    hi = k - 1
+    for e in range(succ_ptr[v], succ_ptr[v + 1]):
+        hi = min(hi, a[succ_idx[e]])
+    return lo, hi
+
+
+@njit(cache=True)
 def _cone(v, i, a, ptr, idx, mark, stamp, members, cap):
     """``v`` and the ops of block ``i`` reached from it along ``ptr``/``idx`` (successors or
     predecessors) through block ``i``, in ``members``; their number, or 0 above ``cap``."""
@@ -230,14 +268,14 @@ def anneal_kernel(
     n, k, pred_ptr, pred_idx, succ_ptr, succ_idx, work, param, io, budget, bw, a, best_a, scalars, rng, moves
 ):
     """``moves`` moves from labelling ``a`` (module docstring), in place; ``scalars`` holds
-    ``[best, target, temp, target ratio, push, cone cap]`` in and ``best`` out, ``best_a``
+    ``[best, target, temp, target ratio, push, cone cap, swap]`` in and ``best`` out, ``best_a``
     the best labelling."""
     cnt, consumers, wb, pb, iob = block_state(n, k, succ_ptr, succ_idx, work, param, io, a)
     cost = np.empty(k)
     for b in range(k):
         cost[b] = wb[b] + iob[b] + max(pb[b] - budget, 0.0) / bw
     best, target, temp = scalars[0], scalars[1], scalars[2]
-    push, cap = scalars[4], np.int64(scalars[5])
+    push, cap, swap = scalars[4], np.int64(scalars[5]), scalars[6]
     mark = np.zeros(n, dtype=np.int64)
     members = np.empty(n, dtype=np.int64)
     stamp = 0
@@ -251,7 +289,29 @@ def anneal_kernel(
         i = a[v]
         size = 0  # a cone's members, or 0 for a single move
         di = dj = 0.0
-        if push > 0.0 and (_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < push:
+        kind = (_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)  # push, swap or single
+        partner = -1  # the op a swap moved from j to i
+        if push <= kind < push + swap:
+            lo, hi = _range(v, k, a, pred_ptr, pred_idx, succ_ptr, succ_idx)
+            if lo >= hi:
+                continue
+            for _ in range(4 * k):
+                w = np.int64(_random(rng) % np.uint64(n))
+                if a[w] != i and lo <= a[w] <= hi:
+                    partner = w
+                    break
+            if partner < 0:
+                continue
+            j = a[partner]
+            _shift(v, i, j, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
+            lo, hi = _range(partner, k, a, pred_ptr, pred_idx, succ_ptr, succ_idx)
+            if not lo <= i <= hi:
+                _shift(v, j, i, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
+                continue
+            _shift(partner, j, i, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
+            ni = wb[i] + iob[i] + max(pb[i] - budget, 0.0) / bw
+            nj = wb[j] + iob[j] + max(pb[j] - budget, 0.0) / bw
+        elif kind < push:
             stamp += 1
             if _random(rng) & np.uint64(1):
                 if i == k - 1:
@@ -270,12 +330,7 @@ def anneal_kernel(
             ni = wb[i] + iob[i] + max(pb[i] - budget, 0.0) / bw
             nj = wb[j] + iob[j] + max(pb[j] - budget, 0.0) / bw
         else:
-            lo = 0
-            for e in range(pred_ptr[v], pred_ptr[v + 1]):
-                lo = max(lo, a[pred_idx[e]])
-            hi = k - 1
-            for e in range(succ_ptr[v], succ_ptr[v + 1]):
-                hi = min(hi, a[succ_idx[e]])
+            lo, hi = _range(v, k, a, pred_ptr, pred_idx, succ_ptr, succ_idx)
             if lo >= hi:
                 continue
             j = lo + np.int64(_random(rng) % np.uint64(hi - lo))
@@ -290,10 +345,13 @@ def anneal_kernel(
         if delta > 0.0:
             draw = (_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
             if draw >= math.exp(-delta / temp):
+                if partner >= 0:  # undo a swap
+                    _shift(partner, i, j, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
+                    _shift(v, j, i, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
                 for t in range(size - 1, -1, -1):  # undo a cone, last member first
                     _shift(members[t], j, i, a, cnt, consumers, io, pred_ptr, pred_idx, work, param, wb, pb, iob)
                 continue
-        if size == 0:  # priced above: the single move's changes are known
+        if size == 0 and partner < 0:  # priced above: the single move's changes are known
             _apply(v, i, j, di, dj, a, cnt, pred_ptr, pred_idx, work, param, wb, pb, iob)
         over += int(ni > target) - int(cost[i] > target) + int(nj > target) - int(cost[j] > target)
         high += int(ni >= best) - int(cost[i] >= best) + int(nj >= best) - int(cost[j] >= best)
@@ -322,17 +380,22 @@ def anneal_partition(
     stop_at: float = 0.0,
     halt: threading.Event | None = None,
     push: float = PUSH,
+    swap: float | None = None,
 ) -> Annealed | None:
     """Anneal from ``assignment`` (any valid partition) for ``time_limit`` seconds or
     ``moves`` moves (whichever comes first; at least one of them), stopping early once
     the bottleneck is at most ``stop_at`` (a proven lower bound) or ``halt`` is set
     (read between chunks of :data:`CHUNK` moves); ``push`` is the part of the moves that
-    push a cone (:data:`PUSH`; 0: single ops only).  ``None`` for peak-aware problems, a
+    push a cone (:data:`PUSH`; 0: single ops only) and ``swap`` the part that swap two ops
+    (default :func:`swap_share`; ``push + swap <= 1``).  ``None`` for peak-aware problems, a
     single block, or more than :data:`MAX_CELLS` consumer counts."""
     if time_limit is None and moves is None:
         raise ValueError("anneal_partition needs a time limit or a number of moves")
     if not 0.0 <= push <= 1.0:
         raise ValueError(f"push must lie in [0, 1], not {push}")
+    swap = min(swap_share(problem), 1.0 - push) if swap is None else swap
+    if not 0.0 <= swap <= 1.0 - push:
+        raise ValueError(f"swap must lie in [0, 1 - push] = [0, {1.0 - push}], not {swap}")
     g, k = problem.graph, problem.k
     if problem.peak_aware or k < 2 or g.n < 2 or g.n * k > MAX_CELLS:
         return None
@@ -371,12 +434,22 @@ def anneal_partition(
             cycle_start, phase = time.perf_counter(), 0.0
             a = best_a.copy()
         temp = HOT * (COLD / HOT) ** phase * (0.01 * best) ** 2 + 1e-300
-        scalars = np.array([best, best * TARGET, temp, TARGET, push, PUSH_CAP])
+        scalars = np.array([best, best * TARGET, temp, TARGET, push, PUSH_CAP, swap])
         step = chunk if moves is None else min(chunk, moves - done)
         scalars = anneal_kernel(*args, a, best_a, scalars, rng, step)
         best = float(scalars[0])
         done += step
     return Annealed(best_a, best, done, time.perf_counter() - t0)
+
+
+def swap_share(problem: Problem) -> float:
+    """The default part of the moves that swap two ops: :data:`SWAP` times the work's share of
+    the work plus the tensors that have a consumer (``size_out / B``): about 0.23 on REGAL-style
+    graphs, 0.06 on layered ones (module docstring, Swaps)."""
+    g = problem.graph
+    work = float(g.work.sum())
+    io = float(g.size_out[np.diff(g.succ_ptr) > 0].sum()) / problem.bandwidth
+    return SWAP * work / (work + io) if work + io > 0.0 else 0.0
 
 
 def spread_start(problem: Problem, seed: int) -> np.ndarray:

@@ -74,6 +74,40 @@ def test_cone_pushes_keep_the_partition_valid_and_priced_exactly() -> None:
         anneal_partition(layered, start.assignment, moves=10, push=1.5)
 
 
+def test_swaps_keep_the_partition_valid_and_priced_exactly() -> None:
+    """Only swaps (``swap=1``, no pushes): every op traded for one of another block keeps the
+    labelling monotone, and the bookkeeping (two single moves, undone in reverse when rejected)
+    stays the evaluator's cost; where work fills the blocks, swaps find better partitions than
+    single moves in the same number of moves."""
+    rng = np.random.default_rng(4303)
+    moved = 0
+    for trial in range(60):
+        base = random_problem(rng, 10) if trial % 2 else mixed_scale_problem(rng, trial)
+        problem = replace(base, k=int(rng.integers(2, 5)), peak_aware=False)
+        start = mtpp.evaluate(problem, spread_start(problem, trial))
+        res = anneal_partition(problem, start.assignment, moves=2000, seed=trial, push=0.0, swap=1.0)
+        if res is None:
+            continue
+        assert _monotone(problem, res.assignment)
+        ev = mtpp.evaluate(problem, res.assignment)
+        assert math.isclose(res.bottleneck, ev.bottleneck, rel_tol=1e-9, abs_tol=1e-12)
+        assert ev.bottleneck <= start.bottleneck * (1 + 1e-9) + 1e-12
+        moved += ev.bottleneck < start.bottleneck * (1 - 1e-9)
+    assert moved >= 5, moved
+    problem = Problem(mtpp.regal_graph(None, seed=4304), 32)
+    with_swaps, without = [], []
+    for seed in range(3):
+        start = spread_start(problem, seed)
+        for share, out in ((None, with_swaps), (0.0, without)):
+            res = anneal_partition(problem, start, moves=2_000_000, seed=seed, swap=share)
+            assert res is not None
+            out.append(mtpp.evaluate(problem, res.assignment).bottleneck)
+    assert sorted(with_swaps)[1] < 0.98 * sorted(without)[1], (with_swaps, without)
+    for share in (-0.1, 0.95):
+        with pytest.raises(ValueError, match="swap"):
+            anneal_partition(problem, start, moves=10, swap=share)
+
+
 def test_a_seed_gives_the_same_partition_and_a_time_limit_is_kept() -> None:
     problem = Problem(mtpp.regal_graph(80, seed=4), 8)
     start = mtpp.partition(problem, orderer="kahn", presolve=False).evaluation.assignment

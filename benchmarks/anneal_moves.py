@@ -1,16 +1,18 @@
-"""The annealer's cone pushes against single moves alone (issue 23).
+"""The annealer's cone pushes and swaps, each against the moves without it (issue 23).
 
 For each graph and k, ``--chains`` runs of :func:`heuristics.partition.anneal.anneal_partition`
 of ``--seconds`` each, from the same fresh partitions (:func:`spread_start`, a random
-topological order cut into equal-work segments) and the same seeds, once with
-``push=0`` (single moves only, the reference, in the same process) and once with
-``push=--push`` (:data:`heuristics.partition.anneal.PUSH` unless given).  It prints the
-median and best bottleneck of each, the ratio of the medians (below 1: the pushes win)
-and the moves per second.  Every partition is re-checked with :func:`mtpp.evaluate`.
+topological order cut into equal-work segments) and the same seeds, once without the
+``--move`` (``push=0`` for cones, ``swap=0`` for swaps: the reference, in the same process)
+and once with it (``--share`` of the moves, else the default: :data:`heuristics.partition.anneal.PUSH`
+for cones, :func:`heuristics.partition.anneal.swap_share` for swaps); the other kind of move
+keeps its default in both.  It prints the median and best bottleneck of each, the ratio of
+the medians (below 1: the move wins) and the moves per second.  Every partition is
+re-checked with :func:`mtpp.evaluate`.
 
-    python benchmarks/anneal_cones.py                                 # dev layered 9201, 500 ops, k = 8 / 16 / 32
-    python benchmarks/anneal_cones.py --seeds 9211 --nodes 2000 --ks 32 --seconds 10 --chains 4
-    python benchmarks/anneal_cones.py --kind regal --seeds 9311 --ks 16 32 --seconds 10
+    python benchmarks/anneal_moves.py                 # cones, dev layered 9201, 500 ops, k = 8 / 16 / 32
+    python benchmarks/anneal_moves.py --seeds 9211 --nodes 2000 --ks 32 --seconds 10 --chains 4
+    python benchmarks/anneal_moves.py --move swap --kind regal --seeds 9311 9314 --ks 16 32 --seconds 5 --chains 5
 
 Graphs are ``layered_graph(--nodes, seed)`` (``--kind regal``: ``regal_graph(None, seed)``);
 the default seeds are dev seeds, never used by the tests or ``benchmarks/wide_bounds.py``.
@@ -30,14 +32,16 @@ if not os.environ.get("PYTHONPATH"):
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import mtpp
-from heuristics.partition.anneal import PUSH, anneal_partition, spread_start
+from heuristics.partition.anneal import PUSH, anneal_partition, spread_start, swap_share
 
 
-def chains(problem: mtpp.Problem, push: float, count: int, seconds: float) -> tuple[list[float], float]:
-    """The re-checked bottlenecks of ``count`` runs, and their moves per second."""
+def chains(problem: mtpp.Problem, moves_kw: dict[str, float], count: int, seconds: float) -> tuple[list[float], float]:
+    """The re-checked bottlenecks of ``count`` runs with ``moves_kw`` (``push`` or ``swap``),
+    and their moves per second."""
     costs, moves, wall = [], 0, 0.0
     for c in range(count):
-        res = anneal_partition(problem, spread_start(problem, 100 + c), time_limit=seconds, seed=c, push=push)
+        start = spread_start(problem, 100 + c)
+        res = anneal_partition(problem, start, time_limit=seconds, seed=c, **moves_kw)
         if res is None:
             raise SystemExit(f"the annealer cannot price this problem ({problem.graph.n} ops, k = {problem.k})")
         ev = mtpp.evaluate(problem, res.assignment)
@@ -56,18 +60,21 @@ def main() -> None:
     ap.add_argument("--ks", type=int, nargs="+", default=[8, 16, 32])
     ap.add_argument("--chains", type=int, default=6, help="runs per graph, k and variant")
     ap.add_argument("--seconds", type=float, default=20.0, help="seconds per run")
-    ap.add_argument("--push", type=float, default=PUSH, help="the part of the moves that push a cone")
+    ap.add_argument("--move", choices=["cone", "swap"], default="cone", help="the kind of move measured")
+    ap.add_argument("--share", type=float, default=None, help="the part of the moves of that kind")
     args = ap.parse_args()
+    key = "push" if args.move == "cone" else "swap"
     print(f"mtpp at {mtpp.__file__}; {args.chains} runs of {args.seconds:g} s per variant")
-    head = f"{'graph':>12} {'k':>3}  {'single: median':>15} {'best':>10}  {'push: median':>13} {'best':>10}"
+    head = f"{'graph':>12} {'k':>3}  {'without: median':>15} {'best':>10}  {args.move + 's: median':>13} {'best':>10}"
     print(f"{head}  ratio  Mmoves/s")
     for seed in args.seeds:
         g = mtpp.layered_graph(args.nodes, seed=seed) if args.kind == "layered" else mtpp.regal_graph(None, seed=seed)
         for k in args.ks:
             problem = mtpp.Problem(g, k)
-            anneal_partition(problem, spread_start(problem, 0), moves=1000, push=args.push)  # compile first
-            ref, ref_rate = chains(problem, 0.0, args.chains, args.seconds)
-            new, new_rate = chains(problem, args.push, args.chains, args.seconds)
+            share = args.share if args.share is not None else PUSH if key == "push" else swap_share(problem)
+            anneal_partition(problem, spread_start(problem, 0), moves=1000)  # compile first
+            ref, ref_rate = chains(problem, {key: 0.0}, args.chains, args.seconds)
+            new, new_rate = chains(problem, {key: share}, args.chains, args.seconds)
             ratio = statistics.median(new) / statistics.median(ref)
             print(
                 f"{args.kind[:1]}{seed}/{g.n:<6} {k:>3}  {statistics.median(ref):>15,.0f} {min(ref):>10,.0f}"
