@@ -24,6 +24,27 @@ def _monotone(problem: Problem, a: np.ndarray) -> bool:
     return bool(np.all(a[g.edge_src] <= a[g.edge_dst]))
 
 
+def _moved_from_random_starts(seed: int, **moves: float) -> int:
+    """Anneals 60 random tiny problems (mixed weight scales among them) from random starts with
+    the kinds of move ``moves`` (``push``, ``swap``), checks every partition is monotone, costs
+    what the evaluator says and no more than its start, and returns how many improved."""
+    rng = np.random.default_rng(seed)
+    moved = 0
+    for trial in range(60):
+        base = random_problem(rng, 10) if trial % 2 else mixed_scale_problem(rng, trial)
+        problem = replace(base, k=int(rng.integers(2, 5)), peak_aware=False)
+        start = mtpp.evaluate(problem, spread_start(problem, trial))
+        res = anneal_partition(problem, start.assignment, moves=2000, seed=trial, **moves)
+        if res is None:
+            continue
+        assert _monotone(problem, res.assignment)
+        ev = mtpp.evaluate(problem, res.assignment)
+        assert math.isclose(res.bottleneck, ev.bottleneck, rel_tol=1e-9, abs_tol=1e-12)
+        assert ev.bottleneck <= start.bottleneck * (1 + 1e-9) + 1e-12
+        moved += ev.bottleneck < start.bottleneck * (1 - 1e-9)
+    return moved
+
+
 def test_every_partition_is_valid_and_costs_what_the_evaluator_says() -> None:
     rng = np.random.default_rng(4301)
     improved = reached = tried = 0
@@ -50,20 +71,7 @@ def test_cone_pushes_keep_the_partition_valid_and_priced_exactly() -> None:
     """Only pushes (``push=1``): every cone moved to the next or previous block keeps the
     labelling monotone, and the bookkeeping (moved one member at a time, and back when
     rejected) stays the evaluator's cost; on a graph where blocks hold chains, they move."""
-    rng = np.random.default_rng(4302)
-    moved = 0
-    for trial in range(60):
-        base = random_problem(rng, 10) if trial % 2 else mixed_scale_problem(rng, trial)
-        problem = replace(base, k=int(rng.integers(2, 5)), peak_aware=False)
-        start = mtpp.evaluate(problem, spread_start(problem, trial))
-        res = anneal_partition(problem, start.assignment, moves=2000, seed=trial, push=1.0)
-        if res is None:
-            continue
-        assert _monotone(problem, res.assignment)
-        ev = mtpp.evaluate(problem, res.assignment)
-        assert math.isclose(res.bottleneck, ev.bottleneck, rel_tol=1e-9, abs_tol=1e-12)
-        assert ev.bottleneck <= start.bottleneck * (1 + 1e-9) + 1e-12
-        moved += ev.bottleneck < start.bottleneck * (1 - 1e-9)
+    moved = _moved_from_random_starts(4302, push=1.0)
     assert moved >= 5, moved  # from random starts, cones alone improve 11 of these 60
     layered = Problem(mtpp.layered_graph(120, seed=5), 8)
     start = mtpp.partition(layered, orderer="kahn", presolve=False).evaluation
@@ -79,20 +87,7 @@ def test_swaps_keep_the_partition_valid_and_priced_exactly() -> None:
     labelling monotone, and the bookkeeping (two single moves, undone in reverse when rejected)
     stays the evaluator's cost; where work fills the blocks, swaps find better partitions than
     single moves in the same number of moves."""
-    rng = np.random.default_rng(4303)
-    moved = 0
-    for trial in range(60):
-        base = random_problem(rng, 10) if trial % 2 else mixed_scale_problem(rng, trial)
-        problem = replace(base, k=int(rng.integers(2, 5)), peak_aware=False)
-        start = mtpp.evaluate(problem, spread_start(problem, trial))
-        res = anneal_partition(problem, start.assignment, moves=2000, seed=trial, push=0.0, swap=1.0)
-        if res is None:
-            continue
-        assert _monotone(problem, res.assignment)
-        ev = mtpp.evaluate(problem, res.assignment)
-        assert math.isclose(res.bottleneck, ev.bottleneck, rel_tol=1e-9, abs_tol=1e-12)
-        assert ev.bottleneck <= start.bottleneck * (1 + 1e-9) + 1e-12
-        moved += ev.bottleneck < start.bottleneck * (1 - 1e-9)
+    moved = _moved_from_random_starts(4303, push=0.0, swap=1.0)
     assert moved >= 5, moved
     problem = Problem(mtpp.regal_graph(None, seed=4304), 32)
     with_swaps, without = [], []
