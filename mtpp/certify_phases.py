@@ -854,9 +854,7 @@ def _stalled(bound: PigeonholeBound) -> bool:
 
 def io_heavy(problem: Problem) -> bool:
     """The tensors with a consumer weigh at least :data:`SHAVE_IO_HEAVY` times the work."""
-    g = problem.graph
-    io = float(g.size_out[np.diff(g.succ_ptr) > 0].sum()) / problem.bandwidth
-    return io >= SHAVE_IO_HEAVY * float(g.work.sum())
+    return problem.consumed_io >= SHAVE_IO_HEAVY * float(problem.graph.work.sum())
 
 
 def reach_resume_phase(

@@ -74,6 +74,14 @@ class Problem:
         return self.memory - self.reserve
 
     @property
+    def consumed_io(self) -> float:
+        """The transfer time of every tensor that has a consumer, ``sum size_out / B``: what
+        a partition may pay for input/output, set against the work by certify's shaving rule
+        and the annealer's share of swaps."""
+        g = self.graph
+        return float(g.size_out[np.diff(g.succ_ptr) > 0].sum()) / self.bandwidth
+
+    @property
     def has_overflow(self) -> bool:
         """Whether some block can pay an overflow cost: the parameters exceed one
         block's budget, or peak-aware costs with finite memory."""

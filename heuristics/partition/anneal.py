@@ -446,9 +446,7 @@ def swap_share(problem: Problem) -> float:
     """The default part of the moves that swap two ops: :data:`SWAP` times the work's share of
     the work plus the tensors that have a consumer (``size_out / B``): about 0.23 on REGAL-style
     graphs, 0.06 on layered ones (module docstring, Swaps)."""
-    g = problem.graph
-    work = float(g.work.sum())
-    io = float(g.size_out[np.diff(g.succ_ptr) > 0].sum()) / problem.bandwidth
+    work, io = float(problem.graph.work.sum()), problem.consumed_io
     return SWAP * work / (work + io) if work + io > 0.0 else 0.0
 
 
