@@ -142,6 +142,36 @@ def test_a_stalled_k_alternates_restarts_from_fresh_starts_with_cycles_from_its_
     assert moves == [background.CYCLE_MOVES_PER_OP_CUBED * 50**3] * len(starts) and moves[0] < CYCLE_MOVES
 
 
+def test_its_kernels_are_compiled_on_the_calling_thread_before_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile holds the interpreter lock for seconds: from the thread it starved the
+    foreground's bounds (module docstring of :class:`BackgroundAnnealer.start`)."""
+    calls: list[tuple[str, str, object]] = []
+
+    def record(name: str) -> object:
+        def call(problem: Problem, start: object, *args: object, **kwargs: object) -> Annealed:
+            calls.append((name, threading.current_thread().name, kwargs.get("moves")))
+            return Annealed(np.zeros(problem.graph.n, dtype=np.int64), math.inf, 1, 0.0)
+
+        return call
+
+    monkeypatch.setattr(background, "anneal_partition", record("anneal"))
+    monkeypatch.setattr(
+        background,
+        "spread_start",
+        lambda problem, seed: calls.append(("spread", threading.current_thread().name, None)),
+    )
+    problem = Problem(mtpp.layered_graph(60, seed=6), 4)
+    best = np.zeros(problem.graph.n, dtype=np.int64)
+    run = SimpleNamespace(problem=problem, lb=10.0, ub=100.0, ub_hi=100.0, best_eval=SimpleNamespace(assignment=best))
+    clock = iter(range(4, -1, -1))
+    annealer = background.BackgroundAnnealer([run], lambda: float(next(clock, 0)), print, lambda p: "")  # type: ignore[list-item]
+    annealer.start()
+    annealer.stop()
+    here = threading.current_thread().name
+    assert calls[:2] == [("spread", here, None), ("anneal", here, 1)]  # one move: what compiles
+    assert any(thread == "mtpp-background-anneal" for _, thread, _ in calls[2:])  # then the thread anneals
+
+
 def test_fresh_starts_escape_the_one_block_trap() -> None:
     # IO dominates this layered graph: certify's searches kept one block (all the work) at
     # k = 8, and annealing from it cannot move (only a sink may take another label); the
