@@ -144,7 +144,7 @@ def test_a_stalled_k_alternates_restarts_from_fresh_starts_with_cycles_from_its_
 
 def test_its_kernels_are_compiled_on_the_calling_thread_before_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A compile holds the interpreter lock for seconds: from the thread it starved the
-    foreground's bounds (module docstring of :class:`BackgroundAnnealer.start`)."""
+    foreground's bounds (the docstring of :meth:`BackgroundAnnealer.start`)."""
     calls: list[tuple[str, str, object]] = []
 
     def record(name: str) -> object:
@@ -166,6 +166,9 @@ def test_its_kernels_are_compiled_on_the_calling_thread_before_it_starts(monkeyp
     clock = iter(range(4, -1, -1))
     annealer = background.BackgroundAnnealer([run], lambda: float(next(clock, 0)), print, lambda p: "")  # type: ignore[list-item]
     annealer.start()
+    waited = time.monotonic() + 30.0
+    while len(calls) < 3 and time.monotonic() < waited:  # the thread's first cycle (stop() may not pre-empt it)
+        time.sleep(0.01)
     annealer.stop()
     here = threading.current_thread().name
     assert calls[:2] == [("spread", here, None), ("anneal", here, 1)]  # one move: what compiles
