@@ -9,32 +9,50 @@ index.  ``O(n + m)``.
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from heuristics.kahn import kahn_order, priorities_for
 from mtpp.graph import Graph
+from mtpp.jit import njit
+
+
+@njit(cache=True, nogil=True)
+def kahn_with_kernel(pred_ptr, succ_ptr, succ_idx, lifo):
+    """Kahn's algorithm taking the ready node released latest (``lifo``: a stack) or
+    earliest (a FIFO queue); the sources start in index order, the smallest first out,
+    and a node's released successors enter in their order (on a stack the first
+    released comes out first).  ``O(n + m)``."""
+    n = pred_ptr.shape[0] - 1
+    indeg = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        indeg[v] = pred_ptr[v + 1] - pred_ptr[v]
+    ready = np.empty(n, dtype=np.int64)
+    head, tail = 0, 0  # the queue is ready[head:tail]; the stack ready[:tail], top last
+    for v in range(n - 1, -1, -1) if lifo else range(n):
+        if indeg[v] == 0:
+            ready[tail] = v
+            tail += 1
+    order = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        if lifo:
+            tail -= 1
+            u = ready[tail]
+        else:
+            u = ready[head]
+            head += 1
+        order[t] = u
+        lo, hi = succ_ptr[u], succ_ptr[u + 1]
+        for e in range(hi - 1, lo - 1, -1) if lifo else range(lo, hi):
+            v = succ_idx[e]
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                ready[tail] = v
+                tail += 1
+    return order
 
 
 def _kahn_with(graph: Graph, lifo: bool) -> np.ndarray:
-    indeg = np.diff(graph.pred_ptr).tolist()
-    succ_ptr, succ_idx = graph.succ_ptr.tolist(), graph.succ_idx.tolist()
-    ready = deque(i for i in range(graph.n) if indeg[i] == 0)
-    if lifo:
-        ready.reverse()
-    order = []
-    while ready:
-        u = ready.pop() if lifo else ready.popleft()
-        order.append(u)
-        released = []
-        for v in succ_idx[succ_ptr[u] : succ_ptr[u + 1]]:
-            indeg[v] -= 1
-            if indeg[v] == 0:
-                released.append(v)
-        # with a stack, reversing makes the smallest released index come out first
-        ready.extend(reversed(released) if lifo else released)
-    return np.array(order, dtype=np.int64)
+    return kahn_with_kernel(graph.pred_ptr, graph.succ_ptr, graph.succ_idx, lifo)
 
 
 def dfs_order(graph: Graph) -> np.ndarray:

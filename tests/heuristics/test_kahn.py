@@ -43,3 +43,40 @@ def test_traversals_are_topological_and_differ_in_shape():
     g = Graph.from_arrays([1] * 6, [0] * 6, [1] * 6, [(0, 1), (1, 2), (3, 4), (4, 5)])
     assert dfs_order(g).tolist() == [0, 1, 2, 3, 4, 5]
     assert bfs_order(g).tolist() == [0, 3, 1, 4, 2, 5]
+
+
+def _kahn_with_deque(g, lifo: bool) -> list[int]:
+    """The depth-/breadth-first Kahn of the textbook, with a deque: the oracle of the
+    compiled kernel (sources in index order, the smallest first out; released successors
+    in their order, the first released first out of a stack)."""
+    from collections import deque
+
+    indeg = np.diff(g.pred_ptr).tolist()
+    ready = deque(i for i in range(g.n) if indeg[i] == 0)
+    if lifo:
+        ready.reverse()
+    order = []
+    while ready:
+        u = ready.pop() if lifo else ready.popleft()
+        order.append(u)
+        released = []
+        for v in g.succ_idx[g.succ_ptr[u] : g.succ_ptr[u + 1]].tolist():
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                released.append(v)
+        ready.extend(reversed(released) if lifo else released)
+    return order
+
+
+def test_traversals_match_the_deque_reference_on_both_kernel_paths():
+    from mtpp import jit
+    from mtpp.generators import layered_graph
+
+    rng = np.random.default_rng(3)
+    graphs = [random_dag(rng, int(rng.integers(1, 60)), p=float(rng.choice([0.05, 0.2, 0.5]))) for _ in range(60)]
+    graphs += [layered_graph(400, seed=5)]
+    for threshold in (0, 10**9):  # compiled, then the Python path
+        with jit.settings(threshold=threshold, budget=1e9):
+            for g in graphs:
+                assert dfs_order(g).tolist() == _kahn_with_deque(g, lifo=True)
+                assert bfs_order(g).tolist() == _kahn_with_deque(g, lifo=False)
