@@ -425,6 +425,19 @@ def _brkga(search: _Search, o: _Options) -> None:
     _run_brkga(search, o.seed, search.left())
 
 
+def _run_rule(search: _Search, weights: str | None) -> None:
+    """The learned dispatch rule (:mod:`heuristics.peak_memory.learned_rule`): no torch."""
+    from heuristics.peak_memory.learned_rule import RuleWeights, rule_order
+
+    t = time.perf_counter()
+    order = rule_order(search.graph, RuleWeights.load(weights))
+    search.offer("learned-rule", order, 0.0, time.perf_counter() - t, "feasible")
+
+
+def _rule(search: _Search, o: _Options) -> None:
+    _run_rule(search, o.weights)
+
+
 def _learned(search: _Search, o: _Options) -> None:
     _run_learned(search, o.method, o.weights, o.beam_width, o.seed, search.left())
 
@@ -436,7 +449,9 @@ def _pipeline(search: _Search, o: _Options) -> None:
     for quick in ("dfs", "bfs", "random"):
         if quick == "dfs" or not search.proven:  # a chain's one order is proven at once
             _run_fixed(search, quick, seed)
-    if o.incumbent is not None:  # a learned order as a first incumbent (issue 25)
+    if o.incumbent == "learned-rule":  # a learned order as a first incumbent (issue 25)
+        _run_rule(search, o.weights)
+    elif o.incumbent is not None:
         _run_learned(search, o.incumbent, o.weights, None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
         search.add_cut_bound()
@@ -472,6 +487,7 @@ RUNNERS: dict[str, Callable[[_Search, _Options], None]] = {
     "dfs": _fixed,
     "bfs": _fixed,
     "random": _fixed,
+    "learned-rule": _rule,
     **dict.fromkeys(LEARNED, _learned),
     "regal-brkga": _learned,
 }
@@ -517,6 +533,10 @@ def schedule(
       or by a beam of 16 with state collapsing (``beam_width`` overrides the 16);
     * ``"regal-brkga"``: BRKGA (5000 evaluations) with the mutant distributions of
       the REGAL GNN (weights ``regal-peak``), seeded with the kahn, dfs and bfs orders;
+    * ``"learned-rule"``: Kahn's algorithm running the ready op of least learned score,
+      a static perceptron priority plus the step's memory terms
+      (:mod:`heuristics.peak_memory.learned_rule`; shipped weights ``rule-peak`` unless
+      ``weights`` names a ``.npz`` file); linear in time, no torch;
     * ``"search"``: the baselines, the min-cut live bound, then the graph split at
       its cut nodes and every part solved by the anytime best-first search of
       :mod:`heuristics.peak_memory.best_first`, forward and backward (first the
@@ -531,9 +551,9 @@ def schedule(
       is left (a search stopped by its memory cap) and the gap is still open.
 
     ``incumbent``: a learned method (``"topoformer"``, ``"topoformer-sample"``,
-    ``"topoformer-beam"``, ``"regal-brkga"``; ``weights`` then names its weights) run
-    right after the quick orders of ``auto``, ``search``, ``exact-dp`` and ``cpsat``,
-    so that its order, when better, is the first incumbent of everything after it
+    ``"topoformer-beam"``, ``"regal-brkga"``, ``"learned-rule"``; ``weights`` then names
+    its weights) run right after the quick orders of ``auto``, ``search``, ``exact-dp``
+    and ``cpsat``, so that its order, when better, is the first incumbent of everything after it
     (default ``None``: none; ``benchmarks/neural_incumbent.py`` measures what it buys).
 
     ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
@@ -549,7 +569,7 @@ def schedule(
     _check_args(objective, method, time_limit, beam_width, threads)
     seed = check_seed(seed)
     check_bool("verbose", verbose)
-    learned = (*LEARNED, "regal-brkga")
+    learned = (*LEARNED, "regal-brkga", "learned-rule")
     if incumbent is not None:
         check_choice("incumbent", incumbent, learned)
         if RUNNERS[method] is not _pipeline:

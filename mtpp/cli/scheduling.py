@@ -28,7 +28,7 @@ def add_scheduling_commands(sub: Any) -> None:
         "--method",
         default="auto",
         help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
-        "random, topoformer, topoformer-sample, topoformer-beam, regal-brkga",
+        "random, learned-rule, topoformer, topoformer-sample, topoformer-beam, regal-brkga",
     )
     sch.add_argument(
         "--weights", default=None, help="weights file for a learned method or --incumbent (default: shipped)"
@@ -36,7 +36,7 @@ def add_scheduling_commands(sub: Any) -> None:
     sch.add_argument(
         "--incumbent",
         default=None,
-        help="a learned method (topoformer, topoformer-sample, ...) whose order seeds auto / search / exact-dp / cpsat",
+        help="a learned method (learned-rule, topoformer, ...) whose order seeds auto / search / exact-dp / cpsat",
     )
     sch.add_argument("--time-limit", type=float, default=60.0, help="seconds for the searching methods (default 60)")
     sch.add_argument("--beam-width", type=int, default=None, help="states kept per level by 'beam' (default 1000)")
