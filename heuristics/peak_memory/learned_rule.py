@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from heuristics.peak_memory.orders import after_step
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
@@ -205,13 +206,7 @@ def rule_kernel(succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, fe
         ready[best] = ready[count]
         order[t] = v
         peak = max(peak, live + size_out[v] + size_param[v])
-        for e in range(pred_ptr[v], pred_ptr[v + 1]):
-            u = pred_idx[e]
-            remaining[u] -= 1
-            if remaining[u] == 0:
-                live -= size_out[u]
-        if remaining[v] > 0:
-            live += size_out[v]
+        live = after_step(v, live, remaining, pred_ptr, pred_idx, size_out)
         for e in range(succ_ptr[v], succ_ptr[v + 1]):
             w = succ_idx[e]
             indeg[w] -= 1

@@ -61,14 +61,24 @@ def order_peak_kernel(order, succ_ptr, pred_ptr, pred_idx, size_out, size_param,
             peak = mem
             if peak >= upper_bound:
                 return np.inf
-        for e in range(pred_ptr[v], pred_ptr[v + 1]):
-            u = pred_idx[e]
-            remaining[u] -= 1
-            if remaining[u] == 0:
-                live -= size_out[u]
-        if remaining[v] > 0:
-            live += size_out[v]
+        live = after_step(v, live, remaining, pred_ptr, pred_idx, size_out)
     return peak
+
+
+@njit(cache=True, inline="always")
+def after_step(v, live, remaining, pred_ptr, pred_idx, size_out):
+    """The live memory ``I_t`` of Eq. (3) once op ``v`` has run, from ``live`` =
+    ``I_{t-1}``: each input whose last consumer ``v`` was is freed (``remaining`` counts
+    each tensor's consumers still to run, updated here), and ``v``'s output stays only
+    if it has consumers."""
+    for e in range(pred_ptr[v], pred_ptr[v + 1]):
+        u = pred_idx[e]
+        remaining[u] -= 1
+        if remaining[u] == 0:
+            live -= size_out[u]
+    if remaining[v] > 0:
+        live += size_out[v]
+    return live
 
 
 @njit(cache=True)
