@@ -576,6 +576,10 @@ def schedule(
             raise InvalidParameterError(f"method {method!r} takes no incumbent; auto, search, exact-dp and cpsat do")
     if weights is not None and method not in learned and incumbent is None:
         raise InvalidParameterError(f"method {method!r} takes no weights; only the learned methods and an incumbent do")
+    if "learned-rule" in (method, incumbent):  # a bad weights file fails here, before any work
+        from heuristics.peak_memory.learned_rule import RuleWeights
+
+        RuleWeights.load(weights)
     search = _Search(graph, None if time_limit is None else float(time_limit))
     opts = _Options(method, seed, beam_width, threads, verbose, weights, incumbent)
     RUNNERS[method](search, opts)

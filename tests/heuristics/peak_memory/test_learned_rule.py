@@ -139,8 +139,9 @@ def test_schedule_runs_the_rule_with_shipped_or_given_weights(tmp_path) -> None:
     RuleWeights(theta).save(tmp_path / "greedy.npz")
     s = mtpp.schedule(g, method="learned-rule", weights=str(tmp_path / "greedy.npz"))
     assert [g.index(v) for v in s.order] == _memory_greedy(g)
-    with pytest.raises(InvalidParameterError, match="cannot read rule weights"):
-        mtpp.schedule(g, method="learned-rule", weights=str(tmp_path / "none.npz"))
+    for method, incumbent in (("learned-rule", None), ("search", "learned-rule")):
+        with pytest.raises(InvalidParameterError, match="cannot read rule weights"):
+            mtpp.schedule(g, method=method, incumbent=incumbent, weights=str(tmp_path / "none.npz"))
 
 
 def test_the_rule_is_an_incumbent_of_the_search_pipeline() -> None:
