@@ -99,6 +99,18 @@ def static_features(graph: Graph) -> np.ndarray:
     )
 
 
+@njit(cache=True, inline="always")
+def size_scale(size_out):
+    """One over the mean output size (1 where every tensor is empty): the unit of every
+    size feature, static and dynamic."""
+    n = size_out.shape[0]
+    mean = 0.0
+    for v in range(n):
+        mean += size_out[v]
+    mean = mean / n if n else 0.0
+    return 1.0 / mean if mean > 0.0 else 1.0
+
+
 @njit(cache=True, nogil=True)
 def feature_kernel(order, dfs, bfs, pred_ptr, pred_idx, succ_ptr, succ_idx, size_out, size_param):
     """:func:`static_features` over a topological ``order`` and the ``dfs`` and ``bfs``
@@ -108,11 +120,7 @@ def feature_kernel(order, dfs, bfs, pred_ptr, pred_idx, succ_ptr, succ_idx, size
     and a constant."""
     n = order.shape[0]
     f = np.zeros((n, STATIC))
-    mean = 0.0
-    for v in range(n):
-        mean += size_out[v]
-    mean = mean / n if n else 0.0
-    scale = 1.0 / mean if mean > 0.0 else 1.0
+    scale = size_scale(size_out)
     for t in range(n):
         v = order[t]
         for e in range(pred_ptr[v], pred_ptr[v + 1]):
@@ -149,16 +157,13 @@ def rule_kernel(succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, fe
     ``features`` and the weights: the perceptron ``w1``, ``b1``, ``w2`` and ``a``."""
     n = size_out.shape[0]
     static = np.zeros(n)
-    mean = 0.0
     for v in range(n):
-        mean += size_out[v]
         for h in range(b1.shape[0]):
             x = b1[h]
             for i in range(features.shape[1]):
                 x += features[v, i] * w1[i, h]
             static[v] += np.tanh(x) * w2[h]
-    mean = mean / n if n else 0.0
-    scale = 1.0 / mean if mean > 0.0 else 1.0
+    scale = size_scale(size_out)
     indeg = np.empty(n, dtype=np.int64)
     remaining = np.empty(n, dtype=np.int64)
     since = np.zeros(n)
