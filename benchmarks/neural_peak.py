@@ -14,11 +14,12 @@ Methods: Topoformer greedy / sample-16 / beam-16 (shipped ``topoformer-peak``, o
 ``--weights``; ``--compare OTHER`` adds the same three rows for a second weights file,
 marked ``'``, e.g. new weights against the shipped ones in one run); the learned
 dispatch rule (:mod:`heuristics.peak_memory.learned_rule`, shipped ``rule-peak``, its
-features included in its time); approximate DP (the
+features included in its time), greedy and as the best of 16 samples; approximate DP (the
 state DP with state collapsing, ``--dp-width`` states per level; the paper uses 10^5 on
 a GPU); random-100; DFS; BFS; BRKGA (Kahn priorities, 50 x 100 = 5000 evaluations,
-seeded with the dfs and bfs orders). ``brkga@t(sample-16)`` / ``@t(beam-16)``: the same
-BRKGA stopped at that decoder's wall time on the graph (the equal-time question). Run
+seeded with the dfs and bfs orders). ``brkga@t(sample-16)`` / ``@t(beam-16)`` /
+``@t(rule s-16)``: the same BRKGA stopped at that decoder's wall time on the graph (the
+equal-time question). Run
 times include everything a user pays (features, masks, the forward pass on one CPU
 thread, decoding).
 
@@ -49,7 +50,7 @@ from benchmarks.peak_memory import git_commit  # noqa: E402
 from heuristics.brkga import BrkgaParams  # noqa: E402
 from heuristics.neural.inference import topoformer_order  # noqa: E402
 from heuristics.neural.objectives import PeakMemory  # noqa: E402
-from heuristics.peak_memory.learned_rule import RuleWeights, rule_order  # noqa: E402
+from heuristics.peak_memory.learned_rule import RuleWeights, rule_order, rule_sample  # noqa: E402
 from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order  # noqa: E402
 from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
 from mtpp import Graph, load_graph  # noqa: E402
@@ -60,8 +61,9 @@ SHARED = ROOT.parent / "shared" / "graphs" / "layered"
 TEST_SEED = 1_000_000
 NEURAL = ("neural greedy", "neural sample-16", "neural beam-16")
 COMPARED = tuple(f"{m}'" for m in NEURAL)  # the --compare weights
-EQUAL_TIME = ("brkga@t(sample-16)", "brkga@t(beam-16)")  # BRKGA stopped at the neural decoder's wall time
-METHODS = (*NEURAL, "learned rule", "approx. DP", "random-100", "dfs", "bfs", "brkga-5000", *EQUAL_TIME)
+RULE = ("learned rule", "rule sample-16")
+EQUAL_TIME = ("brkga@t(sample-16)", "brkga@t(beam-16)", "brkga@t(rule s-16)")  # stopped at that decoder's wall time
+METHODS = (*NEURAL, *RULE, "approx. DP", "random-100", "dfs", "bfs", "brkga-5000", *EQUAL_TIME)
 
 
 def test_graphs(n: int, count: int, first: int = TEST_SEED) -> list[tuple[str, Graph]]:
@@ -86,13 +88,14 @@ def run_graph(
                 timed(name, lambda mode=mode, w=w: topoformer_order(g, objective, w, mode, 16, seed).order)
     rule = RuleWeights.load()
     timed("learned rule", lambda: rule_order(g, rule))
+    timed("rule sample-16", lambda: rule_sample(g, rule, 16, seed=seed))
     timed("approx. DP", lambda: state_dp(g, beam_width=dp_width, seed=seed).order)
     timed("random-100", lambda: random_orders(g, 100, seed).order)
     timed("dfs", lambda: traversal_order(g, "dfs").order)
     timed("bfs", lambda: traversal_order(g, "bfs").order)
     timed("brkga-5000", lambda: brkga_order(g, BrkgaParams(population=50, generations=100), seed).order)
     params = BrkgaParams(population=50, generations=10**6)
-    for name, rival in zip(EQUAL_TIME, NEURAL[1:]):
+    for name, rival in zip(EQUAL_TIME, (*NEURAL[1:], RULE[1])):
         timed(name, lambda t=out[rival][1]: brkga_order(g, params, seed, time_limit=t).order)
     return out
 
@@ -131,9 +134,10 @@ def main() -> None:
     bound_gaps: dict[str, dict[str, list[float]]] = {}
     times: dict[str, dict[str, list[float]]] = {}
     wins: dict[str, dict[str, list[float]]] = {}
+    lower: dict[str, dict[str, list[float]]] = {}  # decoder -> sign(BRKGA's peak at its time - its peak)
     for label, graphs in sets.items():
         gaps[label], bound_gaps[label] = defaultdict(list), defaultdict(list)
-        times[label], wins[label] = defaultdict(list), defaultdict(list)
+        times[label], wins[label], lower[label] = defaultdict(list), defaultdict(list), defaultdict(list)
         for name, g in graphs:
             res = run_graph(g, args.weights, args.dp_width, args.seed, args.compare)
             peaks = {m: peak_memory(g, order) for m, (order, _) in res.items()}
@@ -148,11 +152,13 @@ def main() -> None:
                 gaps[label][m].append(100 * (peaks[m] - best) / best)
                 times[label][m].append(res[m][1])
                 wins[label][m].append(float(peaks[m] <= peaks["neural greedy"]))
+            for rival, brkga in zip((*NEURAL[1:], RULE[1]), EQUAL_TIME):
+                lower[label][rival].append(float(np.sign(peaks[brkga] - peaks[rival])))
                 if bound:
                     bound_gaps[label][m].append(100 * (peaks[m] - bound) / bound)
             print(
                 f"  {label:14s} {name:28s} n={g.n:5d} best {best:12.0f} "
-                + " ".join(f"{m.split()[-1]}={peaks[m]:.0f}" for m in methods),
+                + " ".join(f"{m.replace(' ', '_')}={peaks[m]:.0f}" for m in methods),
                 flush=True,
             )
 
@@ -171,6 +177,14 @@ def main() -> None:
     print("Share of graphs where the method's peak is <= neural greedy's:")
     for m in methods[1:]:
         print(f"{m:18s}" + "".join(f" | {100 * np.mean(wins[lab][m]):6.1f}%" for lab in labels))
+    print()
+    print("Equal time: graphs where the decoder's peak is lower / equal / higher than BRKGA's at its wall time:")
+    for rival in (*NEURAL[1:], RULE[1]):
+        line = f"{rival:18s}"
+        for lab in labels:
+            signs = lower[lab][rival]
+            line += f" | {signs.count(1.0):3d} / {signs.count(0.0):3d} / {signs.count(-1.0):3d}"
+        print(line)
     print(f"total wall time {time.perf_counter() - t_start:.0f} s")
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 OBJECTIVES = ("peak_memory",)
 LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
+RULES = ("learned-rule", "learned-rule-sample")  # the learned dispatch rule, greedy and sampled
 NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Section 5)
 REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
 DEFAULT_BEAM_WIDTH = 1000
@@ -425,17 +426,23 @@ def _brkga(search: _Search, o: _Options) -> None:
     _run_brkga(search, o.seed, search.left())
 
 
-def _run_rule(search: _Search, weights: str | None) -> None:
-    """The learned dispatch rule (:mod:`heuristics.peak_memory.learned_rule`): no torch."""
-    from heuristics.peak_memory.learned_rule import RuleWeights, rule_order
+def _run_rule(search: _Search, method: str, weights: str | None, width: int | None, seed: int) -> None:
+    """The learned dispatch rule (:mod:`heuristics.peak_memory.learned_rule`), greedy or
+    the best of ``width`` (default 16) samples: no torch."""
+    from heuristics.peak_memory.learned_rule import RuleWeights, rule_order, rule_sample
 
     t = time.perf_counter()
-    order = rule_order(search.graph, RuleWeights.load(weights))
-    search.offer("learned-rule", order, 0.0, time.perf_counter() - t, "feasible")
+    w = RuleWeights.load(weights)
+    if method == "learned-rule":
+        order = rule_order(search.graph, w)
+    else:
+        count = NEURAL_WIDTH if width is None else width
+        order = rule_sample(search.graph, w, count, seed=seed, time_limit=search.left())
+    search.offer(method, order, 0.0, time.perf_counter() - t, "feasible")
 
 
 def _rule(search: _Search, o: _Options) -> None:
-    _run_rule(search, o.weights)
+    _run_rule(search, o.method, o.weights, o.beam_width, o.seed)
 
 
 def _learned(search: _Search, o: _Options) -> None:
@@ -449,8 +456,8 @@ def _pipeline(search: _Search, o: _Options) -> None:
     for quick in ("dfs", "bfs", "random"):
         if quick == "dfs" or not search.proven:  # a chain's one order is proven at once
             _run_fixed(search, quick, seed)
-    if o.incumbent == "learned-rule":  # a learned order as a first incumbent (issue 25)
-        _run_rule(search, o.weights)
+    if o.incumbent in RULES:  # a learned order as a first incumbent (issue 25)
+        _run_rule(search, o.incumbent, o.weights, None, seed)
     elif o.incumbent is not None:
         _run_learned(search, o.incumbent, o.weights, None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
@@ -487,7 +494,7 @@ RUNNERS: dict[str, Callable[[_Search, _Options], None]] = {
     "dfs": _fixed,
     "bfs": _fixed,
     "random": _fixed,
-    "learned-rule": _rule,
+    **dict.fromkeys(RULES, _rule),
     **dict.fromkeys(LEARNED, _learned),
     "regal-brkga": _learned,
 }
@@ -537,6 +544,8 @@ def schedule(
       a static perceptron priority plus the step's memory terms
       (:mod:`heuristics.peak_memory.learned_rule`; shipped weights ``rule-peak`` unless
       ``weights`` names a ``.npz`` file); linear in time, no torch;
+      ``"learned-rule-sample"``: the best of the greedy rule and 15 orders sampled
+      from its scores (``beam_width`` overrides the 16; stops at ``time_limit``);
     * ``"search"``: the baselines, the min-cut live bound, then the graph split at
       its cut nodes and every part solved by the anytime best-first search of
       :mod:`heuristics.peak_memory.best_first`, forward and backward (first the
@@ -551,9 +560,10 @@ def schedule(
       is left (a search stopped by its memory cap) and the gap is still open.
 
     ``incumbent``: a learned method (``"topoformer"``, ``"topoformer-sample"``,
-    ``"topoformer-beam"``, ``"regal-brkga"``, ``"learned-rule"``; ``weights`` then names
-    its weights) run right after the quick orders of ``auto``, ``search``, ``exact-dp``
-    and ``cpsat``, so that its order, when better, is the first incumbent of everything after it
+    ``"topoformer-beam"``, ``"regal-brkga"``, ``"learned-rule"``, ``"learned-rule-sample"``;
+    ``weights`` then names its weights) run right after the quick orders of ``auto``,
+    ``search``, ``exact-dp`` and ``cpsat``, so that its order, when better, is the first
+    incumbent of everything after it
     (default ``None``: none; ``benchmarks/neural_incumbent.py`` measures what it buys).
 
     ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
@@ -569,14 +579,14 @@ def schedule(
     _check_args(objective, method, time_limit, beam_width, threads)
     seed = check_seed(seed)
     check_bool("verbose", verbose)
-    learned = (*LEARNED, "regal-brkga", "learned-rule")
+    learned = (*LEARNED, "regal-brkga", *RULES)
     if incumbent is not None:
         check_choice("incumbent", incumbent, learned)
         if RUNNERS[method] is not _pipeline:
             raise InvalidParameterError(f"method {method!r} takes no incumbent; auto, search, exact-dp and cpsat do")
     if weights is not None and method not in learned and incumbent is None:
         raise InvalidParameterError(f"method {method!r} takes no weights; only the learned methods and an incumbent do")
-    if "learned-rule" in (method, incumbent):  # a bad weights file fails here, before any work
+    if method in RULES or incumbent in RULES:  # a bad weights file fails here, before any work
         from heuristics.peak_memory.learned_rule import RuleWeights
 
         RuleWeights.load(weights)

@@ -189,7 +189,7 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     peak_column(problem, order, g.n - 1)
     segment_cost_table(problem, order)
     min_max_segmentation(unit_costs(problem, list(range(g.n))), k)
-    for method in ("random", "greedy", "beam", "exact-dp", "brkga", "learned-rule"):
+    for method in ("random", "greedy", "beam", "exact-dp", "brkga", "learned-rule", "learned-rule-sample"):
         mtpp.schedule(g, method=method, seed=seed, time_limit=None if method != "brkga" else 30.0)
     state_dp(g, beam_width=2, seed=seed)
     for backward in (False, True):
