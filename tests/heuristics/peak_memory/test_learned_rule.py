@@ -173,6 +173,8 @@ def test_sampling_keeps_the_best_of_the_greedy_rule_and_the_draws() -> None:
         assert is_topological(g, drawn)
         assert peak == pytest.approx(peak_memory(g, drawn), rel=1e-12, abs=0.0)
     assert lowered >= 5  # the draws find lower peaks than the greedy rule on some graphs
+    with pytest.raises(InvalidParameterError, match="samples must be an integer >= 1"):
+        rule_sample(mtpp.layered_graph(20, seed=1), weights, 0)
 
 
 def test_schedule_samples_the_rule_as_a_method_and_as_an_incumbent() -> None:
