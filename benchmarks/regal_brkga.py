@@ -4,17 +4,19 @@
     python benchmarks/regal_brkga.py --graphs 5       # quick look
 
 For each unseen graph (seeds from 10^6 on, which training never draws): BRKGA with
-uniform mutants and BRKGA with the mutant distributions of the shipped REGAL GNN
-(``regal-peak`` / ``regal-mtpp``, or ``--weights-peak`` / ``--weights-mtpp``), both
-with ``--evaluations`` decodes (5000 as in the REGAL paper) and the same BRKGA seed and
-kahn/dfs/bfs seeding; and a reference run with ten times the budget to define the best
-known solution; and uniform BRKGA (same population) run for the wall time the learned
-run took, GNN forward pass included (``uniform @ t(REGAL)``, the equal-time rival).
-Peak memory on layered graphs of 100-200 nodes (half with parameter costs), the MTPP
-bottleneck (k = 8) on REGAL-style graphs.
+uniform mutants, BRKGA with the mutant distributions of the shipped REGAL GNN
+(``regal-peak`` / ``regal-mtpp``, or ``--weights-peak`` / ``--weights-mtpp``) and BRKGA
+with mutants drawn around the Topoformer priorities (:mod:`heuristics.neural.prior_mutants`,
+``topoformer-peak`` / ``topoformer-mtpp``), all with ``--evaluations`` decodes (5000 as
+in the REGAL paper) and the same BRKGA seed and kahn/dfs/bfs seeding; a reference run
+with ten times the budget to define the best known solution; and uniform BRKGA (same
+population) run for the wall time each learned run took, forward pass included
+(``uniform @ t(learned)``, the equal-time rival). Peak memory on layered graphs of
+100-200 nodes (half with parameter costs), the MTPP bottleneck (k = 8) on REGAL-style
+graphs.
 
 Reported per objective: the geometric mean % gap from the best known cost (REGAL
-Table 1 reports peak memory: BRKGA 5K 7.98%, REGAL 4.44%), win / tie / loss of the
+Table 1 reports peak memory: BRKGA 5K 7.98%, REGAL 4.44%), win / tie / loss of each
 learned run against the uniform one, and mean run times.
 """
 
@@ -38,6 +40,7 @@ import torch  # noqa: E402
 from benchmarks.peak_memory import git_commit  # noqa: E402
 from heuristics.brkga import BrkgaParams, brkga  # noqa: E402
 from heuristics.neural.objectives import OrderObjective, make_objective  # noqa: E402
+from heuristics.neural.prior_mutants import topoformer_brkga  # noqa: E402
 from heuristics.neural.regal import load_regal, regal_brkga, uniform_brkga  # noqa: E402
 from heuristics.traversal import classic_priorities  # noqa: E402
 from mtpp.generators.layered import layered_graph  # noqa: E402
@@ -82,6 +85,8 @@ def main() -> None:
     ap.add_argument("--objectives", nargs="+", default=["peak", "mtpp"])
     ap.add_argument("--weights-peak", default="regal-peak")
     ap.add_argument("--weights-mtpp", default="regal-mtpp")
+    ap.add_argument("--topoformer-peak", default="topoformer-peak", help="Topoformer weights of the prior (peak)")
+    ap.add_argument("--topoformer-mtpp", default="topoformer-mtpp", help="Topoformer weights of the prior (mtpp)")
     ap.add_argument("-k", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -93,47 +98,58 @@ def main() -> None:
     for name in args.objectives:
         objective = make_objective(name, args.k)
         model = load_regal(args.weights_peak if name == "peak" else args.weights_mtpp)
+        topo = args.topoformer_peak if name == "peak" else args.topoformer_mtpp
         rows = []
         for i in range(args.graphs):
             g = test_graph(name, i)
-            t = time.perf_counter()
-            uni = uniform_brkga(g, objective, args.evaluations, seed=args.seed)
-            t_uni = time.perf_counter() - t
-            t = time.perf_counter()
-            learned = regal_brkga(g, objective, model, args.evaluations, seed=args.seed)
-            t_learned = time.perf_counter() - t
-            same_time = uniform_for(g, objective, args.evaluations, args.seed, t_learned)
+            costs, seconds = [], []
+            for search, extra in ((uniform_brkga, ()), (regal_brkga, (model,)), (topoformer_brkga, (topo,))):
+                t = time.perf_counter()
+                costs.append(search(g, objective, *extra, args.evaluations, seed=args.seed).cost)
+                seconds.append(time.perf_counter() - t)
+            same_time = [uniform_for(g, objective, args.evaluations, args.seed, t) for t in seconds[1:]]
             ref = uniform_brkga(g, objective, 10 * args.evaluations, seed=args.seed + 1)
-            best = min(uni.cost, learned.cost, ref.cost, same_time)
-            rows.append((uni.cost, learned.cost, best, t_uni, t_learned, same_time))
+            best = min(*costs, *same_time, ref.cost)
+            rows.append((*costs, *seconds, *same_time, best))
             print(
-                f"  {name:4s} graph {i:3d} n={g.n:3d} uniform {uni.cost:12.6g}  regal {learned.cost:12.6g}  "
-                f"best {best:12.6g}",
+                f"  {name:4s} graph {i:3d} n={g.n:3d} uniform {costs[0]:12.6g}  regal {costs[1]:12.6g}  "
+                f"topoformer {costs[2]:12.6g}  best {best:12.6g}",
                 flush=True,
             )
         a = np.array(rows)
-        wins = int(np.sum(a[:, 1] < a[:, 0] * (1 - 1e-12)))
-        losses = int(np.sum(a[:, 1] > a[:, 0] * (1 + 1e-12)))
-        summary.append(
-            (
-                name,
-                geo_gap(a[:, 0], a[:, 2]),
-                geo_gap(a[:, 1], a[:, 2]),
-                wins,
-                len(a) - wins - losses,
-                losses,
-                a[:, 3].mean(),
-                a[:, 4].mean(),
-                geo_gap(a[:, 5], a[:, 2]),
+        for j, learned in ((1, "REGAL GNN"), (2, "Topoformer prior")):
+            wins = int(np.sum(a[:, j] < a[:, 0] * (1 - 1e-12)))
+            losses = int(np.sum(a[:, j] > a[:, 0] * (1 + 1e-12)))
+            summary.append(
+                (
+                    name,
+                    learned,
+                    geo_gap(a[:, 0], a[:, -1]),
+                    geo_gap(a[:, j], a[:, -1]),
+                    wins,
+                    len(a) - wins - losses,
+                    losses,
+                    a[:, 3].mean(),
+                    a[:, 3 + j].mean(),
+                    geo_gap(a[:, 5 + j], a[:, -1]),
+                )
             )
-        )
 
     print()
-    print(f"% gap from the best known (geometric mean over {args.graphs} graphs), win/tie/loss of REGAL vs uniform")
-    head = ("objective", "BRKGA uniform", "REGAL BRKGA", "W/T/L", "t uniform", "t REGAL", "uniform @ t(REGAL)")
-    print(f"{head[0]:10s} {head[1]:>14s} {head[2]:>12s} {head[3]:>10s} {head[4]:>10s} {head[5]:>9s} {head[6]:>19s}")
-    for name, gu, gl, w, t_, l_, tu, tl, gs in summary:
-        print(f"{name:10s} {gu:13.2f}% {gl:11.2f}% {f'{w}/{t_}/{l_}':>10s} {tu:9.3f}s {tl:8.3f}s {gs:18.2f}%")
+    print(
+        f"% gap from the best known (geometric mean over {args.graphs} graphs), "
+        "win/tie/loss of the learned mutants vs uniform"
+    )
+    head = ("objective", "mutants", "BRKGA uniform", "learned", "W/T/L")
+    head += ("t uniform", "t learned", "uniform @ t(learned)")
+    print(
+        f"{head[0]:10s} {head[1]:17s} {head[2]:>14s} {head[3]:>9s} {head[4]:>10s} {head[5]:>10s} {head[6]:>10s} "
+        f"{head[7]:>21s}"
+    )
+    for name, learned, gu, gl, w, t_, l_, tu, tl, gs in summary:
+        print(
+            f"{name:10s} {learned:17s} {gu:13.2f}% {gl:8.2f}% {f'{w}/{t_}/{l_}':>10s} {tu:9.3f}s {tl:9.3f}s {gs:20.2f}%"
+        )
     print(f"total wall time {time.perf_counter() - t_start:.0f} s")
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 OBJECTIVES = ("peak_memory",)
 LEARNED = {"topoformer": "greedy", "topoformer-sample": "sample", "topoformer-beam": "beam"}
+LEARNED_BRKGA = ("regal-brkga", "topoformer-brkga")  # BRKGA with learned mutant distributions
 RULES = ("learned-rule", "learned-rule-sample")  # the learned dispatch rule, greedy and sampled
 NEURAL_WIDTH = 16  # samples / beam width of the learned decoders (Topoformer Section 5)
 REGAL_EVALUATIONS = 5000  # the REGAL paper's budget
@@ -374,14 +375,15 @@ def _run_learned(
 
     require_torch()  # a typed error naming the extra, before any torch import
     from heuristics.neural.inference import topoformer_order
+    from heuristics.neural.prior_mutants import topoformer_brkga
     from heuristics.neural.regal import regal_brkga
 
     # importing torch (1.3 s on 2 cores) comes off the limit (issue 24)
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t))
-    if method == "regal-brkga":
-        res = regal_brkga(
-            search.graph, PeakMemory(), weights or "regal-peak", REGAL_EVALUATIONS, seed=seed, time_limit=left
-        )
+    if method in LEARNED_BRKGA:
+        run = regal_brkga if method == "regal-brkga" else topoformer_brkga
+        default = "regal-peak" if method == "regal-brkga" else "topoformer-peak"
+        res = run(search.graph, PeakMemory(), weights or default, REGAL_EVALUATIONS, seed=seed, time_limit=left)
         order, detail, note = res.order, f"evaluations={res.evaluations}", res.note
     else:
         count = NEURAL_WIDTH if width is None else width
@@ -496,7 +498,7 @@ RUNNERS: dict[str, Callable[[_Search, _Options], None]] = {
     "random": _fixed,
     **dict.fromkeys(RULES, _rule),
     **dict.fromkeys(LEARNED, _learned),
-    "regal-brkga": _learned,
+    **dict.fromkeys(LEARNED_BRKGA, _learned),
 }
 """Method name -> what runs it: the one table :func:`schedule` dispatches by."""
 METHODS = tuple(RUNNERS)
@@ -540,6 +542,8 @@ def schedule(
       or by a beam of 16 with state collapsing (``beam_width`` overrides the 16);
     * ``"regal-brkga"``: BRKGA (5000 evaluations) with the mutant distributions of
       the REGAL GNN (weights ``regal-peak``), seeded with the kahn, dfs and bfs orders;
+      ``"topoformer-brkga"``: the same with mutants drawn around the Topoformer
+      priorities (:mod:`heuristics.neural.prior_mutants`, weights ``topoformer-peak``);
     * ``"learned-rule"``: Kahn's algorithm running the ready op of least learned score,
       a static perceptron priority plus the step's memory terms
       (:mod:`heuristics.peak_memory.learned_rule`; shipped weights ``rule-peak`` unless
@@ -560,7 +564,8 @@ def schedule(
       is left (a search stopped by its memory cap) and the gap is still open.
 
     ``incumbent``: a learned method (``"topoformer"``, ``"topoformer-sample"``,
-    ``"topoformer-beam"``, ``"regal-brkga"``, ``"learned-rule"``, ``"learned-rule-sample"``;
+    ``"topoformer-beam"``, ``"regal-brkga"``, ``"topoformer-brkga"``, ``"learned-rule"``,
+    ``"learned-rule-sample"``;
     ``weights`` then names its weights) run right after the quick orders of ``auto``,
     ``search``, ``exact-dp`` and ``cpsat``, so that its order, when better, is the first
     incumbent of everything after it
@@ -579,7 +584,7 @@ def schedule(
     _check_args(objective, method, time_limit, beam_width, threads)
     seed = check_seed(seed)
     check_bool("verbose", verbose)
-    learned = (*LEARNED, "regal-brkga", *RULES)
+    learned = (*LEARNED, *LEARNED_BRKGA, *RULES)
     if incumbent is not None:
         check_choice("incumbent", incumbent, learned)
         if RUNNERS[method] is not _pipeline:

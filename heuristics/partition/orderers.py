@@ -27,6 +27,9 @@ progress=...) -> OrderSearch``.  Names accepted by :func:`get_orderer`:
 ``regal-brkga[-N]``
     BRKGA whose mutant distributions the REGAL GNN predicts (weights ``regal-mtpp``
     by default), N evaluations (default 10000), seeded with the kahn, dfs and bfs orders like ``brkga``.
+``topoformer-brkga[-N]``
+    the same BRKGA with mutants drawn around the Topoformer policy's priorities
+    (:mod:`heuristics.neural.prior_mutants`, weights ``topoformer-mtpp`` by default).
 
 All are seeded and reproducible.
 """
@@ -198,8 +201,11 @@ def topoformer_orderer(mode: str, count: int, weights: str | None) -> Orderer:
     return run
 
 
-def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
-    """BRKGA with the REGAL GNN's mutant distributions (:func:`heuristics.neural.regal.regal_brkga`)."""
+def learned_brkga_orderer(family: str, evaluations: int, weights: str | None) -> Orderer:
+    """BRKGA with learned mutant distributions: the REGAL GNN's
+    (:func:`heuristics.neural.regal.regal_brkga`, ``family = "regal-brkga"``) or the
+    Topoformer priorities' (:func:`heuristics.neural.prior_mutants.topoformer_brkga`,
+    ``"topoformer-brkga"``)."""
 
     def run(problem: Problem, *, seed: int, time_limit: float | None, progress: Progress | None) -> OrderSearch:
         start = time.perf_counter()
@@ -207,15 +213,18 @@ def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
         from heuristics.neural.weights import require_torch
 
         require_torch()
+        from heuristics.neural.prior_mutants import topoformer_brkga
         from heuristics.neural.regal import MIN_TIME_LEFT, regal_brkga
 
         # importing torch (1.3 s on 2 cores) comes off the time limit like the search
         # (solve --orderer regal-brkga --time-limit 10 took 12.6 s on 2,000 ops)
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), MIN_TIME_LEFT)
-        res = regal_brkga(
+        search = regal_brkga if family == "regal-brkga" else topoformer_brkga
+        default = "regal-mtpp" if family == "regal-brkga" else "topoformer-mtpp"
+        res = search(
             problem.graph,
             Bottleneck.of(problem),
-            weights or "regal-mtpp",
+            weights or default,
             evaluations,
             seed=seed,
             time_limit=left,
@@ -228,7 +237,9 @@ def regal_orderer(evaluations: int, weights: str | None) -> Orderer:
     return run
 
 
-_PATTERN = re.compile(r"^(random|brkga|mla|mla-weighted|topoformer-sample|topoformer-beam|regal-brkga)(?:-(\d+))?$")
+_PATTERN = re.compile(
+    r"^(random|brkga|mla|mla-weighted|topoformer-sample|topoformer-beam|topoformer-brkga|regal-brkga)(?:-(\d+))?$"
+)
 DEFAULT_BUDGET = {
     "random": 100,
     "brkga": 10000,
@@ -236,6 +247,7 @@ DEFAULT_BUDGET = {
     "mla-weighted": 10000,
     "topoformer-sample": 16,
     "topoformer-beam": 16,
+    "topoformer-brkga": 10000,
     "regal-brkga": 10000,
 }
 ORDERER_NAMES = (
@@ -249,6 +261,7 @@ ORDERER_NAMES = (
     "topoformer",
     "topoformer-sample[-N]",
     "topoformer-beam[-N]",
+    "topoformer-brkga[-N]",
     "regal-brkga[-N]",
 )
 LEARNED = ("topoformer", "regal-brkga")
@@ -282,8 +295,8 @@ def get_orderer(name: str, weights: str | None = None) -> Orderer:
         raise InvalidParameterError(f"orderer {name!r} needs a budget >= 1")
     if family == "random":
         return random_orderer(budget)
+    if family in ("regal-brkga", "topoformer-brkga"):
+        return learned_brkga_orderer(family, budget, weights)
     if family.startswith("topoformer"):
         return topoformer_orderer(family.removeprefix("topoformer-"), budget, weights)
-    if family == "regal-brkga":
-        return regal_orderer(budget, weights)
     return brkga_orderer(budget, "bottleneck" if family == "brkga" else family)

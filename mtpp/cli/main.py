@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--orderer",
         default="brkga",
         help="kahn, dfs, bfs, random-T, brkga[-N], mla, mla-weighted, "
-        "topoformer, topoformer-sample[-N], topoformer-beam[-N], regal-brkga[-N]",
+        "topoformer, topoformer-sample[-N], topoformer-beam[-N], topoformer-brkga[-N], regal-brkga[-N]",
     )
     solve.add_argument("--weights", default=None, help="weights file for a learned orderer (default: shipped)")
     solve.add_argument("--seed", type=int, default=0)

@@ -28,7 +28,8 @@ def add_scheduling_commands(sub: Any) -> None:
         "--method",
         default="auto",
         help="auto, search, exact-dp, cpsat, beam, greedy, brkga, dfs, bfs, "
-        "random, learned-rule, learned-rule-sample, topoformer, topoformer-sample, topoformer-beam, regal-brkga",
+        "random, learned-rule, learned-rule-sample, topoformer, topoformer-sample, topoformer-beam, regal-brkga, "
+        "topoformer-brkga",
     )
     sch.add_argument(
         "--weights", default=None, help="weights file for a learned method or --incumbent (default: shipped)"

@@ -37,7 +37,9 @@ def weights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-@pytest.mark.parametrize("orderer", ["topoformer", "topoformer-sample-4", "topoformer-beam-4", "regal-brkga-60"])
+@pytest.mark.parametrize(
+    "orderer", ["topoformer", "topoformer-sample-4", "topoformer-beam-4", "topoformer-brkga-60", "regal-brkga-60"]
+)
 def test_partition_with_learned_orderers_is_rechecked(weights: dict[str, Path], orderer: str) -> None:
     g = regal_graph(40, seed=3)
     w = weights["regal-mtpp" if orderer.startswith("regal") else "topoformer-mtpp"]
@@ -48,7 +50,9 @@ def test_partition_with_learned_orderers_is_rechecked(weights: dict[str, Path], 
     assert again.bottleneck == sol.bottleneck
 
 
-@pytest.mark.parametrize("method", ["topoformer", "topoformer-sample", "topoformer-beam", "regal-brkga"])
+@pytest.mark.parametrize(
+    "method", ["topoformer", "topoformer-sample", "topoformer-beam", "topoformer-brkga", "regal-brkga"]
+)
 def test_schedule_with_learned_methods(weights: dict[str, Path], method: str) -> None:
     g = layered_graph(50, seed=2)
     w = weights["regal-peak" if method.startswith("regal") else "topoformer-peak"]
@@ -101,11 +105,12 @@ def test_missing_torch_is_a_typed_error_naming_the_extra(monkeypatch: pytest.Mon
 
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
     g = regal_graph(20, seed=1)
-    for orderer in ("topoformer", "regal-brkga-50"):
+    for orderer in ("topoformer", "topoformer-brkga-50", "regal-brkga-50"):
         with pytest.raises(MissingDependencyError, match=r"mtpp\[neural\]"):
             partition(g, 3, orderer=orderer)
-    with pytest.raises(MissingDependencyError, match=r"mtpp\[neural\]"):
-        schedule(g, method="regal-brkga")
+    for method in ("topoformer-brkga", "regal-brkga"):
+        with pytest.raises(MissingDependencyError, match=r"mtpp\[neural\]"):
+            schedule(g, method=method)
 
 
 def test_cli_builds_teacher_data_and_trains_on_it(tmp_path: Path, capsys) -> None:

@@ -20,10 +20,10 @@ from heuristics.peak_memory.cut_bound import cut_live_bound
 from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph, schedule
 from mtpp.memory import REL_TOL, local_lower_bound
-from mtpp.scheduling import LEARNED, METHODS
+from mtpp.scheduling import LEARNED, LEARNED_BRKGA, METHODS
 from tests.oracle import topological_orders
 
-EXACT_METHODS = [m for m in METHODS if m not in LEARNED and m != "regal-brkga"]  # no torch weights needed
+EXACT_METHODS = [m for m in METHODS if m not in LEARNED and m not in LEARNED_BRKGA]  # no torch weights needed
 
 
 def exact_peak(graph: Graph, order) -> Fraction:
