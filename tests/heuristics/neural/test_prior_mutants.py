@@ -11,13 +11,12 @@ from heuristics.neural import forward_budget
 from heuristics.neural.inference import topoformer_priorities
 from heuristics.neural.objectives import make_objective
 from heuristics.neural.prior_mutants import CLIP, CONCENTRATION, prior_betas, topoformer_brkga
-from heuristics.partition.slicegraph import slice_order
-from heuristics.traversal import classic_priorities
 from mtpp import Problem, evaluate, partition, schedule
 from mtpp.errors import InvalidParameterError
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
 from mtpp.memory import peak_memory
+from tests.heuristics.neural.learned_brkga import check_learned_brkga
 from tests.oracle import is_topological
 
 
@@ -42,20 +41,12 @@ def test_the_search_uses_the_policy_priorities_and_its_cost_is_exact(objective_n
     else:
         g, objective = regal_graph(60, seed=5), make_objective("mtpp", 4)
     res = topoformer_brkga(g, objective, evaluations=300, seed=1)
-    assert is_topological(g, res.order) and res.note == "" and res.evaluations > 0
+    assert res.note == ""
     alpha, beta = prior_betas(topoformer_priorities(g, f"topoformer-{objective_name}"))
     assert res.alpha is not None and res.beta is not None
     np.testing.assert_array_equal(res.alpha, alpha)
     np.testing.assert_array_equal(res.beta, beta)
-    if objective_name == "peak":
-        truth = peak_memory(g, res.order)
-    else:
-        problem = Problem(g, 4)
-        seg = slice_order(problem, res.order)
-        assert seg is not None
-        truth = evaluate(problem, seg.assignment, res.order).bottleneck
-    assert res.cost == pytest.approx(truth, rel=1e-9)
-    assert res.cost <= objective.key_costs(g, classic_priorities(g)).min() + 1e-9  # seeded with kahn / dfs / bfs
+    check_learned_brkga(g, objective, res)
     again = topoformer_brkga(g, objective, evaluations=300, seed=1)
     assert again.cost == res.cost and np.array_equal(again.order, res.order)
 
