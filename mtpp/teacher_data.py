@@ -9,8 +9,11 @@ meets it, becomes an order whose blocks are contiguous (:func:`partition_order`)
 the order SliceGraph's DP (MTPP Algorithm 1) cuts back into at most that
 bottleneck.  Graph ``i`` of a :class:`DataSpec` is
 the graph drawn from ``numpy.random.default_rng([seed, 25, i])`` (a layered graph of
-Topoformer App. A, half of them with the parameter costs of Eq. 15, or a REGAL-style
-graph of MTPP App. C.2), with a node count uniform in ``nodes``.  The streams
+Topoformer App. A, half of them with the parameter costs of Eq. 15, a REGAL-style
+graph of MTPP App. C.2, or a real-model-like graph: a PyTorch transformer or residual
+CNN of random shape imported by :mod:`mtpp.io.random_models`, which needs the
+``mtpp[torch]`` extra), with a node count uniform in ``nodes`` (for a model: within
+one block of it).  The streams
 ``[seed, 25, i]`` are disjoint from the training loop's fresh graphs and from the
 benchmarks' test seeds (plain integers from 10^6 on).
 
@@ -49,6 +52,10 @@ def example_graph(spec: DataSpec, index: int) -> Graph:
     n = int(rng.integers(lo, hi, endpoint=True))
     if spec.family == "layered":
         return layered_graph(n, seed=rng, param_costs=bool(rng.random() < 0.5))
+    if spec.family == "models":
+        from mtpp.io.random_models import random_model_graph
+
+        return random_model_graph(n, rng)
     return regal_graph(n, seed=rng)
 
 

@@ -48,7 +48,7 @@ FORMAT = "mtpp-teacher-data"
 VERSION = 2
 READABLE = (1, 2)  # version 1: peak memory only, no ks, no k per example
 MANIFEST = "manifest.json"
-FAMILIES = ("layered", "regal")
+FAMILIES = ("layered", "regal", "models")
 OBJECTIVES = ("peak", "mtpp")
 TEACHERS = ("approx", "exact")
 

@@ -3,7 +3,7 @@
 ``mtpp train topoformer --objective peak|mtpp [-k K] --out DIR [--epochs E] ...``
 ``mtpp train regal --objective peak|mtpp [-k K] --out DIR [--evaluations N] ...``
 ``mtpp train data --objective peak|mtpp --out DATA [--teacher-count N --teacher-nodes LO HI
---teacher-family layered|regal --teacher-ks K ... --jobs J]``
+--teacher-family layered|regal|models --teacher-ks K ... --jobs J]``
 
 ``--teacher exact`` imitates proven optima: for peak memory the orders the best-first
 search proves minimum-peak (``mtpp.schedule(method="search")``), for the bottleneck
@@ -98,9 +98,10 @@ def add_train_command(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--teacher-family",
-        choices=["layered", "regal"],
+        choices=["layered", "regal", "models"],
         default=None,
-        help="graphs of a new teacher data set (default: layered for peak, regal for mtpp)",
+        help="graphs of a new teacher data set: layered, regal or models (PyTorch transformers and residual "
+        "CNNs of random shape; default: layered for peak, regal for mtpp)",
     )
     p.add_argument(
         "--teacher-ks",

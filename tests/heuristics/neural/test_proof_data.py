@@ -25,6 +25,7 @@ from heuristics.neural.proof_data import (
 from heuristics.neural.regal_training import RegalTrainConfig, train_regal
 from heuristics.neural.topoformer import Topoformer
 from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, size_batches, teacher_target, train
+from mtpp import Graph
 from mtpp.errors import InvalidParameterError
 from mtpp.evaluate import evaluate
 from mtpp.generators.regal import regal_graph
@@ -271,3 +272,32 @@ def test_imitation_batches_group_graphs_of_similar_size() -> None:
     assert all(hi <= lo for (_, hi), (lo, _) in itertools.pairwise(spans))  # the batches do not interleave
     assert groups == size_batches(sizes, 8, seed=1, epoch=3)
     assert groups != size_batches(sizes, 8, seed=1, epoch=4)  # a fresh batch order every epoch
+
+
+def test_real_model_like_graphs_are_labelled_like_the_generated_ones(tmp_path: Path) -> None:
+    spec = DataSpec(family="models", nodes=(60, 120), count=2, seed=4, time_limit=60.0, shard_size=2)
+    build_teacher_data(tmp_path, spec)
+    examples = load_examples(tmp_path)
+    assert [e.index for e in examples] == [0, 1]
+    for e in examples:
+        model = example_graph(spec, e.index)  # rebuilt from the seed: the same model and costs
+        assert model.name.split("-")[0] in ("transformer", "resnet")
+        edges = np.stack([model.edge_src, model.edge_dst], axis=1)
+        assert e.graph == Graph.from_arrays(model.work, model.size_param, model.size_out, edges)  # shards keep no ids
+        assert is_topological(e.graph, e.order)
+        assert e.value == pytest.approx(peak_memory(e.graph, e.order), rel=1e-12)
+        assert e.lower_bound <= e.value * (1 + 1e-12)
+
+
+def test_random_models_land_near_their_target_size() -> None:
+    from mtpp.io.random_models import KINDS, random_model_graph
+
+    kinds = set()
+    for i in range(4):
+        rng = np.random.default_rng([9, i])
+        target = int(rng.integers(150, 251))
+        g = random_model_graph(target, rng)
+        kinds.add(g.name.split("-")[0])
+        assert abs(g.n - target) <= target / 2  # within one block: 40-90 ops a block at these widths
+        assert g.work.sum() > 0 and g.size_out.sum() > 0
+    assert kinds <= set(KINDS) and len(kinds) == 2
