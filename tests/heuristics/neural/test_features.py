@@ -54,10 +54,30 @@ def test_scalar_features_follow_their_definitions(seed: int) -> None:
         np.testing.assert_allclose(col[name], hops[:, j] / depth, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("n", [30, 700])
+def _union(parts: list[Graph]) -> Graph:
+    """The disjoint union of ``parts`` (one component or more each)."""
+    offsets = np.cumsum([0] + [p.n for p in parts])
+    edges = np.concatenate([np.stack([p.edge_src, p.edge_dst], axis=1) + o for p, o in zip(parts, offsets)])
+    cat = lambda field: np.concatenate([getattr(p, field) for p in parts])  # noqa: E731
+    return Graph.from_arrays(cat("work"), cat("size_param"), cat("size_out"), edges)
+
+
+def _components_graph() -> Graph:
+    """Above DENSE_LIMIT ops: a component solved by Lanczos, small ones solved dense,
+    isolated ops, and more zero eigenvalues than the encoding has columns."""
+    small = [layered_graph(int(n), seed=int(n)) for n in np.random.default_rng(0).integers(3, 40, 24)]
+    lone = Graph.from_arrays(np.ones(3), np.ones(3), np.ones(3), np.zeros((0, 2), dtype=np.int64))
+    return _union([small[0], layered_graph(DENSE_LIMIT + 60, seed=1), *small[1:], lone])
+
+
+@pytest.mark.parametrize("n", [30, 700, 0])
 def test_laplacian_encoding_is_made_of_eigenvectors(n: int) -> None:
-    g = layered_graph(n, seed=n)
+    """On connected graphs either side of DENSE_LIMIT, and on one of many components
+    (``n = 0``) whose spectrum is gathered from theirs."""
+    g = layered_graph(n, seed=n) if n else _components_graph()
+    n = g.n
     pe = laplacian_encoding(g) / np.sqrt(n)
+    np.testing.assert_allclose(pe.T @ pe, np.eye(PE_DIM), atol=1e-8)  # orthonormal columns
     a = nx.to_numpy_array(g.to_networkx().to_undirected(), nodelist=list(g.ids))
     d = a.sum(1)
     inv = np.where(d > 0, 1 / np.sqrt(np.maximum(d, 1e-300)), 0)
@@ -78,6 +98,8 @@ def test_the_sparse_eigensolve_is_reproducible() -> None:
     g = regal_graph(1000, seed=3_000_000)
     assert g.n > DENSE_LIMIT
     assert np.array_equal(laplacian_encoding(g), laplacian_encoding(g))
+    u = _components_graph()
+    assert np.array_equal(laplacian_encoding(u), laplacian_encoding(u))
 
 
 def test_tiny_graphs_are_zero_padded_and_deterministic() -> None:
