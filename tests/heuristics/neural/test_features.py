@@ -111,3 +111,21 @@ def test_tiny_graphs_are_zero_padded_and_deterministic() -> None:
     assert np.all(node_features(single) == 0)
     with pytest.raises(InvalidParameterError, match="pe_dim"):
         node_features(g, pe_dim=-1)
+
+
+def test_a_component_lanczos_does_not_converge_on_is_solved_dense(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to DENSE_FALLBACK_LIMIT ops a stalled Lanczos hands the component to the dense
+    solve (the same encoding); above, the pairs it did converge are kept."""
+    import heuristics.neural.features as features
+
+    g = layered_graph(DENSE_LIMIT + 60, seed=1)
+    expected = laplacian_encoding(g)
+
+    def stalled(*args: object, **kwargs: object) -> None:
+        raise features.spla.ArpackNoConvergence("stalled", np.full(3, 2.0), np.eye(g.n, 3))
+
+    monkeypatch.setattr(features.spla, "eigsh", stalled)
+    np.testing.assert_allclose(laplacian_encoding(g), expected, atol=1e-8)
+    monkeypatch.setattr(features, "DENSE_FALLBACK_LIMIT", DENSE_LIMIT)
+    kept = laplacian_encoding(g)
+    assert np.count_nonzero(np.abs(kept).sum(axis=0)) == 2  # three pairs converged: the trivial one skipped
