@@ -484,11 +484,13 @@ def _bound_phases(
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
     demoted = [] if deadline is None else [m for m in mip_methods if m in DEMOTED]
 
-    def mips(chosen: list[str]) -> None:
+    def mips(chosen: list[str], resuming: Sequence[Run] = ()) -> None:
         for i, run in enumerate(runs):
-            mip_phase(run, chosen, solver, time_limit, threads, n_jobs, seed, left, runs[i + 1 :], say, tag, stalls)
+            later = runs[i + 1 :]
+            mip_phase(run, chosen, solver, time_limit, threads, n_jobs, seed, left, later, say, tag, stalls, resuming)
 
-    mips([m for m in mip_methods if m not in demoted])
+    resuming = runs if "pigeonhole" in methods and deadline is not None else ()
+    mips([m for m in mip_methods if m not in demoted], resuming)
     if "pigeonhole" in methods and deadline is not None:
         pigeonhole_resume_phase(runs, solver, threads, left, say, tag)
     if "reach" in methods and deadline is not None:

@@ -9,7 +9,7 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -102,6 +102,15 @@ the pigeonhole bound, which holds the bottleneck MIP's, still rose when resumed 
 MIP_WEIGHTS = {"bottleneck": 2.0, "exact": 1.0, "guess": 1.0}
 """Each MIP's weight in the share of the budget: the bottleneck MIP gave the best bound at
 most ks of REGAL-style graphs and was still rising when stopped (``benchmarks/wide_bounds.py``)."""
+RESUME_WEIGHT = 1.0
+"""The weight, beside the MIPs', of each other k whose pigeonhole updates
+:func:`pigeonhole_resume_phase` will take on after them (:func:`pigeonhole_waits`; the MIP's
+own k is left out: there the MIP may prove the k, which the updates cannot).  Without it,
+where the larger ks had no MIP left to run (implied by the pigeonhole bound, or refused by
+Gurobi's pip licence), the exact MIP of the smallest open k took all the budget left: on a
+REGAL-style graph of 145 ops, 59 s of 120 at k = 4, ending below the pigeonhole bound there,
+while the updates at k = 32, which rise with time (531 -> 550 with 120 s for that k alone),
+got none."""
 ENUMERATION_SHARE = 0.25
 IDEALS_PER_SECOND = 100_000
 IDEAL_BITS_PER_SECOND = 8e8
@@ -800,18 +809,9 @@ def pigeonhole_resume_phase(
     :data:`WIND_MIPS` more MIPs, after the resumes and in the same share (a wind first, at k = 4..16,
     took the time a resume at k = 32 had lifted its bound with: REGAL-style 8004, 1,139 -> 1,137);
     the k's pigeonhole record is replaced by the best over the calls."""
-    near = [
-        r
-        for r in runs
-        if r.pigeonhole is not None
-        and r.pigeonhole.updates is not None
-        and not r.interrupted
-        and not closes(r.lb, r.ub_hi)
-        and r.pigeonhole.bound is not None
-        and r.pigeonhole.bound >= PIGEONHOLE_RESUME_GAP * r.lb
-    ]
+    near = [r for r in runs if pigeonhole_waits(r)]
     rising = [r for r in near if r.pigeonhole is not None and r.pigeonhole.resumable]
-    rising += [r for r in near if r.pigeonhole is not None and _stalled(r.pigeonhole)]
+    rising += [r for r in near if r.pigeonhole is not None and not r.pigeonhole.resumable]
     stop = time.perf_counter() + PIGEONHOLE_RESUME_SHARE * left()
     for i, run in enumerate(rising):
         if closes(run.lb, run.ub_hi):  # the spare core's annealing may have closed it meanwhile
@@ -847,9 +847,20 @@ def pigeonhole_resume_phase(
         )
 
 
-def _stalled(bound: PigeonholeBound) -> bool:
-    """The updates stopped for want of progress or of MIPs (a second wind may take them on)."""
-    return bound.updates is not None and bound.updates.stalled
+def pigeonhole_waits(run: Run) -> bool:
+    """:func:`pigeonhole_resume_phase` would take the pigeonhole bound on at ``run``'s k:
+    it stands within :data:`PIGEONHOLE_RESUME_GAP` of the best bound of an open k, and its
+    updates were stopped by the clock or stalled (a second wind may take them on)."""
+    ph = run.pigeonhole
+    return (
+        ph is not None
+        and ph.updates is not None
+        and (ph.resumable or ph.updates.stalled)
+        and not run.interrupted
+        and not closes(run.lb, run.ub_hi)
+        and ph.bound is not None
+        and ph.bound >= PIGEONHOLE_RESUME_GAP * run.lb
+    )
 
 
 def io_heavy(problem: Problem) -> bool:
@@ -1091,11 +1102,13 @@ def mip_phase(
     say: Report,
     tag: Callable[[Problem], str],
     stalls: Stalls | None = None,
+    resuming: Sequence[Run] = (),
 ) -> None:
     """The MIP methods at one k, each capped by ``time_limit`` and by its share
     (:data:`MIP_WEIGHTS`) of the budget left over this k's remaining methods that can
-    still fit and the methods of the ``later`` ks that are still open (a k proven
-    meanwhile takes no share).  With ``stalls`` (a budgeted call), a method that stopped
+    still fit, the methods of the ``later`` ks that are still open (a k proven
+    meanwhile takes no share) and the pigeonhole updates waiting at the other ks among
+    ``resuming`` (:data:`RESUME_WEIGHT`).  With ``stalls`` (a budgeted call), a method that stopped
     at its time limit without lifting the bound the methods before it had proven, at
     :data:`STALLS_TO_SKIP` smaller ks, is skipped, its time left to the others and to
     the last partition search (on 500-op
@@ -1173,7 +1186,7 @@ def mip_phase(
             if not closes(r.lb, r.ub_hi)
             for m in mip_methods
             if m not in stalled and m not in r.implied and not weak(r.problem, m)
-        )
+        ) + RESUME_WEIGHT * sum(pigeonhole_waits(r) for r in resuming if r is not run)
         while True:
             weights = sum(MIP_WEIGHTS[m] for m in fits) + after
             spare = MIP_WEIGHTS[method] * (left() - sum(late[m] for m in fits)) / weights

@@ -4,6 +4,7 @@ bounds that were still rising, and the pigeonhole updates go on near the best bo
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -138,3 +139,36 @@ def test_the_exact_mip_run_first_stops_at_the_first_k_it_does_not_prove(monkeypa
     for cert in certs[1:]:
         rec = cert.bound("exact")
         assert rec.status == "skipped" and "did not lift" in rec.message and "k=2" in rec.message
+
+
+def test_the_exact_mip_leaves_the_waiting_pigeonhole_updates_their_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pigeonhole updates at k = 2 and 3, stopped by the clock at the best bound (simulated),
+    wait to go on after the MIPs: the exact MIP at k = 2 shares the budget left with the exact
+    MIP of k = 3 and with the updates of k = 3 (RESUME_WEIGHT), and they go on.  Before, it
+    took half of it; where the larger ks had no MIP to run, all of it."""
+    limits: list[tuple[int, float, float]] = []
+    resumed: list[int] = []
+
+    def stopped(problem, solver, time_limit, target, threads, resume=None, max_mips=64, seed=None):
+        if resume is not None:
+            resumed.append(problem.k)
+        updates = SimpleNamespace(finished=resume is not None, stalled=False)
+        bound = simple_lower_bound(problem)
+        return PigeonholeBound(bound, 1, 1, Status.TIME_LIMIT, solver, "", 0.0, 0.0, updates=updates)
+
+    def exact(problem, method, solver, time_limit, *args):
+        limits.append((problem.k, time_limit, left_now()))
+        bound = simple_lower_bound(problem)
+        return mtpp.records.BoundRecord(method=method, bound=bound, status="time_limit", proven_optimal=False), None
+
+    start = time.perf_counter()
+    budget = 12.0
+    left_now = lambda: budget - (time.perf_counter() - start)  # noqa: E731
+    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", stopped)
+    monkeypatch.setattr(mtpp.certify_phases, "bound_record", exact)
+    monkeypatch.setattr(mtpp.certify_phases, "EXACT_FIRST_SHARE", 0.0)  # no probe: the MIP phase only
+    g = mtpp.layered_graph(40, seed=5)
+    certify(g, k=[2, 3], bounds="simple,pigeonhole,exact", orderer="kahn", budget=budget, solver="highs")
+    k, limit, left = limits[0]
+    assert k == 2 and limit <= left / (2.0 + mtpp.certify_phases.RESUME_WEIGHT) + 0.1
+    assert resumed == [2, 3]
