@@ -154,10 +154,12 @@ def _componentwise_pairs(lap: sp.csr_matrix, count: int) -> np.ndarray:
     n = lap.shape[0]
     _, label = csgraph.connected_components(lap, directed=False)
     members = np.argsort(label, kind="stable")
-    bounds = np.flatnonzero(np.diff(label[members])) + 1
+    ends = np.append(np.flatnonzero(np.diff(label[members])) + 1, n)
+    grouped = lap[members][:, members].tocsr()  # each component a diagonal block: sliced contiguously
     found: list[tuple[float, int, int, np.ndarray, np.ndarray]] = []
-    for c, nodes in enumerate(np.split(members, bounds)):
-        vals, vecs = _smallest_pairs(lap[nodes][:, nodes].tocsr(), min(count, nodes.size))
+    for c, (a, b) in enumerate(zip(np.append(0, ends[:-1]), ends)):
+        nodes = members[a:b]
+        vals, vecs = _smallest_pairs(grouped[a:b, a:b], min(count, nodes.size))
         found.extend((round(float(vals[j]), 9), c, j, nodes, vecs[:, j]) for j in range(vals.size))
     found.sort(key=lambda pair: pair[:3])
     out = np.zeros((n, min(count, len(found))))
