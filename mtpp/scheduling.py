@@ -381,9 +381,8 @@ def _run_learned(
     # importing torch (1.3 s on 2 cores) comes off the limit (issue 24)
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t))
     if method in LEARNED_BRKGA:
-        run = regal_brkga if method == "regal-brkga" else topoformer_brkga
-        default = "regal-peak" if method == "regal-brkga" else "topoformer-peak"
-        res = run(search.graph, PeakMemory(), weights or default, REGAL_EVALUATIONS, seed=seed, time_limit=left)
+        run = regal_brkga if method == "regal-brkga" else topoformer_brkga  # None: the shipped <family>-peak
+        res = run(search.graph, PeakMemory(), weights or None, REGAL_EVALUATIONS, seed=seed, time_limit=left)
         order, detail, note = res.order, f"evaluations={res.evaluations}", res.note
     else:
         count = NEURAL_WIDTH if width is None else width

@@ -219,12 +219,11 @@ def learned_brkga_orderer(family: str, evaluations: int, weights: str | None) ->
         # importing torch (1.3 s on 2 cores) comes off the time limit like the search
         # (solve --orderer regal-brkga --time-limit 10 took 12.6 s on 2,000 ops)
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), MIN_TIME_LEFT)
-        search = regal_brkga if family == "regal-brkga" else topoformer_brkga
-        default = "regal-mtpp" if family == "regal-brkga" else "topoformer-mtpp"
+        search = regal_brkga if family == "regal-brkga" else topoformer_brkga  # None: the shipped <family>-mtpp
         res = search(
             problem.graph,
             Bottleneck.of(problem),
-            weights or default,
+            weights or None,
             evaluations,
             seed=seed,
             time_limit=left,
