@@ -122,11 +122,12 @@ from mtpp.certify_phases import (
     pigeonhole_resume_phase,
     reach_phase,
     reach_resume_phase,
+    recorded_failure,
     search_phase,
     share_lower_bounds,
 )
 from mtpp.cut_bound import cut_lower_bound
-from mtpp.errors import InvalidParameterError
+from mtpp.errors import InvalidParameterError, entry_point
 from mtpp.evaluate import evaluate
 from mtpp.graph import Graph
 from mtpp.partitioner import as_problem, partition
@@ -281,6 +282,7 @@ def certify(
     presolve: bool = ...,
     fill_budget: bool = ...,
 ) -> list[Certificate]: ...
+@entry_point
 def certify(
     graph_or_problem: Graph | Problem,
     k: int | Sequence[int] | None = None,
@@ -357,7 +359,11 @@ def certify(
         get_orderer(orderer)  # an unknown name fails before any work
     pre = presolve_problem(original) if presolve else None
     base = original if pre is None else pre.problem
-    problems = [base if kk is None else replace(base, k=kk) for kk in ks]
+    # ks that presolve made equal (k >= the reduced graph's ops) are one problem, asked for several times
+    asked: dict[int | None, list[int | None]] = {}
+    for kk in ks:
+        asked.setdefault(None if kk is None else min(kk, base.graph.n), []).append(kk)
+    problems = [base if group[0] is None else replace(base, k=group[0]) for group in asked.values()]
     say = report or (lambda line: None)
     if pre is not None and pre.reduced:
         say(pre.summary())
@@ -391,23 +397,12 @@ def certify(
         runs.append(run)
 
     if "cut" in methods:
-        t0 = time.perf_counter()
-        value, op = cut_lower_bound(base)
-        for run in runs:
-            run.records.append(
-                BoundRecord(
-                    method="cut",
-                    bound=value,
-                    status="optimal",
-                    proven_optimal=True,
-                    wall_time=time.perf_counter() - t0,
-                    message="" if op < 0 else f"attained at op {base.graph.ids[op]!r}",
-                )
-            )
-        say(f"cut: {value:.6g} ({time.perf_counter() - t0:.2f} s)")
+        with recorded_failure(runs, say, "cut"):
+            _cut_phase(runs, base, say)
 
     if "ideal-dp" in methods:
-        ideal_dp_phase(runs, max_ideals, left, say, tag)
+        with recorded_failure(runs, say, "ideal-dp"):
+            ideal_dp_phase(runs, max_ideals, left, say, tag)
 
     # the partitions go on improving on a spare core while the bounds are proven (after
     # the ideal DP, which proves tiny and narrow graphs at once)
@@ -424,13 +419,16 @@ def certify(
             background.stop()
             say(background.summary())
     if fill_budget and deadline is not None and orderer != QUICK_ORDERER:
-        band_phase(runs, time_limit, left, say, tag)
-        fill_phase(runs, orderer, seed, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "band DP"):
+            band_phase(runs, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "partition search"):
+            fill_phase(runs, orderer, seed, time_limit, left, say, tag)
     if orderer != QUICK_ORDERER and (deadline is None or fill_budget):
-        merge_phase(runs, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "multi-order DP"):
+            merge_phase(runs, time_limit, left, say, tag)
 
     share_lower_bounds(runs)
-    certificates = [_certificate(run, start, pre) for run in runs]
+    certificates = [_certificate(run, start, pre, kk) for run, group in zip(runs, asked.values()) for kk in group]
     return certificates if many else certificates[0]
 
 
@@ -449,15 +447,19 @@ def _search_phases(
     order of the module docstring: the orderer's search, then (with ``anneal``) the
     annealing."""
     if "crossing" in methods:
-        crossing_phase(runs, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "crossing"):
+            crossing_phase(runs, time_limit, left, say, tag)
 
     if "reach" in methods:
-        reach_phase(runs, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "reach"):
+            reach_phase(runs, time_limit, left, say, tag)
 
     if orderer != QUICK_ORDERER:
-        search_phase(runs, orderer, seed, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "partition search"):
+            search_phase(runs, orderer, seed, time_limit, left, say, tag)
         if anneal:
-            anneal_phase(runs, time_limit, left, say, tag, seed=seed)
+            with recorded_failure(runs, say, "annealing"):
+                anneal_phase(runs, time_limit, left, say, tag, seed=seed)
 
 
 def _bound_phases(
@@ -476,10 +478,12 @@ def _bound_phases(
     """The MIP-based and last bounds of a certify call, in the order of the module docstring."""
     stalls = None if deadline is None else Stalls({})
     if "exact" in methods and stalls is not None:
-        exact_first_phase(runs, solver, time_limit, threads, n_jobs, seed, left, say, tag)
+        with recorded_failure(runs, say, "exact"):
+            exact_first_phase(runs, solver, time_limit, threads, n_jobs, seed, left, say, tag)
 
     if "pigeonhole" in methods:
-        pigeonhole_phase(runs, solver, threads, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "pigeonhole"):
+            pigeonhole_phase(runs, solver, threads, time_limit, left, say, tag)
 
     mip_methods = [m for m in MIP_PHASE_ORDER if m in methods]
     demoted = [] if deadline is None else [m for m in mip_methods if m in DEMOTED]
@@ -487,18 +491,42 @@ def _bound_phases(
     def mips(chosen: list[str], resuming: Sequence[Run] = ()) -> None:
         for i, run in enumerate(runs):
             later = runs[i + 1 :]
-            mip_phase(run, chosen, solver, time_limit, threads, n_jobs, seed, left, later, say, tag, stalls, resuming)
+            with recorded_failure([run], say, *chosen):
+                mip_phase(
+                    run, chosen, solver, time_limit, threads, n_jobs, seed, left, later, say, tag, stalls, resuming
+                )
 
     resuming = runs if "pigeonhole" in methods and deadline is not None else ()
     mips([m for m in mip_methods if m not in demoted], resuming)
     if "pigeonhole" in methods and deadline is not None:
-        pigeonhole_resume_phase(runs, solver, threads, left, say, tag)
+        with recorded_failure(runs, say, "pigeonhole"):
+            pigeonhole_resume_phase(runs, solver, threads, left, say, tag)
     if "reach" in methods and deadline is not None:
-        reach_resume_phase(runs, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "reach"):
+            reach_resume_phase(runs, time_limit, left, say, tag)
     if demoted:  # after the bounds that were still rising (DEMOTED)
         mips(demoted)
     if "clique" in methods:  # last of the bounds: it never led on the wide graphs (CLIQUE_SHARE)
-        clique_phase(runs, time_limit, left, say, tag)
+        with recorded_failure(runs, say, "clique"):
+            clique_phase(runs, time_limit, left, say, tag)
+
+
+def _cut_phase(runs: list[Run], base: Problem, say: Report) -> None:
+    """The cut bound (:mod:`mtpp.cut_bound`): independent of k, one record at every k."""
+    t0 = time.perf_counter()
+    value, op = cut_lower_bound(base)
+    for run in runs:
+        run.records.append(
+            BoundRecord(
+                method="cut",
+                bound=value,
+                status="optimal",
+                proven_optimal=True,
+                wall_time=time.perf_counter() - t0,
+                message="" if op < 0 else f"attained at op {base.graph.ids[op]!r}",
+            )
+        )
+    say(f"cut: {value:.6g} ({time.perf_counter() - t0:.2f} s)")
 
 
 def _warm_up() -> None:
@@ -510,20 +538,21 @@ def _warm_up() -> None:
     partition(g, 2, orderer=QUICK_ORDERER, presolve=False)
 
 
-def _certificate(run: Run, start: float, pre: Presolved | None) -> Certificate:
-    """The certificate of one k, its partition lifted to the original graph (and
-    re-checked there) when presolve reduced it."""
+def _certificate(run: Run, start: float, pre: Presolved | None, k: int | None) -> Certificate:
+    """The certificate of ``k`` (one of the ks ``run`` answers; ``None``: the problem's
+    own), its partition lifted to the original graph (and re-checked there) when
+    presolve reduced it."""
     import mtpp
 
     problem, best_eval, best_order, notes = run.problem, run.best_eval, run.best_order, list(run.notes)
     if pre is not None and pre.reduced:
         best_order = pre.lift_order(best_order)
-        problem = replace(pre.original, k=problem.requested_k)  # the k asked for (the reduced graph may be smaller)
+        asked = problem.requested_k if k is None else k  # the k asked for (the reduced graph may be smaller)
+        problem = replace(pre.original, k=asked)
         best_eval = evaluate(problem, pre.lift(best_eval.assignment), best_order if problem.peak_aware else None)
         notes.append(pre.summary())
-    ub_hi = best_eval.bottleneck + best_eval.rounding
-    records = [checked(r, ub_hi) for r in run.records]  # a better partition may expose a bad bound
-    ub = best_eval.bottleneck
+    ub = best_eval.upper_bound  # the exact cost rounded up (mtpp.result.upper_rounded)
+    records = [checked(r, ub) for r in run.records]  # a better partition may expose a bad bound
     proven = [r for r in records if r.bound is not None]
     top = max(proven, key=lambda r: r.bound or 0.0)
     lb = float(top.bound or 0.0)
@@ -549,7 +578,7 @@ def _certificate(run: Run, start: float, pre: Presolved | None) -> Certificate:
         lower_bound_method=top.method if top.from_k is None else f"{top.method} (from k={top.from_k})",
         ratio=ratio,
         gap_percent=0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        optimal=closes(lb, ub_hi),
+        optimal=closes(lb, ub),
         wall_time=time.perf_counter() - start,
         notes=notes,
         presolve=None if pre is None else PresolveRecord(**pre.record(), ideals_after=_ideals(records)),

@@ -9,7 +9,8 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -30,7 +31,7 @@ from mtpp.evaluate import Evaluation, evaluate
 from mtpp.partitioner import partition
 from mtpp.problem import Problem
 from mtpp.reach_bound import PROBE, RISING_PROBE, ReachBound, Stood, reach_lower_bound
-from mtpp.records import OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
+from mtpp.records import BOUND_METHODS, OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
 from solvers.registry import AutoBackend
 from solvers.result import Status
 
@@ -207,7 +208,36 @@ Report = Callable[[str], None]
 _ADOPT_LOCK = threading.Lock()
 
 
-@dataclass
+@contextmanager
+def recorded_failure(runs: Sequence[Run], say: Report, *methods: str) -> Iterator[None]:
+    """Run one phase of ``methods``; an exception inside it (a bug in that method: the
+    methods record their own solver failures) becomes an ``error`` record of each
+    bound method at every k where it had not recorded one yet (a note for a partition
+    search), and the call goes on with what it has: no finished partition or bound is
+    lost."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    except Exception as exc:
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        for run, method in itertools.product(runs, methods):
+            if method not in BOUND_METHODS or any(r.method == method for r in run.records):
+                run.notes.append(f"{method}: {message}")
+            else:
+                run.records.append(
+                    BoundRecord(
+                        method=method,
+                        bound=None,
+                        status="error",
+                        proven_optimal=False,
+                        wall_time=time.perf_counter() - t0,
+                        message=message,
+                    )
+                )
+        say(f"{', '.join(methods)}: {message}")
+
+
+@dataclass(eq=False)
 class Run:
     """The state of one k during a certify call."""
 
@@ -246,8 +276,8 @@ class Run:
 
     @property
     def ub_hi(self) -> float:
-        """The upper bound plus the evaluator's bound on its rounding error."""
-        return self.best_eval.bottleneck + self.best_eval.rounding
+        """The upper bound rounded up by the evaluator's bound on its rounding error."""
+        return self.best_eval.upper_bound
 
     @property
     def proving(self) -> float:

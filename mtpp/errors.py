@@ -7,8 +7,9 @@ users can read what went wrong without a traceback from deep inside a solver.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from solvers.errors import MtppError as MtppError  # the root lives in the bottom layer (see there)
 
@@ -148,3 +149,33 @@ class MissingDependencyError(MtppError, ImportError):
 
 class WeightsError(MtppError, ValueError):
     """A weights file for a learned model is missing, unreadable, or does not fit the model."""
+
+
+class InternalError(MtppError, RuntimeError):
+    """A bug inside mtpp, not a fault of the input: an entry point (``partition``,
+    ``certify``, ``schedule``, ``place``) caught an exception that no method handled.
+    The original exception is its ``__cause__``; please report the input."""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def entry_point(func: _F) -> _F:
+    """Make ``func`` an entry point of the API: whatever it raises is an
+    :class:`MtppError`.  An exception of any other type (a bug: each method inside
+    already records its own failure and the call goes on) becomes an
+    :class:`InternalError` naming the call and the original, chained as its cause.
+    ``KeyboardInterrupt`` and ``SystemExit`` pass unchanged."""
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except MtppError:
+            raise
+        except Exception as exc:
+            raise InternalError(
+                f"internal error in mtpp.{func.__name__}: {type(exc).__name__}: {exc}; please report this input"
+            ) from exc
+
+    return call  # type: ignore[return-value]

@@ -8,19 +8,24 @@ reusing anything the method computed.
 Rounding.  The reported costs are float sums (:mod:`mtpp.cost`).  Work and the input
 and output tensors of a block are sums of at most ``n + m`` non-negative terms, so
 each is within ``gamma(n + m)`` of its exact value *relative to itself* (Higham Eq.
-4.4); dividing by ``B`` and adding the four terms adds a few ``u``.  Only the
-overflow cancels: ``(size_param(S) [+ peak(S)] - (M - R))^+ / B`` subtracts the
-budget from a sum that may be far larger than the result, so its error is bounded
-against what it touched: ``gamma(2n + m) size_param(V) + 2u |M - R|``, plus
-``gamma(2n + m) 2 size_out(V)`` with peak-aware costs (the peak is a running sum of
-live tensors, each added and freed once), over ``B``.  :attr:`Evaluation.rounding` is the sum of both parts, an absolute
-bound on ``|bottleneck - exact bottleneck|``; ``mtpp.certify`` adds it to the upper
-bound before it calls a partition optimal.
+4.4); dividing by ``B`` and adding the four terms adds a few ``u``.  The overflow
+``(size_param(S) [+ peak(S)] - M + R)^+ / B`` subtracts the budget from a sum that
+may be far larger than the result; :func:`mtpp.cost.block_excess` computes it with
+one correctly rounded ``fsum`` per block, so it too errs by a few ``u`` of itself,
+except for the activation peak of peak-aware costs (a running sum of live tensors,
+each added and freed once), whose error is bounded against what it touched,
+``gamma(2n + m) 2 size_out(V) / B``.  :attr:`Evaluation.rounding` is the sum of both
+parts, an absolute bound on ``|bottleneck - exact bottleneck|``, and 0 when every
+sum is exact (:func:`costs_are_exact`: dyadic weights on one grid, ``B`` a power of
+two).  :attr:`Evaluation.upper_bound` is the bottleneck rounded *up* by it
+(:func:`mtpp.result.upper_rounded`): never below the partition's exact cost, the
+upper bound every result reports.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,8 +34,9 @@ import numpy as np
 from mtpp.cost import BlockCosts, block_costs
 from mtpp.errors import InvalidPartitionError, QuotientCycleError, UnknownNodeError
 from mtpp.graph import Graph, NodeId
-from mtpp.memory import check_order
+from mtpp.memory import check_order, exact_on_grid
 from mtpp.problem import Problem
+from mtpp.result import upper_rounded
 from mtpp.rounding import UNIT, gamma
 from mtpp.validation import check_instance
 
@@ -47,6 +53,11 @@ class Evaluation:
     bottleneck: float
     bottleneck_block: int
     rounding: float = 0.0
+
+    @property
+    def upper_bound(self) -> float:
+        """``bottleneck`` rounded up by ``rounding``: at least the exact cost (module docstring)."""
+        return upper_rounded(self.bottleneck, self.rounding)
 
     @property
     def block_costs(self) -> np.ndarray:
@@ -194,16 +205,37 @@ def evaluate(problem: Problem, assignment: Assignment, order: Sequence[int] | np
     )
 
 
+def costs_are_exact(problem: Problem) -> bool:
+    """Whether every float sum and difference the evaluator forms is exact: ``B`` is a
+    power of two (dividing by it is exact, barring underflow) and the work, the sizes
+    over ``B`` and ``M / B``, ``R / B`` lie on one power-of-two grid fine enough for
+    their totals (:func:`mtpp.memory.exact_on_grid`: integer weights below ``2^50``
+    in all, say).  Then :attr:`Evaluation.rounding` is 0."""
+    b = problem.bandwidth
+    if math.frexp(b)[0] != 0.5:
+        return False
+    g = problem.graph
+    parts = [g.work, g.size_out / b, g.size_param / b]
+    if math.isfinite(problem.memory):
+        parts.append(np.array([problem.memory / b, problem.reserve / b]))
+    values = np.concatenate(parts)
+    if not np.all(np.isfinite(values)) or np.any((values > 0) & (values < np.finfo(float).tiny)):
+        return False  # an overflow or a subnormal: the division was not exact
+    magnitude = 4.0 * float(np.abs(values).sum()) * (1.0 + 2.0**-20)
+    return exact_on_grid(values, magnitude)
+
+
 def rounding_error(problem: Problem, bottleneck: float) -> float:
     """A bound on ``|bottleneck - exact|`` for a bottleneck computed by
-    :func:`mtpp.cost.block_costs` (module docstring)."""
+    :func:`mtpp.cost.block_costs` (module docstring): 0 when :func:`costs_are_exact`."""
+    if costs_are_exact(problem):
+        return 0.0
     g = problem.graph
     relative = gamma(g.n + g.m + 8) * bottleneck
-    if not np.isfinite(problem.param_budget):
+    if not (problem.peak_aware and np.isfinite(problem.param_budget)):
         return relative
-    touched = float(g.size_param.sum()) + (2.0 * float(g.size_out.sum()) if problem.peak_aware else 0.0)
-    overflow = gamma(2 * g.n + g.m + 8) * touched + 2.0 * UNIT * abs(problem.param_budget)
-    return relative + overflow * (1.0 + 8.0 * UNIT) / problem.bandwidth
+    peak = gamma(2 * g.n + g.m + 8) * 2.0 * float(g.size_out.sum())
+    return relative + peak * (1.0 + 8.0 * UNIT) / problem.bandwidth
 
 
 def dag_numbering(problem: Problem, assignment: np.ndarray) -> np.ndarray:

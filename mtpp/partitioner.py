@@ -13,7 +13,7 @@ from heuristics.partition.orderers import Orderer, OrderSearch, get_orderer, pri
 from heuristics.partition.presolve import presolve as presolve_problem
 from heuristics.partition.slicegraph import slice_order
 from mtpp.bounds import simple_lower_bound
-from mtpp.errors import InvalidParameterError, MtppError
+from mtpp.errors import InvalidParameterError, MtppError, entry_point
 from mtpp.evaluate import evaluate
 from mtpp.graph import Graph
 from mtpp.problem import Problem
@@ -74,6 +74,7 @@ def unique_order(graph: Graph) -> np.ndarray | None:
     return order if joined[:-1].all() else None
 
 
+@entry_point
 def partition(
     graph_or_problem: Graph | Problem,
     k: int | None = None,
@@ -131,7 +132,14 @@ def partition(
         found = OrderSearch(priorities_for(only), only, evaluations=1, objective="none")
     else:
         left = None if time_limit is None else max(0.0, deadline - time.perf_counter())
-        found = search(problem, seed=seed, time_limit=left, progress=progress)
+        try:
+            found = search(problem, seed=seed, time_limit=left, progress=progress)
+        except MtppError:
+            raise
+        except Exception as exc:  # a failing orderer is a failed method: Kahn's order stands in, noted
+            kahn = problem.graph.topological_order
+            note = f"orderer {name} failed (internal error: {type(exc).__name__}: {exc}); Kahn's order instead"
+            found = OrderSearch(priorities_for(kahn), kahn, evaluations=1, objective="none", note=note)
     seg = found.split  # the bottleneck searches keep their best slicing
     if seg is None and found.objective == "bottleneck" and found.history and math.isfinite(found.history[-1]):
         # the search already sliced this order: its value caps the DP's sweeps (values below

@@ -294,11 +294,11 @@ def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> 
 
     seq = problem.graph.topological_order if order is None else np.asarray(order, dtype=np.int64)
     lb = simple_lower_bound(problem)
-    gap = relative_gap(ev.bottleneck, lb)
+    gap = relative_gap(ev.upper_bound, lb)
     return EvaluationDocument(
         **_graph_fields(problem.graph),
         **_partition_fields(problem, ev, seq),
-        upper_bound=ev.bottleneck,
+        upper_bound=ev.upper_bound,
         lower_bound=lb,
         lower_bound_method="simple",
         gap=gap,

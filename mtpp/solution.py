@@ -46,13 +46,14 @@ class Solution(Result):
 
     @property
     def upper_bound(self) -> float:
-        """The bottleneck of the partition, re-checked by :func:`mtpp.evaluate`."""
-        return self.evaluation.bottleneck
+        """The bottleneck of the partition, re-checked by :func:`mtpp.evaluate` and rounded
+        up by its rounding error (:attr:`mtpp.Evaluation.upper_bound`)."""
+        return self.evaluation.upper_bound
 
     @property
     def bottleneck(self) -> float:
         """Alias of :attr:`upper_bound` (the MTPP paper's name)."""
-        return self.evaluation.bottleneck
+        return self.evaluation.upper_bound
 
     @property
     def block_costs(self) -> np.ndarray:
@@ -75,7 +76,7 @@ class Solution(Result):
     def optimal(self) -> bool:
         """The simple bound proves the partition optimal (to the tolerance of
         :func:`mtpp.records.closes`, the evaluator's rounding allowed for)."""
-        return closes(self.lower_bound, self.upper_bound + self.evaluation.rounding)
+        return closes(self.lower_bound, self.upper_bound)
 
     @property
     def status(self) -> ResultStatus:

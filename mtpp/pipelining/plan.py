@@ -116,7 +116,7 @@ class PipelinePlan:
     @property
     def bottleneck(self) -> float:
         """The plan's largest stage cost (microseconds)."""
-        return self.evaluation.bottleneck
+        return self.evaluation.upper_bound
 
     @property
     def lower_bound(self) -> float:
@@ -422,7 +422,7 @@ def _balance(module: Any, split_spec: dict[str, Any]) -> Balance | None:
 def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Certificate:
     """``cert`` (from :func:`mtpp.certify`) with the plan as its upper bound: its lower
     bound holds for every partition, so for the plan too."""
-    ub, lb = ev.bottleneck, cert.lower_bound
+    ub, lb = ev.upper_bound, cert.lower_bound
     update: dict[str, Any] = {
         "upper_bound": ub,
         "partition_source": f"split-point plan ({rule})",
@@ -431,7 +431,7 @@ def _for_plan(cert: Certificate, graph: Graph, ev: Evaluation, rule: str) -> Cer
         "block_costs": [float(x) for x in ev.block_costs],
         "ratio": 1.0 if ub == 0 else lb / ub,
         "gap_percent": 0.0 if ub == 0 else 100.0 * (ub - lb) / ub,
-        "optimal": closes(lb, ub + ev.rounding),
+        "optimal": closes(lb, ub),
         "notes": [
             *getattr(cert, "notes", []),
             f"upper bound: the {rule} split-point plan; the lower bound "

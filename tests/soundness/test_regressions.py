@@ -388,3 +388,66 @@ def test_huge_tensor_coefficients_stay_capped(solver: str) -> None:
         for upper in (None, ub, 1.0):
             res = solve_bound(problem, method, solver=solver, time_limit=20, upper_bound=upper)
             assert Fraction(res.bound) <= opt * (1 + Fraction(1, 10**9)), (method, upper, res.bound)
+
+
+@pytest.mark.parametrize("bounds", ["all", "crossing"])
+def test_ks_that_presolve_makes_equal_are_one_problem(bounds: str) -> None:
+    """Presolve drops an op, so k = 3 and 4 are the same problem on the reduced graph:
+    one certificate per k asked for, each sound (a per-k state compared field by field
+    raised numpy's ValueError here)."""
+    graph = mtpp.load_graph(DATA / "multik_presolve_eq.json")
+    machine = {"bandwidth": 1000, "memory": 2.4e6, "reserve": 2.4e5}
+    certs = mtpp.certify(graph, k=[2, 3, 4], bounds=bounds, **machine)
+    assert [c.k for c in certs] == [2, 3, 4]
+    for cert in certs:
+        truth = exact_optimum(mtpp.Problem(graph, cert.k, **machine))
+        assert Fraction(cert.lower_bound) <= truth <= Fraction(cert.upper_bound)
+        assert mtpp.evaluate(mtpp.Problem(graph, cert.k, **machine), cert.assignment).bottleneck <= cert.upper_bound
+
+
+def test_upper_bounds_are_never_below_the_exact_cost() -> None:
+    """``M = 1e16`` and parameters ``1e16`` and ``1``: the overflow is 1 exactly, but a
+    float sum gives ``fl(1e16 + 1) - 1e16 = 0``.  The upper bound is the exact cost
+    rounded up, in every result."""
+    graph = mtpp.load_graph(DATA / "ub_overflow_cancellation.json")
+    problem = mtpp.Problem(graph, 1, memory=1e16, reserve=0)
+    truth = exact_optimum(problem)
+    costs = ExactCosts(problem)
+    cert = mtpp.certify(problem)
+    sol = mtpp.partition(problem)
+    for result in (cert, sol):
+        assert Fraction(result.upper_bound) >= costs.bottleneck(mtpp.evaluate(problem, result.assignment).assignment)
+        assert Fraction(result.lower_bound) <= truth <= Fraction(result.upper_bound)
+    assert cert.upper_bound == pytest.approx(float(truth), rel=1e-12)
+
+
+def test_a_method_that_raises_is_a_failed_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug inside one bound method costs that method only: its record says ``error``
+    with the exception, and the certificate keeps the partition and the other bounds."""
+    import mtpp.certify_phases as phases
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr(phases, "crossing_lower_bounds", broken)
+    graph = mtpp.load_graph(DATA / "small_units.json")
+    cert = mtpp.certify(graph, 2, bounds="simple,cut,crossing,reach", time_limit=5)
+    record = cert.bound("crossing")
+    assert record is not None and record.status == "error" and "ZeroDivisionError: planted" in record.message
+    assert cert.bound("reach") is not None and cert.bound("reach").status != "error"
+    assert cert.lower_bound <= cert.upper_bound
+
+
+def test_an_unhandled_exception_leaves_as_an_mtpp_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What no method catches still leaves the entry point as an ``MtppError``
+    (:class:`mtpp.errors.InternalError`), the original chained as its cause."""
+    import mtpp.certificate as certificate
+    from mtpp.errors import InternalError
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("planted")
+
+    monkeypatch.setattr(certificate, "share_lower_bounds", broken)
+    with pytest.raises(InternalError, match="KeyError") as caught:
+        mtpp.certify(mtpp.load_graph(DATA / "small_units.json"), [2, 3], bounds="simple")
+    assert isinstance(caught.value, mtpp.MtppError) and isinstance(caught.value.__cause__, KeyError)
