@@ -361,8 +361,10 @@ def _check_partition(case: Case, who: str, assignment, claimed: float | None = N
             f"evaluate: {ev.bottleneck!r} for {who}'s partition, exact {float(exact)!r}: "
             f"off by more than its rounding bound {err:.3g}"
         )
-    if claimed is not None and not math.isclose(ev.bottleneck, claimed, rel_tol=1e-12, abs_tol=0.0):
-        bad.append(f"{who}: its partition does not re-evaluate to its UB {claimed!r} ({ev.bottleneck!r})")
+    if claimed is not None and not math.isclose(ev.upper_bound, claimed, rel_tol=1e-12, abs_tol=0.0):
+        bad.append(f"{who}: its partition does not re-evaluate to its UB {claimed!r} ({ev.upper_bound!r})")
+    if claimed is not None and Fraction(claimed) < exact:
+        bad.append(f"{who}: UB {claimed!r} is below its partition's exact cost {float(exact)!r}")
     return bad
 
 
@@ -378,6 +380,9 @@ def _check_certificate(case: Case, cert) -> list[str]:
     for record in cert.bounds:
         if record.bound is not None and exceeds(record.bound, opt) and record.method != cert.lower_bound_method:
             bad.append(f"certify: {record.method} record bound {record.bound!r} > OPT ({record.status})")
+        if "internal error" in record.message:
+            bad.append(f"certify: {record.method} raised: {record.message}")
+    bad += [f"certify: {note}" for note in cert.notes if "internal error" in note]
     a = [cert.assignment[str(nid)] for nid in p.graph.ids]
     bad += _check_partition(case, "certify", a, claimed=cert.upper_bound)
     exact = case.exact_bottleneck(a)
