@@ -48,7 +48,7 @@ from mtpp.cli.output import (
     writing,
 )
 from mtpp.cli.paths import check_paths
-from mtpp.errors import InputFileError, InvalidParameterError, MtppError, UnknownNodeError
+from mtpp.errors import InputFileError, InternalError, InvalidParameterError, MtppError, UnknownNodeError
 from mtpp.evaluate import Evaluation, evaluate
 from mtpp.graph import Graph
 from mtpp.io.graph_file import load_graph
@@ -469,6 +469,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_paths(args)
         with reserved_stdout(args):
             return _command(args.command)(args, out)
+    except InternalError as exc:  # a bug caught at an entry point: the original is its cause
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"mtpp: {exc} (run with {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
     except MtppError as exc:
         print(f"mtpp: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_USAGE

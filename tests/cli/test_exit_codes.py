@@ -135,6 +135,23 @@ def test_internal_error_is_one_line_and_exit_1(
         main(["info", graph_file])
 
 
+def test_a_bug_inside_an_entry_point_exits_1(
+    graph_file: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bug deep in ``solve`` reaches the CLI as :class:`mtpp.errors.InternalError` (an
+    ``MtppError`` from the entry point) and is still an internal error, not a usage error."""
+    import mtpp.partitioner as partitioner
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("deep bug")
+
+    monkeypatch.setattr(partitioner, "slice_order", broken)
+    monkeypatch.delenv("MTPP_DEBUG", raising=False)
+    assert main(["solve", graph_file, "-k", "2", "--orderer", "kahn"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "internal error in mtpp.partition: ZeroDivisionError: deep bug" in err
+
+
 def run_cli(*argv: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "MTPP_DEBUG"}
     return subprocess.run(
