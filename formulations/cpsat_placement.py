@@ -4,7 +4,8 @@ One optional fixed-size interval per (op, device) under ``add_exactly_one`` on t
 presence literals; ``add_no_overlap`` per device; precedence rows, plus one
 reified row per edge and ordered pair of distinct devices with a positive delay;
 with ``model.memory``, one ``add_cumulative`` per device of finite capacity over the
-parameter intervals and the optional tensor-lifetime intervals.  A known placement
+parameter intervals and the optional tensor-lifetime intervals (a relaxation of the
+simulator's memory: :mod:`formulations.placement`).  A known placement
 and its simulated start times are given as a complete hint.  ``ortools`` is
 imported only when a model is solved.
 """
@@ -116,7 +117,12 @@ def solve_placement(
 
 
 def _memory(m: Any, model: PlacementModel, s: list[Any], e: list[Any], x: list[list[Any]]) -> None:
-    """The per-device cumulatives of the module docstring."""
+    """The per-device cumulatives of :mod:`formulations.placement` ("Memory"): a
+    relaxation of the simulator's memory, because every buffer's model interval can be
+    placed inside the image of its simulated lifetime (a copy's start is free between
+    its producer's end and its first consumer's start for that reason), and CP-SAT's
+    cumulative counts an interval ``[a, b)`` at the integer times ``a .. b - 1`` only,
+    which are live sets at a prefix of the simulator's event sweep (proof there)."""
     n, d, horizon = model.n, model.d, model.horizon
     succ: list[list[int]] = [[] for _ in range(n)]
     for k, u in enumerate(model.edge_src.tolist()):
@@ -145,10 +151,11 @@ def _memory(m: Any, model: PlacementModel, s: list[Any], e: list[Any], x: list[l
             en = m.new_int_var(0, horizon, f"te{u}_{b}")
             size = m.new_int_var(0, horizon, f"tl{u}_{b}")
             m.add(st == s[u]).only_enforce_if(here)
-            m.add(st == e[u]).only_enforce_if(~here)
+            m.add(st >= e[u]).only_enforce_if(~here)  # a copy: from the transfer's start ...
             m.add(en >= e[u])
             for k in succ[u]:
                 w = int(dst[k])
+                m.add(st <= s[w]).only_enforce_if([~here, x[w][b]])  # ... at the latest by its consumers' starts
                 m.add(en >= e[w]).only_enforce_if(x[w][b])
                 for c in range(d):
                     if c != b:

@@ -20,12 +20,27 @@ computed on the original graph.  Every candidate is scored by the simulator; the
 best memory-feasible one is returned (if none fits, the one that overflows least,
 with ``memory_feasible`` false), re-checked by :func:`mtpp.placement.simulator.simulate`.
 
-Bounds (runtime only): CP-SAT's proven bound where it ran, and always
+Bounds (runtime only): CP-SAT's proven bound where it ran
+(:meth:`formulations.placement.PlacementModel.proven_bound`), and always
 :func:`formulations.placement.simple_lower_bound`.  By default the CP-SAT model
 ignores memory (``cpsat_memory=False``): a relaxation, so its bound stays valid and a
 solution it returns is accepted only if the simulator finds it memory-feasible.  For
 ``objective="peak_memory"`` the bound is the largest single-op footprint (its
-inputs, output and parameters are on its device at once) and CP-SAT is not used.
+inputs, output and parameters are on its device at once, zero-time ops included:
+:mod:`mtpp.placement.simulator`), :func:`mtpp.memory.local_lower_bound`, and CP-SAT
+is not used.
+
+The result contract (:mod:`mtpp.result`, issue 73): the returned placement is
+re-simulated and its value rounded *upwards* by the simulator's error bound
+(:meth:`PlacementContext.makespan_error`, ``SimResult.peak_error``), every bound
+rounded downwards by its own method; :func:`mtpp.result.settle` drops a bound above
+the upper bound (the method *failed*: a step with status ``error`` names both
+numbers) and ``optimal`` comes only from a kept bound, on a memory-feasible
+placement, to :data:`OPTIMAL_RTOL`.  The early stop of ``"auto"`` (:func:`_proves`)
+applies the same test to each baseline.  A method that raises inside (a solver, the
+BRKGA) becomes a failed step and the call goes on with the others; only bad
+arguments raise, up front (:class:`mtpp.errors.InvalidParameterError`), and anything
+else that escapes is an :class:`mtpp.errors.InternalError`.
 """
 
 from __future__ import annotations
@@ -38,12 +53,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from mtpp.errors import InvalidParameterError
+from mtpp.errors import InternalError, InvalidParameterError, entry_point
 from mtpp.graph import Graph, NodeId
+from mtpp.memory import local_lower_bound
 from mtpp.placement.devices import DeviceSet
-from mtpp.placement.simulator import PlacementContext, simulate
+from mtpp.placement.simulator import PlacementContext, SimResult, simulate
 from mtpp.presets import get_devices
-from mtpp.result import FieldsEqual, Result, ResultStatus, Step, finite_or_none, relative_gap
+from mtpp.result import FieldsEqual, Result, ResultStatus, Step, finite_or_none, relative_gap, settle, upper_rounded
 from mtpp.validation import (
     check_bool,
     check_choice,
@@ -80,6 +96,8 @@ CPSAT_OVERRUN_PER_OP = 1.5e-4
 idle 2-core machine, 0.6-2.3 s under a load of 2-3 (issue 24: ``place --method cpsat
 --time-limit 10`` took 12.7 s); 1.5 s at 10,000 ops covers the idle figures, the
 tolerance of ``max(2 s, 10%)`` the rest."""
+CPSAT_SEEDS = 2**31
+"""CP-SAT's ``random_seed`` is a 32-bit int: :func:`place` passes ``seed`` modulo this."""
 CPSAT_MIN_SECONDS = 0.5
 """The least time CP-SAT is started with; with less left (after the overrun margin)
 it is not started and ``cpsat_status`` is ``"skipped"`` (``method="cpsat"`` then
@@ -92,12 +110,17 @@ class Placement(FieldsEqual, Result, BaseModel):
 
     ``device[v]`` is the device index of op ``v`` (node index order),
     ``index_order`` the priority order (node indices; ``order``: node ids),
-    ``start``/``end`` the simulated times; ``upper_bound`` is the objective's value,
+    ``start``/``end`` the simulated times; ``makespan`` and ``peak_memory`` (per
+    device) the re-simulated values rounded upwards by the simulator's error bound, so
+    never below the placement's exact ones; ``upper_bound`` is the objective's value,
     the makespan (also ``makespan``) or the largest per-device peak;
-    ``lower_bound`` a proven bound on that objective over every placement;
-    ``gap = (upper_bound - lower_bound) / upper_bound``; ``optimal``: the gap is
-    zero (to ``1e-9``) for a placement that fits in memory.  ``candidates`` maps each
-    method tried to its objective value (``inf`` if its placement overflows memory).
+    ``lower_bound`` the best proven bound on that objective over every placement
+    that does not exceed ``upper_bound`` (``lower_bound_method`` names it; ``bounds``
+    lists every bound kept); ``gap = (upper_bound - lower_bound) / upper_bound``;
+    ``optimal``: the gap is zero (to :data:`OPTIMAL_RTOL`) for a placement that fits
+    in memory.  ``candidates`` maps each method tried to its objective value (``inf``
+    if its placement overflows memory); ``failures`` maps each method that failed (it
+    raised, or its bound exceeded the upper bound) to what happened.
     ``objective_value`` and ``proven_optimal`` are the old names of ``upper_bound``
     and ``optimal`` (deprecated)."""
 
@@ -120,6 +143,9 @@ class Placement(FieldsEqual, Result, BaseModel):
     candidates: dict[str, float]
     cpsat_status: str | None = None
     wall_time: float = 0.0
+    bounds: dict[str, float] = {}
+    lower_bound_method: str = "simple"
+    failures: dict[str, str] = {}
 
     def assignment(self, graph: Graph | None = None) -> dict[NodeId, str]:
         """Op id -> device name."""
@@ -157,13 +183,25 @@ class Placement(FieldsEqual, Result, BaseModel):
 
     @property
     def steps(self) -> tuple[Step, ...]:
-        """Each method tried (its objective value) and the bound."""
+        """Each method tried (its objective value), each that failed (status
+        ``error``, what happened in its detail), CP-SAT's run where it proved no kept
+        bound, and the bounds kept, the best (``lower_bound_method``) last."""
         tried = tuple(
             Step(name, ResultStatus.FEASIBLE, finite_or_none(v), None, 0.0, "") for name, v in self.candidates.items()
         )
-        bound = "cpsat" if self.cpsat_status is not None else "simple"
-        status = ResultStatus(self.cpsat_status) if self.cpsat_status is not None else ResultStatus.BOUND
-        return (*tried, Step(bound, status, None, self.lower_bound, 0.0, ""))
+        failed = tuple(Step(name, ResultStatus.ERROR, None, None, 0.0, why) for name, why in self.failures.items())
+
+        def status(name: str) -> ResultStatus:
+            return ResultStatus(self.cpsat_status) if name == "cpsat" and self.cpsat_status else ResultStatus.BOUND
+
+        cpsat: tuple[Step, ...] = ()
+        if self.cpsat_status is not None and "cpsat" not in self.bounds and "cpsat" not in self.failures:
+            cpsat = (Step("cpsat", status("cpsat"), None, None, 0.0, ""),)
+        kept = [Step(name, status(name), None, b, 0.0, "") for name, b in self.bounds.items()]
+        kept.sort(key=lambda st: st.method == self.lower_bound_method)  # the best last
+        if not kept:
+            kept = [Step(self.lower_bound_method, ResultStatus.BOUND, None, self.lower_bound, 0.0, "no bound kept")]
+        return (*tried, *failed, *cpsat, *kept)
 
     def _document(self) -> Any:
         from mtpp.results_schema import placement_document
@@ -182,22 +220,45 @@ def _score(sim: Any, objective: str) -> tuple[int, float]:
 def _closed_form_bound(ctx: PlacementContext, objective: str) -> float:
     """The bound that costs no search: :func:`formulations.placement.simple_lower_bound`
     for the runtime; for the peak memory the largest single-op footprint (its inputs,
-    output and parameters are on its device at once).  ``O(n d + m)``."""
+    output and parameters are on its device at once), lowered for its float sums by
+    :func:`mtpp.memory.local_lower_bound`.  ``O(n d + m)``."""
     if objective == "runtime":
         from formulations.placement import simple_lower_bound
 
         return float(simple_lower_bound(ctx))
-    graph = ctx.graph
-    inputs = np.zeros(graph.n)
-    np.add.at(inputs, graph.edge_dst, graph.size_out[graph.edge_src])
-    return float((graph.size_out + graph.size_param + inputs).max())
+    return float(local_lower_bound(ctx.graph)) if ctx.graph.n else 0.0
 
 
-def _proves(candidate: Any, objective: str, bound: float) -> bool:
-    """True when ``candidate`` fits in memory and its value meets ``bound`` to
-    :data:`OPTIMAL_RTOL` (the test :func:`place` reports ``optimal`` by): proven optimal."""
-    feasible, value = _score(candidate.sim, objective)
-    return feasible == 0 and relative_gap(value, bound) <= OPTIMAL_RTOL
+def _value_and_error(ctx: PlacementContext, sim: SimResult, place: np.ndarray, objective: str) -> tuple[float, float]:
+    """The objective of ``sim`` and the simulator's bound on its error (module
+    :mod:`mtpp.placement.simulator`, "Rounding"): the makespan and
+    :meth:`PlacementContext.makespan_error`, or the largest per-device peak *rounded up*
+    by its own device's error, with error 0 (so a device with a small peak and a large
+    error is not missed)."""
+    if objective == "runtime":
+        return sim.makespan, ctx.makespan_error(place, sim.makespan)
+    return float(_rounded_peaks(sim).max(initial=0.0)), 0.0
+
+
+def _rounded_peaks(sim: SimResult) -> np.ndarray:
+    """Each device's peak rounded upwards by its error bound."""
+    return np.array([upper_rounded(float(p), float(e)) for p, e in zip(sim.peak_memory, sim.peak_error)])
+
+
+def _proves(ctx: PlacementContext, candidate: Any, objective: str, bound: float | None) -> bool:
+    """True when ``candidate`` fits in memory and ``bound`` proves it optimal by the test
+    :func:`place` reports ``optimal`` by: the bound is kept (at most the candidate's
+    value rounded up by its error) and within :data:`OPTIMAL_RTOL` of it."""
+    if bound is None or not candidate.sim.memory_feasible:
+        return False
+    value, error = _value_and_error(ctx, candidate.sim, candidate.place, objective)
+    settled = settle(value, error, [("bound", bound)])
+    return not settled.failed and relative_gap(settled.upper_bound, settled.lower_bound) <= OPTIMAL_RTOL
+
+
+def _failure(exc: BaseException) -> str:
+    """The detail line of a method that raised."""
+    return f"failed: {type(exc).__name__}: {exc}"
 
 
 def coarse_brkga(
@@ -229,6 +290,7 @@ def coarse_brkga(
     return evaluate(ctx, "coarse-brkga", fine, order)
 
 
+@entry_point
 @legacy_positional(2, LEGACY_ARGS)
 def place(
     graph: Graph,
@@ -251,7 +313,6 @@ def place(
     workers (default 1, as in every call: deterministic; raise it for speed).
     Everything after ``devices`` is keyword-only (by position it still works for one
     release, with a ``DeprecationWarning``)."""
-    from formulations.placement import build_placement
     from heuristics.brkga import BrkgaParams
     from heuristics.placement.baselines import PlacementCandidate, all_single_devices, evaluate, heft
     from heuristics.placement.brkga import OBJECTIVES, placement_brkga
@@ -271,57 +332,85 @@ def place(
     ds = get_devices(devices)
     ctx = PlacementContext(graph, ds, times)
 
+    failures: dict[str, str] = {}
+
+    def attempt(name: str, run: Any) -> Any:
+        """``run()``, or ``None`` with the failure recorded: a method that raises fails alone."""
+        try:
+            return run()
+        except Exception as exc:  # any method's own failure, recorded; the call goes on
+            failures[name] = _failure(exc)
+            return None
+
     cands: list[PlacementCandidate] = []
-    singles = all_single_devices(ctx)
-    h = heft(ctx)
-    base = [h, *singles]
+    singles = attempt("single", lambda: all_single_devices(ctx)) or []
+    h = attempt("heft", lambda: heft(ctx))
+    base = [c for c in (h, *singles) if c is not None]
     if method in ("auto", "single"):
         cands += singles
-    if method in ("auto", "heft"):
+    if method in ("auto", "heft") and h is not None:
         cands.append(h)
-    closed = _closed_form_bound(ctx, objective)
+    closed = attempt("simple", lambda: _closed_form_bound(ctx, objective))
     # "auto" stops where a baseline meets the closed-form bound (proven optimal: no search can improve it)
-    search = "none" if method == "auto" and any(_proves(c, objective, closed) for c in base) else method
+    proven = method == "auto" and any(_proves(ctx, c, objective, closed) for c in base)
+    search = "none" if proven else method
     use_coarse = search == "coarse-brkga" or (search == "auto" and graph.n > COARSE_AUTO_OPS)
     share = 1 / 4 if search == "auto" and use_coarse else 1 / 2 if search == "auto" else 1.0
     budget = None if time_limit is None else time_limit * share
     if search in ("auto", "brkga"):
         params = BrkgaParams(population=50, generations=10**6) if budget is not None else BrkgaParams()
-        res = placement_brkga(ctx, objective, params, seed, base, time_limit=budget)
-        cands.append(res.best)
-    if use_coarse:
-        cands.append(coarse_brkga(ctx, objective, h, budget, seed, coarse_target))
-    bound = closed
+        res = attempt("brkga", lambda: placement_brkga(ctx, objective, params, seed, base, time_limit=budget))
+        if res is not None:
+            cands.append(res.best)
+    if use_coarse and h is not None:
+        found = attempt("coarse-brkga", lambda: coarse_brkga(ctx, objective, h, budget, seed, coarse_target))
+        if found is not None:
+            cands.append(found)
+    elif use_coarse:
+        failures["coarse-brkga"] = "not run: it starts from HEFT, which failed"
+    bounds: list[tuple[str, float]] = [] if closed is None else [("simple", closed)]
     status: str | None = None
-    if objective == "runtime":
-        run_cp = search == "cpsat" or (search == "auto" and graph.n <= cpsat_max_ops)
-        if run_cp:
-            hint = min(base if search == "cpsat" else cands, key=lambda c: _score(c.sim, objective))
-            ub = hint.sim.makespan if (hint.sim.memory_feasible or not cpsat_memory) else None
-            model = build_placement(ctx, memory=cpsat_memory, upper_bound=ub)
-            left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-            remaining = None if left is None else left - CPSAT_OVERRUN_PER_OP * graph.n
-            cp = None
-            if remaining is None or remaining >= CPSAT_MIN_SECONDS:  # else it would end past the limit
-                from formulations.cpsat_placement import solve_placement
-
-                cp = solve_placement(model, (hint.place, hint.sim.start), remaining, threads, seed)
+    if objective == "runtime" and (search == "cpsat" or (search == "auto" and graph.n <= cpsat_max_ops)):
+        pool = base if search == "cpsat" else cands
+        hint = min(pool, key=lambda c: _score(c.sim, objective)) if pool else None
+        ran = attempt("cpsat", lambda: _run_cpsat(ctx, hint, cpsat_memory, time_limit, t0, threads, seed))
+        solved = False
+        if ran is None:
+            status = ResultStatus.ERROR.value
+        else:
+            cp, model = ran
             status = ResultStatus.SKIPPED.value if cp is None else cp.status.value
-            if cp is not None and math.isfinite(cp.bound):
-                bound = max(bound, model.to_time(cp.bound))
+            if cp is not None and math.isfinite(cp.bound) and cp.bound > 0:
+                bounds.append(("cpsat", model.proven_bound(cp.bound)))
             if cp is not None and cp.place is not None and cp.order is not None:
                 cands.append(evaluate(ctx, "cpsat", cp.place, cp.order))
-            elif search == "cpsat":
-                cands.append(hint)
+                solved = True
+        if search == "cpsat" and not solved and hint is not None:
+            cands.append(hint)  # CP-SAT failed, found nothing or did not start: its hint stands
 
-    best = min(cands, key=lambda c: _score(c.sim, objective))
-    sim = simulate(graph, ctx, best.place, best.order)  # re-checked through the public, validating entry
-    value = sim.makespan if objective == "runtime" else float(sim.peak_memory.max())
-    optimal = False
-    if sim.memory_feasible:
-        bound = min(bound, value) if math.isclose(bound, value, rel_tol=OPTIMAL_RTOL) else bound
-        optimal = relative_gap(value, bound) <= OPTIMAL_RTOL
+    if not cands and base:  # the method asked for failed: the baselines it starts from stand
+        cands.append(min(base, key=lambda c: _score(c.sim, objective)))
+    best, sim = None, None
+    for cand in sorted(cands, key=lambda c: _score(c.sim, objective)):
+        # re-checked through the public, validating entry; a candidate it refuses failed
+        sim = attempt(cand.method, lambda: simulate(graph, ctx, cand.place, cand.order))  # noqa: B023
+        if sim is not None:
+            best = cand
+            break
+    if best is None or sim is None:
+        raise InternalError(f"mtpp.place: every method failed: {failures}")
+    cands = [c for c in cands if c.method not in failures]
+    value, error = _value_and_error(ctx, sim, best.place, objective)
+    if cpsat_memory and not sim.memory_feasible:
+        # CP-SAT's memory model bounds memory-feasible placements only: not this one
+        bounds = [(name, b) for name, b in bounds if name != "cpsat"]
+    settled = settle(value, error, bounds)
+    for name, b in settled.failed:
+        failures[name] = settled.failure_message(b)
+    optimal = sim.memory_feasible and relative_gap(settled.upper_bound, settled.lower_bound) <= OPTIMAL_RTOL
+    kept = {name: b for name, b in bounds if (name, b) not in settled.failed}
     table = {c.method: (_score(c.sim, objective)[1] if c.sim.memory_feasible else math.inf) for c in cands}
+    makespan = upper_rounded(sim.makespan, ctx.makespan_error(best.place, sim.makespan))
     placement = Placement(
         objective=objective,
         method=best.method,
@@ -330,15 +419,47 @@ def place(
         index_order=tuple(int(v) for v in best.order),
         start=tuple(float(t) for t in sim.start),
         end=tuple(float(t) for t in sim.end),
-        makespan=sim.makespan,
-        peak_memory=tuple(float(p) for p in sim.peak_memory),
+        makespan=makespan,
+        peak_memory=tuple(float(p) for p in _rounded_peaks(sim)),
         memory_feasible=sim.memory_feasible,
-        upper_bound=value,
-        lower_bound=bound,
+        upper_bound=settled.upper_bound,
+        lower_bound=settled.lower_bound,
         optimal=optimal,
         candidates=table,
         cpsat_status=status,
         wall_time=time.perf_counter() - t0,
+        bounds=kept,
+        lower_bound_method=settled.bound_method,
+        failures=failures,
     )
     placement._graph = graph
     return placement
+
+
+def _run_cpsat(
+    ctx: PlacementContext,
+    hint: Any,
+    memory: bool,
+    time_limit: float | None,
+    t0: float,
+    threads: int,
+    seed: int,
+) -> tuple[Any, Any]:
+    """Build the CP-SAT model (its horizon capped by the hint's makespan where that
+    bounds the model's optimum) and solve it with the time left, hinted; ``(None,
+    model)`` when too little time is left to start it (:data:`CPSAT_MIN_SECONDS`)."""
+    from formulations.placement import build_placement
+
+    ub = None
+    if hint is not None and (hint.sim.memory_feasible or not memory):
+        ub = hint.sim.makespan
+    model = build_placement(ctx, memory=memory, upper_bound=ub)
+    left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+    remaining = None if left is None else left - CPSAT_OVERRUN_PER_OP * ctx.graph.n
+    if remaining is not None and remaining < CPSAT_MIN_SECONDS:  # it would end past the limit
+        return None, model
+    from formulations.cpsat_placement import solve_placement
+
+    start = None if hint is None else (hint.place, hint.sim.start)
+    # CP-SAT's random_seed is an int32: a larger seed (valid for place) raised TypeError
+    return solve_placement(model, start, remaining, threads, seed % CPSAT_SEEDS), model

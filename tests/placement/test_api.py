@@ -9,8 +9,9 @@ from mtpp.errors import InvalidParameterError
 from mtpp.graph import Graph
 from mtpp.placement.api import Placement, place
 from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import simulate
+from mtpp.placement.simulator import PlacementContext, simulate
 from mtpp.presets import DEVICE_SETS as PRESETS
+from mtpp.result import upper_rounded
 from tests.placement.reference import brute_force
 from tests.placement.test_baselines import random_dag
 from tests.placement.test_cpsat import devices, tiny
@@ -22,7 +23,10 @@ def test_every_method_is_rechecked_and_bounded(method: str) -> None:
     ds = PRESETS["cpu-igpu-dgpu"]
     p = place(g, ds, method=method, time_limit=2.0, threads=1)
     r = simulate(g, ds, list(p.device), list(p.index_order))
-    assert r.makespan == p.makespan and p.memory_feasible
+    ctx = PlacementContext(g, ds)
+    # the re-simulated makespan rounded upwards by the simulator's error bound
+    assert p.makespan == upper_rounded(r.makespan, ctx.makespan_error(np.array(p.device), r.makespan))
+    assert r.makespan <= p.makespan <= r.makespan * (1 + 1e-12) and p.memory_feasible
     assert p.lower_bound is not None and p.lower_bound <= p.makespan + 1e-9
     assert 0 <= p.gap < 1
     assert Placement.model_validate_json(p.model_dump_json()) == p

@@ -80,14 +80,40 @@ def test_memory_feasibility_and_overflow() -> None:
 
 
 def test_single_device_peak_matches_mtpp_memory() -> None:
+    """On one device the event order is step order, zero-time ops included: exactly
+    :func:`mtpp.memory.peak_memory` of the priority order (integer sizes: exact sums)."""
     rng = np.random.default_rng(3)
-    for _ in range(20):
+    for _ in range(40):
         n = 9
         edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.3]
-        g = Graph.from_arrays(rng.integers(1, 5, n), rng.integers(0, 5, n), rng.integers(0, 9, n), edges)
-        r = simulate(g, two(), np.zeros(n, dtype=np.int64))
-        assert r.peak_memory[0] == pytest.approx(peak_memory(g, g.topological_order))
+        work = rng.integers(1, 5, n) * (rng.random(n) < 0.6)  # about 40% zero-time ops
+        g = Graph.from_arrays(work, rng.integers(0, 5, n), rng.integers(0, 9, n), edges)
+        sigma = kahn_order(g, rng.random(n))
+        r = simulate(g, two(), np.zeros(n, dtype=np.int64), sigma)
+        assert r.peak_memory[0] == peak_memory(g, sigma)
         assert r.makespan == pytest.approx(g.work.sum())
+
+
+def test_zero_time_op_holds_its_input_while_writing_its_output() -> None:
+    """a -> b, b takes no time (``place_peak_zero_time.json``): at the instant b runs,
+    a's output (its input), b's parameters and b's output are all live: 3 MB, on one
+    device and with b on the other (the copy is allocated when the transfer starts)."""
+    g = Graph.from_arrays([1.0, 0.0], [0.0, 1e6], [1e6, 1e6], [(0, 1)])
+    assert simulate(g, two(), [0, 0]).peak_memory.tolist() == [3e6, 0.0]
+    assert simulate(g, two(), [0, 1]).peak_memory.tolist() == [1e6, 3e6]
+
+
+def test_equal_times_run_in_priority_order() -> None:
+    """Three zero-time ops 0 -> 1 -> 2 at time 0 on one device, outputs 4, 2, 1 bytes:
+    steps 0, 1, 2 in turn, each allocating before it frees: 4, then 4 + 2, then 2 + 1."""
+    g = Graph.from_arrays([0, 0, 0], [0, 0, 0], [4, 2, 1], [(0, 1), (1, 2)])
+    assert simulate(g, two(), [0, 0, 0]).peak_memory[0] == 6.0
+    # a transfer that completes at an instant frees its source copy before ops allocate
+    # there: out0 (10 B) goes to b during [1, 2) while op 2 runs on a; op 3 starts on a at
+    # 2 with a 5 B output, when out0 is already freed there
+    h = Graph.from_arrays([1, 1, 1, 1], [0, 0, 0, 0], [10, 0, 0, 5], [(0, 1)])
+    r = simulate(h, two(bw=10.0, lat=0.0), [0, 1, 0, 0], [0, 2, 3, 1])
+    assert r.start.tolist() == [0.0, 2.0, 1.0, 2.0] and r.peak_memory.tolist() == [10.0, 10.0]
 
 
 def test_matches_slow_reference_on_random_graphs() -> None:
