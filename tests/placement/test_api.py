@@ -60,3 +60,22 @@ def test_bad_arguments() -> None:
         place(g, "two-devices", objective="peak_memory", method="cpsat")
     with pytest.raises(InvalidParameterError, match="preset"):
         place(g, "quantum")
+
+
+def test_a_bound_above_the_upper_bound_is_a_failed_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The result contract (mtpp.result.settle): a bound above the re-checked upper
+    bound is no bound; its method is a step with status "error" naming both numbers,
+    and the result is not "optimal" by it (nor does "auto" stop early on it)."""
+    from mtpp.placement import api
+
+    g = random_dag(np.random.default_rng(4), 6, 0.4)
+    honest = place(g, "two-devices", method="heft")
+    monkeypatch.setattr(api, "_closed_form_bound", lambda ctx, objective: 2 * honest.upper_bound)
+    p = place(g, "two-devices", method="auto", time_limit=1.0, cpsat_max_ops=0)
+    assert "brkga" in p.candidates  # no early stop on the false bound
+    (step,) = [st for st in p.steps if st.method == "simple"]
+    assert step.status == "error" and step.lower_bound is None
+    assert repr(2 * honest.upper_bound) in step.detail and repr(p.upper_bound) in step.detail
+    assert p.upper_bound > 0 and "simple" not in p.bounds
+    assert p.lower_bound == 0.0 and p.lower_bound_method == "none" and not p.optimal
+    assert p.steps[-1].method == "none"  # the document's lower_bound_method

@@ -20,14 +20,15 @@ from mtpp.graph import Graph
 from mtpp.memory import local_lower_bound, peak_memory, profile_error
 from mtpp.placement.devices import DeviceSet
 from mtpp.placement.simulator import PlacementContext
-from tests.placement.reference import Optima, Replay, exact_optima, fits
+from tests.placement.reference import Optima, Replay, brute_force_peak, exact_optima, fits
 from tests.soundness.placement_checks import draw_instance
 
 
-def check_all(g: Graph, ds: DeviceSet, times: np.ndarray | None) -> Optima:
+def check_all(g: Graph, ds: DeviceSet, times: np.ndarray | None, worst: list[float] | None = None) -> Optima:
     """Every placement and order: fast == slow (times exactly, peaks to the error
     bound, exactly when the sums are exact), the error bounds against exact values, the
-    one-device peak against :func:`mtpp.memory.peak_memory`; returns the exact optima."""
+    one-device peak against :func:`mtpp.memory.peak_memory`; returns the exact optima
+    (and appends every peak's error bound to ``worst``)."""
     ctx = PlacementContext(g, ds, times)
 
     def check(place: tuple[int, ...], order: list[int], slow: Replay) -> None:
@@ -43,6 +44,8 @@ def check_all(g: Graph, ds: DeviceSet, times: np.ndarray | None) -> Optima:
             assert off <= Fraction(float(fast.peak_error[j])), (where, j, fast.peak_memory[j], slow.peaks[j])
             if ctx.sizes_exact:
                 assert Fraction(float(fast.peak_memory[j])) == slow.peaks[j], where
+        if worst is not None:
+            worst.append(float(fast.peak_error.max()))
         if fast.memory_feasible:  # the simulator's verdict is conservative
             assert fits(ds, slow.peaks), where
         if len(set(place)) == 1:  # one device: mtpp.memory's peak of the order, zero-time ops included
@@ -55,11 +58,15 @@ def check_all(g: Graph, ds: DeviceSet, times: np.ndarray | None) -> Optima:
 @pytest.mark.parametrize("seed", range(60))
 def test_every_placement_and_order_matches_the_reference_and_bounds_hold(seed: int) -> None:
     g, ds, times = draw_instance(seed)
-    truth = check_all(g, ds, times)
+    errors: list[float] = []
+    truth = check_all(g, ds, times, errors)
     assert truth.visited >= ds.d**g.n
     ctx = PlacementContext(g, ds, times)
     assert Fraction(simple_lower_bound(ctx)) <= truth.makespan
     assert Fraction(local_lower_bound(g)) <= truth.peak
+    # the float brute force agrees with the exact optima to the simulator's error bounds
+    peak, _, _ = brute_force_peak(g, ds, run=ctx)
+    assert abs(Fraction(peak) - truth.peak) <= Fraction(max(errors))
 
 
 @pytest.mark.parametrize("seed", range(0, 60, 3))
