@@ -159,12 +159,15 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     from heuristics.partition.band_dp import band_dp
     from heuristics.partition.ideal_dp import ideal_dp_all
     from heuristics.partition.ideals import enumerate_ideals
+    from heuristics.partition.merge_dp import merge_orders
     from heuristics.partition.segment_peaks import peak_column, peak_segment_table, prefix_peaks
     from heuristics.partition.segments import segment_cost_table
     from heuristics.partition.slicegraph import slice_order
     from heuristics.peak_memory.best_first import best_first_search
     from heuristics.peak_memory.state_dp import state_dp
     from heuristics.placement.coarsen import coarsen
+    from mtpp.clique_bound import clique_lower_bounds
+    from mtpp.crossing_bound import crossing_lower_bounds
     from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
     from mtpp.reach_bound import reach_lower_bound
 
@@ -179,6 +182,9 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     )
     mtpp.certify(problem, bounds=",".join(COMBINATORIAL_METHODS), seed=seed, presolve=False)
     reach_lower_bound(problem, 0.0, sol.evaluation.bottleneck)  # certify's ideal DP proves tiny graphs first
+    crossing_lower_bounds(problem, [k])
+    clique_lower_bounds(problem, [k], max_candidates=g.n)
+    merge_orders(problem, [sol.index_order, g.topological_order], sol.evaluation.bottleneck)
     lattice = enumerate_ideals(g)
     assert lattice is not None
     ideal_dp_all(problem, list(range(1, k + 1)), lattice=lattice)
