@@ -10,13 +10,14 @@ from solvers.result import Status
 
 
 def cp_solver(time_limit: float | None, threads: int, seed: int, verbose: bool = False, rel_gap: float = 0.0) -> Any:
-    """A ``CpSolver`` with mtpp's settings (imports ortools lazily)."""
+    """A ``CpSolver`` with mtpp's settings (imports ortools lazily).  CP-SAT's seed is a
+    32-bit signed integer: mtpp's seeds (any non-negative int) are taken modulo ``2^31``."""
     from ortools.sat.python import cp_model as cp
 
     solver = cp.CpSolver()
     prm = solver.parameters
     prm.num_workers = max(1, int(threads))
-    prm.random_seed = int(seed)
+    prm.random_seed = int(seed) % 2**31
     prm.relative_gap_limit = float(rel_gap)
     prm.log_search_progress = bool(verbose)
     if time_limit is not None:
