@@ -11,16 +11,18 @@ from __future__ import annotations
 import math
 import os
 import time
+import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
+from mtpp.errors import InvalidParameterError, MissingDependencyError, WeightsError, entry_point
 from mtpp.graph import Graph, NodeId
 from mtpp.memory import REL_TOL, local_lower_bound, peak_memory, profile_error
-from mtpp.result import Result, ResultStatus, Step, finite_or_none
+from mtpp.result import Result, ResultStatus, Settled, Step, finite_or_none, settle, upper_rounded
 from mtpp.rounding import UNIT, lower_by
 from mtpp.validation import (
     check_bool,
@@ -49,12 +51,16 @@ AUTO_WIDE_SHARE = 0.25  # this share of the time left
 AUTO_BRKGA_SHARE = 0.2  # then BRKGA (seeded with the best order), before the exact search
 AUTO_BRKGA_GENERATIONS = 2000
 SEARCH_MEMORY_MB = 512  # state arrays of one best-first search (one part at a time)
+CPSAT_SEEDS = 2**31  # CP-SAT takes seeds below this (an int32)
 
 
 @dataclass(frozen=True)
 class Stage:
-    """One method run inside :func:`schedule`: the peak of its order (``inf`` if it
-    found none), the lower bound it proved (``0`` if none), its status and time."""
+    """One method run inside :func:`schedule`: the peak of its order, re-evaluated and
+    rounded upwards like :attr:`Schedule.peak` (``inf`` if it found none), the lower
+    bound it proved (``0`` if none), its status and time.  A failed method (status
+    ``"error"``: it raised, returned an invalid order, or proved a bound above the
+    schedule's upper bound) says why in ``detail`` and its bound is ``0``."""
 
     method: str
     peak: float
@@ -80,18 +86,22 @@ class Schedule(Result):
     minimum peak: a :class:`mtpp.result.Result`.
 
     ``order`` lists node ids (``index_order`` the same as indices); ``upper_bound``
-    (alias ``peak``) is re-evaluated by :func:`peak_memory`; ``lower_bound`` is the best bound proven by
-    any stage (``bound_method``: ``"local"`` for :func:`local_lower_bound`,
-    ``"forced-live"`` for :func:`heuristics.peak_memory.bounds.forced_live_bound`,
-    ``"cut-live"`` for :mod:`heuristics.peak_memory.cut_bound`, ``"search"`` for the best-first
-    search, ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
+    (alias ``peak``) is its peak re-evaluated by :func:`peak_memory` and rounded upwards
+    by :func:`mtpp.memory.profile_error` (:func:`mtpp.result.upper_rounded`), so it is
+    never below the order's true peak; ``lower_bound`` is the best bound proven by
+    any stage that does not exceed it (a stage whose bound does failed,
+    :func:`mtpp.result.settle`; ``0`` if none); ``bound_method`` names its stage
+    (``"local"`` for :func:`local_lower_bound`, ``"forced-live"`` for
+    :func:`heuristics.peak_memory.bounds.forced_live_bound`, ``"cut-live"`` for
+    :mod:`heuristics.peak_memory.cut_bound`, ``"search"`` for the best-first search,
+    ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
     lower_bound) / peak``.  ``status`` is ``"optimal"`` when the order is proven
-    optimal to within the relative tolerance ``mtpp.memory.REL_TOL`` (its peak,
-    allowing for the evaluator's rounding, is at most ``1 + REL_TOL`` times the
-    bound), else ``"feasible"``.  Every bound is lowered for its own rounding, so it
-    never exceeds the true optimum (exact arithmetic on the float sizes).
-    ``stages`` records every method run (``steps``: the same as
-    :class:`mtpp.result.Step`).  ``to_json()`` is the ``mtpp-schedule`` document.
+    optimal to within the relative tolerance ``mtpp.memory.REL_TOL`` (the upper bound
+    is at most ``1 + REL_TOL`` times the lower bound), else ``"feasible"``.  Every
+    bound is lowered for its own rounding, so it never exceeds the true optimum
+    (exact arithmetic on the float sizes).  ``stages`` records every method run,
+    failed ones included (``steps``: the same as :class:`mtpp.result.Step`).
+    ``to_json()`` is the ``mtpp-schedule`` document.
     """
 
     order: tuple[NodeId, ...]
@@ -109,7 +119,7 @@ class Schedule(Result):
 
     @property
     def upper_bound(self) -> float:
-        """The peak of ``order``, re-evaluated by :func:`peak_memory`."""
+        """The peak of ``order``, re-evaluated by :func:`peak_memory` and rounded upwards."""
         return self.peak
 
     @property
@@ -142,7 +152,14 @@ def _check_args(objective: object, method: object, time_limit: object, beam_widt
 
 
 class _Search:
-    """Keeps the best order and the best bound over the stages of one call."""
+    """Keeps the best order and every stage's bound over the stages of one call.
+
+    The result contract (:mod:`mtpp.result`, issue 73): the upper bound is the best
+    order's evaluated peak rounded upwards by :func:`mtpp.memory.profile_error`; a
+    stage whose bound exceeds it failed (its bound cannot be one) and never counts,
+    neither for the result nor, while the call runs, for :attr:`lower` and
+    :attr:`proven` (:func:`mtpp.result.settle`); a stage that raises is a failed
+    stage too (:meth:`attempt`)."""
 
     def __init__(self, graph: Graph, time_limit: float | None) -> None:
         self.graph = graph
@@ -151,13 +168,33 @@ class _Search:
         self.order: np.ndarray | None = None
         self.peak = math.inf
         self.order_method = ""
+        self.stages: list[Stage] = []
+        self._settled: tuple[tuple[int, float], Settled] | None = None
+        for name in ("local", "forced-live"):
+            self.attempt(name, self._order_free_bound, name)
+
+    def _order_free_bound(self, name: str) -> None:
         from heuristics.peak_memory.bounds import forced_live_bound
 
-        self.lower, self.bound_method = 0.0, "local"
-        self.stages: list[Stage] = []
-        for name, bound in (("local", local_lower_bound), ("forced-live", forced_live_bound)):
-            t = time.perf_counter()
-            self.offer(name, None, bound(graph), time.perf_counter() - t, "bound")
+        t = time.perf_counter()
+        lower = local_lower_bound(self.graph) if name == "local" else forced_live_bound(self.graph)
+        self.offer(name, None, lower, time.perf_counter() - t, "bound")
+
+    def attempt(self, method: str, run: Callable[..., None], *args: Any) -> None:
+        """``run(*args)``, a stage of ``method``; an exception inside it (a solver or
+        kernel error) is recorded as a failed stage and the call goes on with what it
+        has (issue 73).  Only a missing optional dependency or an unusable weights
+        file, faults of the call's arguments or installation, propagate."""
+        t = time.perf_counter()
+        try:
+            run(*args)
+        except (MissingDependencyError, WeightsError):
+            raise
+        except Exception as exc:  # any failure inside a method is that method's
+            where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+            at = f" (at {os.path.basename(where.filename)}:{where.lineno} in {where.name})" if where else ""
+            detail = f"failed: {type(exc).__name__}: {exc}{at}"
+            self.stages.append(Stage(method, math.inf, 0.0, "error", time.perf_counter() - t, detail))
 
     def add_cut_bound(self) -> None:
         """The min-cut live bound (:mod:`heuristics.peak_memory.cut_bound`), within the time left."""
@@ -174,27 +211,77 @@ class _Search:
             return None
         return max(0.0, self.time_limit - (time.perf_counter() - self.t0))
 
+    def incumbent(self) -> np.ndarray:
+        """The best order so far, or the graph's topological order before there is one."""
+        return self.graph.topological_order if self.order is None else self.order
+
+    def upper(self, peak: float) -> float:
+        """An evaluated ``peak`` rounded upwards by the evaluator's error: at least the
+        order's true peak (:func:`mtpp.result.upper_rounded`)."""
+        if not math.isfinite(peak):
+            return peak
+        return upper_rounded(peak, profile_error(self.graph, peak))
+
     def offer(
         self, method: str, order: np.ndarray | None, lower: float, t: float, status: str, detail: str = ""
     ) -> None:
+        """Records a stage: its ``order`` is re-scored by the independent evaluator
+        (with validation: an invalid order fails the stage, bound and all) and kept if
+        best; its bound ``lower`` is settled against the upper bound later."""
         peak = math.inf
         if order is not None:
-            peak = peak_memory(self.graph, order)  # the independent evaluator, with validation
-            if peak < self.peak:
+            try:
+                peak = peak_memory(self.graph, order)
+            except InvalidParameterError as exc:
+                self.stages.append(Stage(method, math.inf, 0.0, "error", t, f"failed: an invalid order: {exc}"))
+                return
+            if self.order is None or peak < self.peak:
                 self.order, self.peak, self.order_method = np.asarray(order, dtype=np.int64), peak, method
-        if lower > self.lower:
-            self.lower, self.bound_method = lower, method
-        self.stages.append(Stage(method, peak, lower, status, t, detail))
+        lower = float(lower) if lower >= 0 else 0.0  # NaN (nothing proven) as 0
+        self.stages.append(Stage(method, self.upper(peak), lower, status, t, detail))
+
+    def settled(self) -> Settled:
+        """The bounds so far under the result contract (:func:`mtpp.result.settle`),
+        recomputed only when a stage or a better order came since the last call."""
+        key = (len(self.stages), self.peak)
+        if self._settled is None or self._settled[0] != key:
+            error = profile_error(self.graph, self.peak) if math.isfinite(self.peak) else 0.0
+            self._settled = key, settle(self.peak, error, [(s.method, s.lower_bound) for s in self.stages])
+        return self._settled[1]
+
+    @property
+    def lower(self) -> float:
+        """The best bound so far that does not exceed the upper bound."""
+        return self.settled().lower_bound
 
     @property
     def proven(self) -> bool:
-        """Whether the order is optimal to within the relative ``REL_TOL``: its true
-        peak, at most the evaluated one plus :func:`mtpp.memory.profile_error`, is at
-        most ``(1 + REL_TOL)`` times the proven bound (relative only: an absolute
-        tolerance would prove anything on graphs measured in tiny units)."""
-        if math.isinf(self.peak):
-            return False
-        return self.peak + profile_error(self.graph, self.peak) <= self.lower * (1 + REL_TOL)
+        """Whether the order is optimal to within the relative ``REL_TOL``: the upper
+        bound (at least its true peak) is at most ``(1 + REL_TOL)`` times the best
+        bound that does not exceed it, compared in rationals (relative only: an
+        absolute tolerance would prove anything on graphs measured in tiny units)."""
+        return _within_tolerance(self.settled())
+
+    def result_stages(self, settled: Settled) -> tuple[Stage, ...]:
+        """The stages as the result reports them: a stage whose bound exceeds the
+        upper bound failed (status ``error``, both numbers in its detail, its bound
+        dropped)."""
+        out = []
+        for st in self.stages:
+            if st.lower_bound > settled.upper_bound:
+                detail = settled.failure_message(st.lower_bound) + (f"; {st.detail}" if st.detail else "")
+                st = replace(st, status="error", lower_bound=0.0, detail=detail)
+            out.append(st)
+        return tuple(out)
+
+
+def _within_tolerance(settled: Settled) -> bool:
+    """``upper <= (1 + REL_TOL) lower`` in exact rationals (false for an infinite upper
+    bound)."""
+    ub, lb = settled.upper_bound, settled.lower_bound
+    if not math.isfinite(ub):
+        return False
+    return Fraction(ub) <= Fraction(lb) * (1 + Fraction(REL_TOL))
 
 
 def _run_fixed(search: _Search, method: str, seed: int) -> None:
@@ -256,7 +343,6 @@ def _run_search(search: _Search, seed: int) -> None:
     from heuristics.peak_memory.split import split_graph
     from mtpp.memory_cap import GB, memory_limit
 
-    assert search.order is not None
     t = time.perf_counter()
     cap, n = memory_limit(), search.graph.n
     need = search_memory_bytes(n, SEARCH_MEMORY_MB, residuals=n <= MAX_NODES)
@@ -271,7 +357,7 @@ def _run_search(search: _Search, seed: int) -> None:
         part = parts[i]
         left = search.left()
         share = None if left is None else left / (len(parts) - count)
-        start, part_lower, t_part = part.restrict(search.order), 0.0, time.perf_counter()
+        start, part_lower, t_part = part.restrict(search.incumbent()), 0.0, time.perf_counter()
         if share is not None and share <= 0:  # the time is spent: the part keeps the best order so far
             orders[i], timed_out = part.lift(start), timed_out + 1
             continue
@@ -319,39 +405,39 @@ def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: floa
     from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
 
-    model = build_schedule(search.graph, lower_bound=search.lower, upper_bound=search.peak)
+    start = search.incumbent()
+    model = build_schedule(search.graph, lower_bound=search.lower, upper_order=start)
     workers = threads if threads is not None else min(8, os.cpu_count() or 1)
-    res = solve_schedule(model, hint=search.order, time_limit=time_limit, threads=workers, seed=seed, verbose=verbose)
+    cp_seed = seed % CPSAT_SEEDS  # CP-SAT's random_seed is an int32; schedule takes any seed >= 0
+    res = solve_schedule(model, hint=start, time_limit=time_limit, threads=workers, seed=cp_seed, verbose=verbose)
     lower = _cpsat_lower(search.graph, model, res.bound)
-    detail = f"ortools {res.version}; scale={model.scale:g}{'' if model.exact else ' (rounded down)'}"
+    detail = f"ortools {res.version}; scale={model.scale:g}"
+    if not model.exact:
+        detail += f" (rounded: excess {model.excess:.3g}, deficit {model.deficit:.3g})"
     if res.message:
         detail += f"; {res.message}"
     search.offer("cpsat", res.order, lower, res.wall_time, res.status.value, detail)
 
 
 def _cpsat_lower(graph: Graph, model: ScheduleModel, bound: float) -> float:
-    """A proven bound from CP-SAT's ``bound`` on the model's integer peak.  The model's
-    demands ``d_i`` are the sizes ``x_i`` times ``scale``, rounded (to the nearest
-    integer when :func:`formulations.schedule.integer_scale` calls them integral to
-    within ``1e-9``, else down), so ``d_i <= (1 + rho) scale x_i`` with ``rho`` the
-    largest relative excess; every order's model peak is then at most ``(1 + rho)
-    scale`` times its true peak, and ``OPT >= bound / ((1 + rho) scale)``.  ``rho`` is
-    computed in floats, each ratio within ``2u`` of the truth, and ``fl(bound /
-    scale)`` within ``u``: :func:`mtpp.rounding.lower_by` with relative ``rho + 8u``
-    covers all three.  When ``scale`` is a power of two, ``x_i scale`` and
-    ``bound / scale`` are exact, so ``d_i <= x_i scale`` for all ``i`` (checked
-    exactly) gives ``rho = 0`` and the bound unlowered."""
+    """A proven bound on the true minimum peak ``OPT`` from CP-SAT's ``bound`` ``B`` on
+    the model's integer optimum.  Every demand is at most ``(1 + rho) scale`` times its
+    size (``rho = model.excess``, measured in rationals by
+    :func:`formulations.schedule.build_schedule`, rounding up *and* down counted:
+    a demand rounded down, even to 0, only lowers the model), and a model peak is a
+    sum of demands, so the model optimum is at most ``(1 + rho) scale OPT`` and ``OPT
+    >= B / ((1 + rho) scale)``.  ``fl(B / scale)`` is within ``u`` of ``B / scale`` (exact
+    when ``scale`` is a power of two: ``B`` is an integer below ``2^53``), so
+    :func:`mtpp.rounding.lower_by` with relative ``rho (1 + 4u) + 2u`` covers both; with
+    ``rho = 0`` and a power-of-two scale nothing is lowered.  ``graph`` is unused
+    (kept for the callers)."""
+    del graph
     if not math.isfinite(bound) or bound <= 0:
         return 0.0
-    sizes = np.concatenate([graph.size_out, graph.size_param])
-    demands = np.concatenate([model.out_demand, model.param_demand]).astype(np.float64)
-    if math.frexp(model.scale)[0] == 0.5 and np.all(demands <= sizes * model.scale):
-        return model.to_size(bound)
-    used = sizes > 0
-    rho = max(0.0, float((demands[used] / (sizes[used] * model.scale)).max(initial=1.0)) - 1.0)
-    if np.any(demands[~used] > 0):  # cannot happen: a zero size rounds to 0
-        return 0.0
-    return lower_by(model.to_size(bound), rho + 8 * UNIT, 0.0)
+    value = model.to_size(bound)
+    if model.excess == 0 and math.frexp(model.scale)[0] == 0.5:
+        return value
+    return lower_by(value, model.excess * (1 + 4 * UNIT) + 2 * UNIT, 0.0)
 
 
 def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations: int = 200) -> None:
@@ -452,36 +538,38 @@ def _learned(search: _Search, o: _Options) -> None:
 
 def _pipeline(search: _Search, o: _Options) -> None:
     """``auto``, ``search``, ``exact-dp``, ``cpsat``: the quick orders first, then the
-    stages of the method (:func:`schedule`'s docstring), each while the gap is open."""
+    stages of the method (:func:`schedule`'s docstring), each while the gap is open;
+    a stage that fails inside is recorded and the next one runs (:meth:`_Search.attempt`)."""
     method, seed, width = o.method, o.seed, o.width
     for quick in ("dfs", "bfs", "random"):
         if quick == "dfs" or not search.proven:  # a chain's one order is proven at once
-            _run_fixed(search, quick, seed)
+            search.attempt(quick, _run_fixed, search, quick, seed)
     if o.incumbent in RULES:  # a learned order as a first incumbent (issue 25)
-        _run_rule(search, o.incumbent, o.weights, None, seed)
+        search.attempt(o.incumbent, _run_rule, search, o.incumbent, o.weights, None, seed)
     elif o.incumbent is not None:
-        _run_learned(search, o.incumbent, o.weights, None, seed, search.left())
+        search.attempt(o.incumbent, _run_learned, search, o.incumbent, o.weights, None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
-        search.add_cut_bound()
+        search.attempt("cut-live", search.add_cut_bound)
     if method in ("auto", "exact-dp") and not search.proven:
         left = search.left()
-        _run_beam(search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
+        search.attempt("beam", _run_beam, search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
     if method == "auto" and not search.proven:
         left, first = search.left(), search.stages[-1].wall_time
         if left is None or 2 * AUTO_WIDE_BEAM * first <= AUTO_WIDE_SHARE * left:
             share = None if left is None else AUTO_WIDE_SHARE * left
-            _run_beam(search, "beam", AUTO_WIDE_BEAM * width, seed, share)
+            search.attempt("beam", _run_beam, search, "beam", AUTO_WIDE_BEAM * width, seed, share)
     if method == "auto" and not search.proven:
         left = search.left()
-        _run_brkga(search, seed, None if left is None else AUTO_BRKGA_SHARE * left, AUTO_BRKGA_GENERATIONS)
+        share = None if left is None else AUTO_BRKGA_SHARE * left
+        search.attempt("brkga", _run_brkga, search, seed, share, AUTO_BRKGA_GENERATIONS)
     if method == "exact-dp" and not search.proven:
-        _run_beam(search, "exact-dp", None, seed, search.left())
+        search.attempt("exact-dp", _run_beam, search, "exact-dp", None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
-        _run_search(search, seed)
+        search.attempt("search", _run_search, search, seed)
     if method in ("auto", "cpsat") and not search.proven:
         left = search.left()
         if left is None or left > 0:
-            _run_cpsat(search, o.threads, seed, left, o.verbose)
+            search.attempt("cpsat", _run_cpsat, search, o.threads, seed, left, o.verbose)
 
 
 RUNNERS: dict[str, Callable[[_Search, _Options], None]] = {
@@ -505,6 +593,7 @@ LEGACY_ARGS = ("objective", "method", "time_limit", "seed", "beam_width", "threa
 """The order :func:`schedule` took these positionally before they became keyword-only."""
 
 
+@entry_point
 @legacy_positional(1, LEGACY_ARGS)
 def schedule(
     graph: Graph,
@@ -576,8 +665,15 @@ def schedule(
     raise it for speed).  Everything after ``graph`` is keyword-only (passing it by
     position still works for one release, with a ``DeprecationWarning``).  The lower
     bound is the best of :func:`local_lower_bound`, the forced-live bound, the
-    min-cut live bound and every bound proven on the way.
-    Raises :class:`InvalidParameterError` for a bad argument.
+    min-cut live bound and every bound proven on the way that does not exceed the
+    upper bound (the result contract of :mod:`mtpp.result`: a stage whose bound does,
+    or that raises inside, or returns an invalid order, is a failed stage, status
+    ``"error"`` with the reason in its detail, and the call goes on with what it has).
+    Raises :class:`InvalidParameterError` for a bad argument (before any work),
+    :class:`mtpp.errors.MissingDependencyError` or :class:`mtpp.errors.WeightsError`
+    when a learned method's extra or weights are missing, and
+    :class:`mtpp.errors.InternalError` should a bug escape every stage's own record
+    (:func:`mtpp.errors.entry_point`): no exception but an :class:`mtpp.MtppError`.
     """
     check_instance("graph", graph, Graph, "an mtpp.Graph")
     _check_args(objective, method, time_limit, beam_width, threads)
@@ -596,18 +692,21 @@ def schedule(
         RuleWeights.load(weights)
     search = _Search(graph, None if time_limit is None else float(time_limit))
     opts = _Options(method, seed, beam_width, threads, verbose, weights, incumbent)
-    RUNNERS[method](search, opts)
+    search.attempt(method, RUNNERS[method], search, opts)
+    if search.order is None:  # every method failed: the graph's own topological order stands in
+        search.offer("topological", graph.topological_order, 0.0, 0.0, "feasible", "every method failed")
     assert search.order is not None
+    settled = search.settled()
     return Schedule(
         order=tuple(graph.ids[i] for i in search.order.tolist()),
         index_order=search.order,
-        peak=search.peak,
-        lower_bound=min(search.lower, search.peak),
+        peak=settled.upper_bound,
+        lower_bound=settled.lower_bound,
         method=method,
-        status=ResultStatus.OPTIMAL if search.proven else ResultStatus.FEASIBLE,
+        status=ResultStatus.OPTIMAL if _within_tolerance(settled) else ResultStatus.FEASIBLE,
         wall_time=time.perf_counter() - search.t0,
-        bound_method=search.bound_method,
-        stages=tuple(search.stages),
+        bound_method=settled.bound_method,
+        stages=search.result_stages(settled),
         graph_name=graph.name,
         graph=graph,
     )

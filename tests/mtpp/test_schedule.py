@@ -116,6 +116,7 @@ def test_search_splits_a_chain_of_blocks_and_agrees_with_the_exact_dp():
 def test_cpsat_equals_brute_force_on_tiny_dags():
     from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
+    from mtpp.scheduling import _cpsat_lower
     from solvers.result import Status
 
     rng = np.random.default_rng(11)
@@ -130,8 +131,8 @@ def test_cpsat_equals_brute_force_on_tiny_dags():
             assert res.capacity == model.capacity(res.order)
             assert model.to_size(res.bound) == pytest.approx(opt)
             assert peak_memory(g, res.order) == pytest.approx(opt)
-        else:  # rounded-down demands: the bound stays below the optimum
-            assert model.to_size(res.bound) <= opt + 1e-9
+        else:  # rounded demands: the corrected bound stays below the optimum
+            assert _cpsat_lower(g, model, res.bound) <= opt + 1e-9
             assert peak_memory(g, res.order) >= opt - 1e-9
 
 
@@ -175,3 +176,113 @@ def test_bad_arguments_raise_typed_errors():
             schedule(g, **kwargs)
     with pytest.raises(InvalidParameterError, match="graph"):
         schedule("graph.json")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- the result contract (issue 73)
+def _unproven_graph() -> Graph:
+    # dfs and bfs peak at 12, the optimum is 10, the local and forced-live bounds 9
+    return Graph.from_arrays(
+        work=[1] * 5, size_param=[0] * 5, size_out=[1, 8, 3, 1, 0], edges=[(0, 1), (0, 2), (2, 3), (1, 4), (3, 4)]
+    )
+
+
+def test_the_peak_is_rounded_up_to_the_orders_exact_peak():
+    from fractions import Fraction
+
+    from mtpp.memory import profile_error
+    from mtpp.result import upper_rounded
+    from tests.soundness.schedule_checks import Exact
+
+    # a 1e15 tensor beside 1e-3 ones: the evaluator's sums are inexact
+    g = Graph.from_arrays(
+        work=[1] * 4, size_param=[1e-3, 0, 2e-3, 0], size_out=[1e15, 3e-3, 1e-3, 7e-3], edges=[(0, 1), (1, 2), (0, 3)]
+    )
+    s = schedule(g, method="dfs")
+    evaluated = peak_memory(g, s.index_order)
+    assert profile_error(g, evaluated) > 0
+    assert s.peak == s.upper_bound == upper_rounded(evaluated, profile_error(g, evaluated)) > evaluated
+    assert Fraction(s.peak) >= Exact(g).peak(s.index_order)
+
+
+def test_cpsat_rows_and_bound_hold_when_demands_round_either_way():
+    from fractions import Fraction
+
+    from formulations.cpsat_schedule import solve_schedule
+    from formulations.schedule import build_schedule
+    from mtpp.scheduling import _cpsat_lower
+    from tests.soundness.schedule_checks import Exact, float_below
+
+    # 1 and three 1e-9 tensors, all live at the sink's step: at scale 1 the small ones
+    # round to 0, so the model optimum is 1 < OPT; the row C >= ceil(OPT - 1e-9 OPT) = 2
+    # (before issue 73) made CP-SAT prove 2
+    down = Graph.from_arrays([1] * 5, [0] * 5, [1, 1e-9, 1e-9, 1e-9, 0], [(0, 4), (1, 4), (2, 4), (3, 4)])
+    # 0.3 at scale 10 becomes 3, above 10 fl(0.3); 1e10 - 4 at scale 1 becomes 1e10 (integral to 1e-9)
+    up = Graph.from_arrays([1] * 3, [0.3, 0, 0.1], [0.7, 1e10 - 4, 0.2], [(0, 1), (1, 2)])
+    for g in (down, up):
+        exact = Exact(g)
+        opt, best = exact.optimum()
+        model = build_schedule(g, lower_bound=float_below(opt), upper_order=np.array(best))
+        assert not model.exact and model.lower_bound <= model.capacity(np.array(best)) == model.upper_bound
+        res = solve_schedule(model, hint=np.array(best), time_limit=10, threads=1)
+        assert Fraction(_cpsat_lower(g, model, res.bound)) <= opt
+    assert build_schedule(down, lower_bound=float_below(Exact(down).optimum()[0])).lower_bound == 1
+    assert build_schedule(up).excess > 0 and build_schedule(down).deficit >= 3e-9
+
+
+def test_a_bound_above_the_upper_bound_is_a_failed_stage(monkeypatch):
+    import heuristics.peak_memory.bounds as bounds
+
+    g = _unproven_graph()
+    monkeypatch.setattr(bounds, "forced_live_bound", lambda graph: 1e6)
+    s = schedule(g, method="dfs")
+    failed = [st for st in s.stages if st.method == "forced-live"]
+    assert failed[0].status == "error" and failed[0].lower_bound == 0
+    assert "1000000.0" in failed[0].detail and repr(s.upper_bound) in failed[0].detail
+    assert s.lower_bound == local_lower_bound(g) <= s.upper_bound and s.bound_method == "local"
+    assert s.status == "feasible" and not s.optimal  # the failed bound never proves anything
+    assert all(step.lower_bound is not None and step.lower_bound <= s.upper_bound for step in s.steps)
+
+
+def test_a_method_that_raises_is_a_failed_stage_and_the_call_goes_on(monkeypatch):
+    import formulations.cpsat_schedule as cpsat
+    import heuristics.peak_memory.state_dp as dp
+    from mtpp import scheduling
+
+    g = _unproven_graph()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("solver crashed")
+
+    monkeypatch.setattr(dp, "state_dp", broken)
+    s = schedule(g, method="beam")  # the only method fails: the graph's topological order stands in
+    assert [(st.method, st.status) for st in s.stages][-2:] == [("beam", "error"), ("topological", "feasible")]
+    assert "RuntimeError: solver crashed" in s.stages[-2].detail
+    assert is_topological(g, s.index_order) and s.peak == peak_memory(g, s.index_order)
+
+    monkeypatch.setattr(cpsat, "solve_schedule", broken)
+    monkeypatch.setattr(scheduling._Search, "proven", property(lambda self: False))  # run every stage
+    s = schedule(g, method="cpsat", time_limit=5)
+    assert [st.status for st in s.stages if st.method == "cpsat"] == ["error"]
+    assert s.peak == 10 and s.lower_bound == 9  # the quick orders and the first bounds stand
+
+
+def test_an_invalid_order_is_a_failed_stage(monkeypatch):
+    import heuristics.peak_memory.orders as orders
+
+    g = _unproven_graph()
+    real = orders.traversal_order
+    monkeypatch.setattr(
+        orders, "traversal_order", lambda graph, kind: orders.OrderResult(real(graph, kind).order[::-1], 0)
+    )
+    s = schedule(g, method="dfs")
+    assert s.stages[2].method == "dfs" and s.stages[2].status == "error" and "invalid order" in s.stages[2].detail
+    assert is_topological(g, s.index_order)
+
+
+def test_cpsat_takes_any_seed():
+    from mtpp import scheduling
+
+    search = scheduling._Search(_unproven_graph(), 5.0)
+    scheduling._run_cpsat(search, 1, 2**40, 5.0, False)  # CP-SAT's own seed is an int32
+    assert search.stages[-1].method == "cpsat" and search.stages[-1].status == "optimal"
+    assert search.peak == 10 and search.lower == 10

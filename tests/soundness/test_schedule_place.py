@@ -1,11 +1,13 @@
 """The same discipline for the peak-memory and placement bounds: on fresh random tiny
 graphs at weight scales 1e-3 .. 1e12, the proven bound never exceeds the brute-force
 optimum and the returned order / placement is re-checked to cost at least that, on
-both paths of the kernels (:mod:`tests.kernel_paths`)."""
+both paths of the kernels (:mod:`tests.kernel_paths`); the schedule's in exact
+arithmetic (:class:`tests.soundness.schedule_checks.Exact`)."""
 
 from __future__ import annotations
 
 import random
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -13,12 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtpp
+from mtpp.memory import REL_TOL
 from mtpp.placement.simulator import PlacementContext
 from mtpp.presets import get_devices
 from tests.kernel_paths import PATHS, kernel_path
-from tests.oracle import brute_force_peak
 from tests.placement.reference import brute_force
 from tests.soundness.instances import SCALES
+from tests.soundness.schedule_checks import Exact
 
 
 def tiny_graph(seed: int, max_n: int) -> mtpp.Graph:
@@ -36,12 +39,15 @@ def tiny_graph(seed: int, max_n: int) -> mtpp.Graph:
 @given(seed=st.integers(0, 2**32), method=st.sampled_from(["auto", "exact-dp", "cpsat"]), path=st.sampled_from(PATHS))
 def test_schedule_bound_never_exceeds_the_optimum(seed: int, method: str, path: str) -> None:
     g = tiny_graph(seed, 6)
-    opt = brute_force_peak(g)
+    exact = Exact(g)  # the optimum and the order's peak in exact arithmetic (issue 73)
+    opt, _ = exact.optimum()
     with kernel_path(path):
         s = mtpp.schedule(g, method=method, time_limit=10)
-    assert s.lower_bound <= opt * (1 + 1e-9)
-    assert mtpp.peak_memory(g, np.array([g.index(v) for v in s.order])) == pytest.approx(s.peak, rel=1e-12)
-    assert s.peak >= opt * (1 - 1e-12)
+    assert Fraction(s.lower_bound) <= opt
+    order = np.array([g.index(v) for v in s.order])
+    assert mtpp.peak_memory(g, order) == pytest.approx(s.peak, rel=1e-12)
+    assert Fraction(s.peak) >= exact.peak(order) >= opt
+    assert not s.optimal or exact.peak(order) <= opt * (1 + Fraction(REL_TOL))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

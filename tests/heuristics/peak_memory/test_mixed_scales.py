@@ -21,26 +21,18 @@ from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph, schedule
 from mtpp.memory import REL_TOL, local_lower_bound
 from mtpp.scheduling import LEARNED, LEARNED_BRKGA, METHODS
-from tests.oracle import topological_orders
+from tests.soundness.schedule_checks import Exact
 
 EXACT_METHODS = [m for m in METHODS if m not in LEARNED and m not in LEARNED_BRKGA]  # no torch weights needed
 
 
 def exact_peak(graph: Graph, order) -> Fraction:
-    """Eq. (1)-(3), (15) in rationals: a tensor is live from its producer's step to its
-    last consumer's (its own step if it has none); parameters during their op's step."""
-    pos = {int(v): t for t, v in enumerate(order)}
-    out = [Fraction(float(x)) for x in graph.size_out]
-    param = [Fraction(float(x)) for x in graph.size_param]
-    last = [max([pos[int(z)] for z in graph.successors(u)], default=pos[u]) for u in range(graph.n)]
-    return max(
-        param[int(v)] + sum((out[u] for u in range(graph.n) if pos[u] <= t <= last[u]), Fraction(0))
-        for t, v in enumerate(order)
-    )
+    """Eq. (1)-(3), (15) in exact arithmetic (:class:`tests.soundness.schedule_checks.Exact`)."""
+    return Exact(graph).peak(order)
 
 
 def exact_optimum(graph: Graph) -> Fraction:
-    return min(exact_peak(graph, o) for o in topological_orders(graph))
+    return Exact(graph).optimum()[0]
 
 
 def needle_graph(rng: np.random.Generator, n: int) -> Graph:
