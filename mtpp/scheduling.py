@@ -51,7 +51,6 @@ AUTO_WIDE_SHARE = 0.25  # this share of the time left
 AUTO_BRKGA_SHARE = 0.2  # then BRKGA (seeded with the best order), before the exact search
 AUTO_BRKGA_GENERATIONS = 2000
 SEARCH_MEMORY_MB = 512  # state arrays of one best-first search (one part at a time)
-CPSAT_SEEDS = 2**31  # CP-SAT takes seeds below this (an int32)
 
 
 @dataclass(frozen=True)
@@ -408,8 +407,7 @@ def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: floa
     start = search.incumbent()
     model = build_schedule(search.graph, lower_bound=search.lower, upper_order=start)
     workers = threads if threads is not None else min(8, os.cpu_count() or 1)
-    cp_seed = seed % CPSAT_SEEDS  # CP-SAT's random_seed is an int32; schedule takes any seed >= 0
-    res = solve_schedule(model, hint=start, time_limit=time_limit, threads=workers, seed=cp_seed, verbose=verbose)
+    res = solve_schedule(model, hint=start, time_limit=time_limit, threads=workers, seed=seed, verbose=verbose)
     lower = _cpsat_lower(search.graph, model, res.bound)
     detail = f"ortools {res.version}; scale={model.scale:g}"
     if not model.exact:

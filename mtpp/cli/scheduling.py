@@ -90,6 +90,9 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
         peak = "-" if math.isinf(st.peak) else f"{st.peak:.6g}"
         table.add_row(st.method, peak, f"{st.lower_bound:.6g}", st.status, f"{st.wall_time:.2f}")
     out.print(table)
+    for st in sched.stages:
+        if st.status == "error":  # a failed stage: its reason, one line each
+            out.print(f"{st.method} failed: {st.detail}")
     size = unit(graph, "size")
     out.print(f"best peak    {sched.peak:.6g}{size}   ({sched.method})")
     out.print(f"lower bound  {sched.lower_bound:.6g}{size}   ({sched.bound_method})")

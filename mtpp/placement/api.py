@@ -96,8 +96,6 @@ CPSAT_OVERRUN_PER_OP = 1.5e-4
 idle 2-core machine, 0.6-2.3 s under a load of 2-3 (issue 24: ``place --method cpsat
 --time-limit 10`` took 12.7 s); 1.5 s at 10,000 ops covers the idle figures, the
 tolerance of ``max(2 s, 10%)`` the rest."""
-CPSAT_SEEDS = 2**31
-"""CP-SAT's ``random_seed`` is a 32-bit int: :func:`place` passes ``seed`` modulo this."""
 CPSAT_MIN_SECONDS = 0.5
 """The least time CP-SAT is started with; with less left (after the overrun margin)
 it is not started and ``cpsat_status`` is ``"skipped"`` (``method="cpsat"`` then
@@ -462,4 +460,4 @@ def _run_cpsat(
 
     start = None if hint is None else (hint.place, hint.sim.start)
     # CP-SAT's random_seed is an int32: a larger seed (valid for place) raised TypeError
-    return solve_placement(model, start, remaining, threads, seed % CPSAT_SEEDS), model
+    return solve_placement(model, start, remaining, threads, seed), model
