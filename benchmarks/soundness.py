@@ -7,7 +7,9 @@ solver (the instances and the checks of ``tests/soundness``).
     python benchmarks/soundness.py --cases 20000 --backends none --families needle mixed
 
 ``none`` is a pseudo-backend: it runs only the backend-free check (simple bound, cut bound,
-ideal DP, ``certify`` without MIPs) on every instance.  ``--families`` picks the instance
+ideal DP, ``certify`` without MIPs) on every instance; ``placement`` and ``schedule`` check
+``mtpp.place`` (both objectives, every method) and ``mtpp.schedule`` (every method) on
+fresh tiny graphs of their own against exact brute force.  ``--families`` picks the instance
 families (default all: classic, mixed, needle, zero), drawn in turn at random.
 
 Prints, per backend, the instances checked, the unsound findings (a bound above the
@@ -44,7 +46,10 @@ from tests.soundness.instances import (  # noqa: E402
     make_instance,
 )
 
-BACKENDS = ("highs", "gurobi", "scip", "cpsat", "none")
+BACKENDS = ("highs", "gurobi", "scip", "cpsat", "none", "placement", "schedule")
+OTHER_PATHS = {"placement": "placement_findings", "schedule": "schedule_findings"}
+"""Pseudo-backends for the other results: ``mtpp.place`` (both objectives, every method) and
+``mtpp.schedule`` (every method) against exact brute force (``tests/soundness/*_checks.py``)."""
 
 
 def method_of(finding: str) -> str:
@@ -59,6 +64,13 @@ def sweep(args: tuple[str, int, int, int, tuple[str, ...], int]) -> tuple[str, d
     solver, seed, count, certify_every, families, max_n = args
     rng = random.Random(seed)
     t0 = time.perf_counter()
+    if solver in OTHER_PATHS:
+        from tests.soundness import placement_checks, schedule_checks
+
+        module = placement_checks if solver == "placement" else schedule_checks
+        findings = getattr(module, OTHER_PATHS[solver])
+        found = [f"{solver}: {line}" for _ in range(count) for line in findings(rng.randrange(2**32))]
+        return solver, {solver: [count, found]}, time.perf_counter() - t0
     per: dict[str, list] = {f: [0, []] for f in families}
     for i in range(count):
         family = rng.choice(families)
@@ -100,7 +112,9 @@ def main() -> int:
         f"commit {git_commit()}  seed {seed}  {args.cases} instances per backend, families {' '.join(families)}, "
         f"n <= {args.max_n}, {args.jobs} jobs"
     )
-    totals: dict[str, dict[str, list]] = {s: {f: [0, []] for f in families} for s in args.backends}
+    totals: dict[str, dict[str, list]] = {
+        s: {s: [0, []]} if s in OTHER_PATHS else {f: [0, []] for f in families} for s in args.backends
+    }
     secs: Counter[str] = Counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for future in as_completed([pool.submit(sweep, task) for task in tasks]):
