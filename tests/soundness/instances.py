@@ -382,7 +382,7 @@ def _check_certificate(case: Case, cert) -> list[str]:
             bad.append(f"certify: {record.method} record bound {record.bound!r} > OPT ({record.status})")
         if "internal error" in record.message:
             bad.append(f"certify: {record.method} raised: {record.message}")
-    bad += [f"certify: {note}" for note in cert.notes if "internal error" in note]
+    bad += [f"certify: {note}" for note in getattr(cert, "notes", []) if "internal error" in note]
     a = [cert.assignment[str(nid)] for nid in p.graph.ids]
     bad += _check_partition(case, "certify", a, claimed=cert.upper_bound)
     exact = case.exact_bottleneck(a)
