@@ -33,8 +33,8 @@ import mtpp.certificate as certificate  # noqa: E402
 from benchmarks.real_models import git_commit  # noqa: E402
 from heuristics.partition.ideal_dp import ideal_dp_all  # noqa: E402
 from heuristics.partition.ideals import enumerate_ideals  # noqa: E402
+from mtpp.core.presets import get_device  # noqa: E402
 from mtpp.io.onnx_model import from_onnx  # noqa: E402
-from mtpp.presets import get_device  # noqa: E402
 
 BASE = "668d550"  # the last commit with the per-k DP
 KS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]

@@ -30,7 +30,7 @@ import numpy as np
 
 import mtpp
 from formulations.bounds import solve_bound
-from mtpp.problem import Problem
+from mtpp.core.problem import Problem
 
 
 def cases(small: bool, count: int, first_seed: int) -> list[tuple[str, mtpp.Graph, int]]:

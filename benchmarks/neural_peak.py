@@ -8,7 +8,7 @@ seeds from 10^6 on (``--first-seed``), which training never draws; half with the
 Eq. 15), ``--n1000`` and ``--n2000`` larger ones (cross-size generalisation: the
 shipped model trained on 100-200 nodes), and the four shared graphs
 (``shared/graphs/layered``).  Every peak is re-evaluated by
-:func:`mtpp.memory.peak_memory`.
+:func:`mtpp.core.memory.peak_memory`.
 
 Methods: Topoformer greedy / sample-16 / beam-16 (shipped ``topoformer-peak``, or
 ``--weights``; ``--compare OTHER`` adds the same three rows for a second weights file,
@@ -57,8 +57,8 @@ from heuristics.peak_memory.learned_rule import RuleWeights, rule_order, rule_sa
 from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order  # noqa: E402
 from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
 from mtpp import Graph, load_graph  # noqa: E402
+from mtpp.core.memory import peak_memory  # noqa: E402
 from mtpp.generators import layered_graph  # noqa: E402
-from mtpp.memory import peak_memory  # noqa: E402
 from mtpp.scheduling import schedule  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "graphs" / "layered"
@@ -128,7 +128,7 @@ def main() -> None:
     print(
         f"mtpp neural peak-memory benchmark at commit {git_commit()}; weights {args.weights}{compared}; one CPU thread"
     )
-    warm = layered_graph(300, 0)  # above the kernels' threshold for the Python path (mtpp.jit)
+    warm = layered_graph(300, 0)  # above the kernels' threshold for the Python path (mtpp.core.jit)
     run_graph(warm, args.weights, 4, 0, args.compare)  # JIT and model loads
     sets: dict[str, list[tuple[str, Graph]]] = {}
     for n, count in ((500, args.n500), (1000, args.n1000), (2000, args.n2000)):

@@ -17,7 +17,7 @@ Graph sets (Topoformer App. A generator, :func:`mtpp.generators.layered_graph` w
 paper's parameters and its parameter costs of Eq. 15, seeds 0, 1, ...), plus the
 shared Moccasin graph of the same size (``shared/graphs/layered``, no parameters).
 
-For every graph, every method's peak is re-evaluated by :func:`mtpp.memory.peak_memory`;
+For every graph, every method's peak is re-evaluated by :func:`mtpp.core.memory.peak_memory`;
 "best" is the smallest peak any method found, "bound" the largest proven lower bound
 (the local bound, the DP's bound, CP-SAT's bound).  The table gives, per size, the mean
 % gap from the best order ``100 (peak - best) / best``, the mean % gap from the proven
@@ -52,12 +52,12 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 from formulations.cpsat_schedule import solve_schedule  # noqa: E402
 from formulations.schedule import build_schedule  # noqa: E402
 from heuristics.brkga import BrkgaParams  # noqa: E402
-from heuristics.peak_memory.bounds import forced_live_bound  # noqa: E402
 from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order  # noqa: E402
 from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
 from mtpp import Graph, load_graph  # noqa: E402
+from mtpp.bounds.peak_memory import forced_live_bound  # noqa: E402
+from mtpp.core.memory import local_lower_bound, peak_memory  # noqa: E402
 from mtpp.generators import layered_graph  # noqa: E402
-from mtpp.memory import local_lower_bound, peak_memory  # noqa: E402
 from solvers.result import Status  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "graphs" / "layered"
@@ -129,8 +129,8 @@ CERTIFIED_SEED = 1000  # unseen by the tests and the default table (seeds 0, 1, 
 
 def certified_sets(count: int, sizes: list[int]) -> list[tuple[str, list[tuple[str, Graph]]]]:
     from benchmarks.real_models import ONNX_MODELS
+    from mtpp.core.presets import get_device
     from mtpp.io.onnx_model import from_onnx
-    from mtpp.presets import get_device
 
     sets = []
     for n in sizes:

@@ -42,7 +42,7 @@ from scipy.optimize import linprog
 
 import mtpp
 from formulations.pigeonhole import PigeonholeMip, build_pigeonhole, pigeonhole_bound, singleton_costs, weighted_bound
-from mtpp.problem import Problem
+from mtpp.core.problem import Problem
 
 
 def cover_lp(columns: list[np.ndarray], costs: list[float], t: float, k: int) -> tuple[np.ndarray, float]:

@@ -44,11 +44,11 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from heuristics.placement.baselines import all_single_devices  # noqa: E402
+from mtpp.core.graph import Graph  # noqa: E402
+from mtpp.core.presets import get_devices  # noqa: E402
+from mtpp.core.simulator import PlacementContext, simulate  # noqa: E402
 from mtpp.generators import regal_graph  # noqa: E402
-from mtpp.graph import Graph  # noqa: E402
 from mtpp.placement.api import Placement, place  # noqa: E402
-from mtpp.placement.simulator import PlacementContext, simulate  # noqa: E402
-from mtpp.presets import get_devices  # noqa: E402
 
 MODELS = ["inception_v2", "resnet50", "densenet121", "bert-base"]
 
@@ -174,7 +174,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10, help="REGAL graphs")
     ap.add_argument("--regal-time", type=float, default=3.0, help="BRKGA / coarse-BRKGA seconds per REGAL graph")
     ap.add_argument("--regal-cp-time", type=float, default=5.0, help="CP-SAT seconds per REGAL graph")
-    ap.add_argument("--spec", default="cpu", help="roofline pricing the real models' ops (mtpp.devices)")
+    ap.add_argument("--spec", default="cpu", help="roofline pricing the real models' ops (mtpp.core.devices)")
     ap.add_argument("--skip-a", action="store_true")
     ap.add_argument("--skip-b", action="store_true")
     args = ap.parse_args()

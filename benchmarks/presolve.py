@@ -46,7 +46,7 @@ from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals  # 
 from heuristics.partition.presolve import presolve  # noqa: E402
 from mtpp import Graph, load_example, load_graph  # noqa: E402
 from mtpp.certificate import Certificate, certify  # noqa: E402
-from mtpp.presets import get_device  # noqa: E402
+from mtpp.core.presets import get_device  # noqa: E402
 
 OPS_DIR = ROOT / "benchmarks" / "graphs" / "ops"
 KS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]

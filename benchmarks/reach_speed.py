@@ -1,9 +1,9 @@
-"""Speed of the reach bound's compiled sweep step (``mtpp/reach_step.py``) against the
+"""Speed of the reach bound's compiled sweep step (``mtpp/bounds/reach_sweeps.py``) against the
 Python loop it replaced, kept here as the yardstick: the same sweeps and shaving tests on
 the same thresholds, in one process, with the sets each step returns compared.  Then
 shaving that tries each op's window from its ends (``_Sweeps._ends``) against trying every
 block of it, as it did before (``--shave``, graphs of at most 250 ops); and a whole shaving
-search with the refusals each op keeps (``mtpp.reach_step.Refusals``) against one without
+search with the refusals each op keeps (``mtpp.bounds.reach_sweeps.Refusals``) against one without
 them (same graphs).
 
     python benchmarks/reach_speed.py                 # layered graphs of 250 and 500 ops, k = 4 and 8
@@ -31,15 +31,15 @@ import numpy as np
 
 import mtpp
 from mtpp import reach_step
-from mtpp.cost import overflow_cost
-from mtpp.hull_cuts import reach
+from mtpp.bounds.hull_cuts import reach
+from mtpp.bounds.reach import ReachBound, _Sweeps, _window, reach_lower_bound
+from mtpp.core.cost import overflow_cost
 from mtpp.partitioner import partition
-from mtpp.reach_bound import ReachBound, _Sweeps, _window, reach_lower_bound
 
 
 class ReferenceSweeps(_Sweeps):
     """The sweeps with the step as it was before it was compiled (one numpy expression per
-    op tested, one :class:`mtpp.hull_cuts.HullCuts` call per cut)."""
+    op tested, one :class:`mtpp.bounds.hull_cuts.HullCuts` call per cut)."""
 
     def _level(
         self, threshold: float, back: bool, prev: np.ndarray, forced: np.ndarray, banned: np.ndarray

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.problem import Problem
+from mtpp.core.problem import Problem
 
 
 def reference_table(problem: Problem, order: np.ndarray) -> np.ndarray:

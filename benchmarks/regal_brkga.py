@@ -43,9 +43,9 @@ from heuristics.neural.objectives import OrderObjective, make_objective  # noqa:
 from heuristics.neural.prior_mutants import topoformer_brkga  # noqa: E402
 from heuristics.neural.regal import load_regal, regal_brkga, uniform_brkga  # noqa: E402
 from heuristics.traversal import classic_priorities  # noqa: E402
+from mtpp.core.graph import Graph  # noqa: E402
 from mtpp.generators.layered import layered_graph  # noqa: E402
 from mtpp.generators.regal import regal_graph  # noqa: E402
-from mtpp.graph import Graph  # noqa: E402
 
 TEST_SEED = 1_000_000
 

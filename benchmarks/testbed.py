@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mtpp.graph import Graph  # noqa: E402
+from mtpp.core.graph import Graph  # noqa: E402
 
 KS = (2, 4, 8, 16, 32, 64)
 

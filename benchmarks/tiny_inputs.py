@@ -23,7 +23,7 @@ then ``--repeat`` times; the table shows the median wall time in seconds.  With
 (its numba cache is built by its warm-up runs, which can take minutes) and the table
 adds REV's medians and the ratio old / new.
 
-``--kernels`` supports :data:`mtpp.jit.DEFAULT_THRESHOLD`: it runs ``partition``,
+``--kernels`` supports :data:`mtpp.core.jit.DEFAULT_THRESHOLD`: it runs ``partition``,
 ``certify``, ``schedule`` and ``place`` on chains and layered graphs of 1-40 ops once
 with every kernel call in Python and once compiled (warm), and prints, by the size
 of a call's largest array argument, the Python and compiled milliseconds per call
@@ -192,7 +192,7 @@ def kernel_calls(compiled: bool) -> list[tuple[str, int, float]]:
     """``(kernel, largest array argument, seconds)`` of every outermost kernel call of
     the ``--kernels`` workload, all compiled (each call run once before, untimed) or all
     in Python."""
-    from mtpp import jit
+    from mtpp.core import jit
     from mtpp.generators import layered_graph
 
     found: list[tuple[str, int, float]] = []
@@ -234,7 +234,7 @@ def numba_load_seconds() -> float:
     """Seconds a new interpreter spends importing numba and loading the cached kernels
     of a ``partition`` call on a 20-op chain, beyond the same call in Python (median of 3)."""
     code = (
-        "import sys, time; import mtpp; from mtpp import jit\n"
+        "import sys, time; import mtpp; from mtpp.core import jit\n"
         "g = mtpp.Graph.from_arrays([1.0] * 20, [1.0] * 20, [1.0] * 20, [(i, i + 1) for i in range(19)])\n"
         "t0 = time.perf_counter()\n"
         "with jit.settings(threshold=int(sys.argv[1])): mtpp.partition(g, k=4)\n"

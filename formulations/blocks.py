@@ -50,8 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.errors import InvalidPartitionError
-from mtpp.problem import Problem
+from mtpp.core.errors import InvalidPartitionError
+from mtpp.core.problem import Problem
 from solvers.model import Model
 
 

@@ -45,11 +45,11 @@ from formulations.exact import ExactMip, build_exact
 from formulations.scaling import normalised
 from formulations.size import check_model_size
 from formulations.superblock import SuperblockMip, build_bottleneck, build_guess
-from mtpp.bounds import simple_lower_bound
-from mtpp.errors import InvalidParameterError, MtppError
-from mtpp.evaluate import Evaluation, evaluate
-from mtpp.problem import Problem
-from mtpp.records import MIP_METHODS, BoundRecord, failed
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.errors import InvalidParameterError, MtppError
+from mtpp.core.evaluate import Evaluation, evaluate
+from mtpp.core.problem import Problem
+from mtpp.core.records import MIP_METHODS, BoundRecord, failed
 from solvers.base import SolveOptions
 from solvers.model import Model
 from solvers.registry import get_backend
@@ -312,7 +312,7 @@ def bound_record(
     assignment: np.ndarray | None,
     seed: int,
 ) -> tuple[BoundRecord, Evaluation | None]:
-    """One MIP method as a :class:`~mtpp.records.BoundRecord` (never raising for a
+    """One MIP method as a :class:`~mtpp.core.records.BoundRecord` (never raising for a
     solver failure: an ``error`` record says what broke) and, for ``exact``, its
     incumbent re-checked by the evaluator."""
     t0 = time.perf_counter()

@@ -1,8 +1,8 @@
-"""Errors of the MIP formulations (all are :class:`mtpp.errors.MtppError`)."""
+"""Errors of the MIP formulations (all are :class:`mtpp.core.errors.MtppError`)."""
 
 from __future__ import annotations
 
-from mtpp.errors import MtppError
+from mtpp.core.errors import MtppError
 
 
 class FormulationError(MtppError, RuntimeError):

@@ -22,9 +22,9 @@ import numpy as np
 
 from formulations.blocks import BlockModel, build_blocks
 from formulations.fixing import fixings
-from mtpp.cost import block_costs
-from mtpp.evaluate import dag_numbering
-from mtpp.problem import Problem
+from mtpp.core.cost import block_costs
+from mtpp.core.evaluate import dag_numbering
+from mtpp.core.problem import Problem
 from solvers.model import Model
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 
 
 def _closure_work(graph: Graph, order: np.ndarray, ptr: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -101,8 +101,8 @@ import numpy as np
 
 from formulations.errors import FormulationError, InfeasibleFormulationError
 from formulations.scaling import normalised
-from mtpp.hull_cuts import reach
-from mtpp.problem import Problem
+from mtpp.bounds.hull_cuts import reach
+from mtpp.core.problem import Problem
 from solvers.base import SolveOptions
 from solvers.model import Model
 from solvers.registry import get_backend

@@ -10,7 +10,7 @@ For ops ``v``, devices ``j`` and edges ``(u, v)`` (time in integer model units):
     C >= e_v for all v;   minimise C
 
 ``delay[(u, v), a, b] = size_out(u) / bandwidth[a][b] + latency[a][b]``: the delay
-semantics of :mod:`mtpp.placement.simulator` (a transfer starts when its producer
+semantics of :mod:`mtpp.core.simulator` (a transfer starts when its producer
 ends and occupies no device).
 
 **Relation to the simulator.**  Every simulated schedule is feasible here, so the model
@@ -31,7 +31,7 @@ every transfer's arrival.  Here the model may also *delay* an op to save memory,
 the simulator (earliest starts) cannot: with memory the model is a lower bound on the
 best simulated makespan, not equal.  ``allowed[v, j]`` is false where ``v``'s own
 inputs, output and parameters exceed ``j``'s capacity: they are all live on ``j``
-while ``v`` runs there (:mod:`mtpp.placement.simulator`), zero-time ops included.
+while ``v`` runs there (:mod:`mtpp.core.simulator`), zero-time ops included.
 
 **Integers** (issue 73).  Every time datum ``x`` (the time table, the float transfer
 delays ``d^`` computed as the simulator computes them) becomes ``floor(scale x - eta)``,
@@ -54,7 +54,7 @@ capacity that the total of all sizes cannot reach).  Why the model is a relaxati
   ``scale`` times the exact-arithmetic makespan of every placement, which is within
   ``gamma(5n)`` of both its simulated float makespan and its makespan with the true
   delays ``bytes / bandwidth + latency``
-  (:mod:`mtpp.placement.simulator`, "Rounding").
+  (:mod:`mtpp.core.simulator`, "Rounding").
 * *With memory*: map a memory-feasible simulated schedule (float times ``s^``, ``e^``;
   its exact peaks, the running sums of its event sweep in exact arithmetic, fit)
   by ``phi(x) = floor(scale x)``: ``s'_v = phi(s^_v)``, ``e'_v = s'_v + dur'_v``.  A float
@@ -83,9 +83,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.memory import exact_on_grid
-from mtpp.placement.simulator import PlacementContext
-from mtpp.rounding import UNIT, gamma, lower_by
+from mtpp.core.memory import exact_on_grid
+from mtpp.core.rounding import UNIT, gamma, lower_by
+from mtpp.core.simulator import PlacementContext
 
 MAX_TOTAL = 2.0**50
 """The largest model horizon or byte total: far from int64 overflow in every sum."""
@@ -129,7 +129,7 @@ class PlacementModel:
         """A proven lower bound on the optimum makespan (exact arithmetic, and
         simulated) from a proven bound ``units`` of the model: ``units / scale`` (exact:
         ``scale`` is a power of two) lowered by ``gamma(5n + 5)`` (module docstring)
-        with :func:`mtpp.rounding.lower_by`, which also absorbs a subnormal quotient's
+        with :func:`mtpp.core.rounding.lower_by`, which also absorbs a subnormal quotient's
         rounding; 0 for a bound that is not finite or not positive."""
         if not math.isfinite(units) or units <= 0:
             return 0.0
@@ -140,7 +140,7 @@ def power_of_two_scale(values: np.ndarray, magnitude: float) -> tuple[float, boo
     """A power of two ``s`` for the data ``values`` (non-negative, finite) whose sums
     reach at most ``magnitude``: the grid ``2^-k`` of the values (every value an integer
     multiple of ``2^k``) with ``exact`` true when ``magnitude`` is at most ``2^52 2^k``
-    (every float sum of them is then exact, :func:`mtpp.memory.exact_on_grid`) and
+    (every float sum of them is then exact, :func:`mtpp.core.memory.exact_on_grid`) and
     ``s magnitude`` at most :data:`MAX_TOTAL`; else ``2^floor(log2(MAX_TOTAL /
     magnitude))`` (at most ``2^50`` for magnitudes below 1), ``exact`` false."""
     x = np.abs(np.asarray(values, dtype=np.float64).ravel())
@@ -229,9 +229,9 @@ def simple_lower_bound(ctx: PlacementContext) -> float:
     Rounding: both are float sums of at most ``n`` non-negative times, each within
     ``gamma(n)`` of its exact value relative to itself (Higham Eq. 4.4), the average
     one division more; so each is lowered by ``gamma(n + 1)`` with
-    :func:`mtpp.rounding.lower_by` (whose ``4u`` takes the division) -- unless the
+    :func:`mtpp.core.rounding.lower_by` (whose ``4u`` takes the division) -- unless the
     times lie on one power-of-two grid fine enough for their total
-    (:func:`mtpp.memory.exact_on_grid`), when the sums are exact and only the division
+    (:func:`mtpp.core.memory.exact_on_grid`), when the sums are exact and only the division
     is absorbed."""
     g = ctx.graph
     if g.n == 0:

@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from mtpp.bounds import simple_lower_bound
-from mtpp.graph import Graph
-from mtpp.problem import Problem
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem
 
 
 def model_scale(problem: Problem) -> float:

@@ -59,7 +59,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 
 MAX_TOTAL = 2**50  # keeps every sum of demands far from int64 overflow
 MAX_DECIMALS = 6

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.errors import FormulationError
-from mtpp.memory_cap import GB, LIMIT_ENV, memory_limit
-from mtpp.problem import Problem
+from mtpp.core.memory_cap import GB, LIMIT_ENV, memory_limit
+from mtpp.core.problem import Problem
 
 BYTES_PER_NONZERO = 280.0  # peak RSS per non-zero of HiGHS exact solves: 195-372 measured (benchmarks/model_size.py)
 

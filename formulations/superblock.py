@@ -8,7 +8,7 @@ boundary, each once (tensors cut between blocks inside a superblock are not seen
 
 Constraint (14) forces block 2 to carry at least the simple bound ``L`` of Lemma
 3.3.  With finite memory we use the overflow-extended ``L`` of
-:func:`mtpp.bounds.simple_lower_bound` and require ``work_2 + o_2 >= L``: some block
+:func:`mtpp.bounds.simple.simple_lower_bound` and require ``work_2 + o_2 >= L``: some block
 of every partition has work plus overflow ``>= L`` (the per-node term, and the
 average by convexity of ``(.)^+``), so the argument of Corollary 3.4 goes through.
 Without overflow this is the paper's (14) exactly.
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from formulations.blocks import BlockModel, build_blocks
-from mtpp.bounds import simple_lower_bound
-from mtpp.errors import InvalidParameterError
-from mtpp.problem import Problem
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.problem import Problem
 from solvers.model import Model
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.jit import njit
+from mtpp.core.jit import njit
 
 ONE = np.uint64(1)
 DEBRUIJN = np.uint64(0x022FDD63CC95386D)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 Decoder = Callable[[np.ndarray, float], np.ndarray]
 Progress = Callable[[int, int, float], None]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.graph import Graph
-from mtpp.jit import njit
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
 
 
 @njit(cache=True, inline="always")

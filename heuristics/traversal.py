@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.kahn import kahn_order, priorities_for
-from mtpp.graph import Graph
-from mtpp.jit import njit
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
 
 
 @njit(cache=True, nogil=True)

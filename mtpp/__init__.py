@@ -5,8 +5,8 @@ Core objects: :class:`Graph`, :class:`Problem`; the evaluator :func:`evaluate`; 
 partitioner :func:`partition`; readers :func:`load_graph`.
 """
 
-from mtpp.bounds import simple_lower_bound
-from mtpp.errors import (
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.errors import (
     CycleError,
     DuplicateNodeError,
     EmptyGraphError,
@@ -21,10 +21,10 @@ from mtpp.errors import (
     SelfLoopError,
     UnknownNodeError,
 )
-from mtpp.evaluate import Evaluation, evaluate
-from mtpp.graph import Graph, Node, NodeId
+from mtpp.core.evaluate import Evaluation, evaluate
+from mtpp.core.graph import Graph, Node, NodeId
+from mtpp.core.problem import Problem
 from mtpp.io.graph_file import load_graph
-from mtpp.problem import Problem
 
 __version__ = "0.1.0"
 
@@ -37,26 +37,40 @@ _LAZY = {
     "certify": "mtpp.certificate",
     "schedule": "mtpp.scheduling",
     "Schedule": "mtpp.scheduling",
-    "peak_memory": "mtpp.memory",
+    "peak_memory": "mtpp.core.memory",
     "from_onnx": "mtpp.io.onnx_model",
     "from_torch": "mtpp.io.torch_model",
     "plan_pipeline": "mtpp.pipelining",
     "PipelinePlan": "mtpp.pipelining",
-    "DeviceSpec": "mtpp.devices",
+    "DeviceSpec": "mtpp.core.devices",
+    "get_device": "mtpp.core.presets",
+    "get_devices": "mtpp.core.presets",
     "place": "mtpp.placement.api",
     "Placement": "mtpp.placement.api",
     "Certificate": "mtpp.certificate",
     "regal_graph": "mtpp.generators",
     "layered_graph": "mtpp.generators",
     "load_example": "mtpp.examples",
-    "Result": "mtpp.result",
-    "ResultStatus": "mtpp.result",
-    "Step": "mtpp.result",
+    "Result": "mtpp.core.result",
+    "ResultStatus": "mtpp.core.result",
+    "Step": "mtpp.core.result",
 }
 
 
-# submodules reachable as attributes after ``import mtpp`` (``mtpp.devices.get_device``)
-_SUBMODULES = ("batch", "devices", "examples", "generators", "io", "memory", "placement", "results_schema", "schema")
+# modules reachable as attributes after ``import mtpp`` (``mtpp.devices.get_device("a100")``)
+_SUBMODULES = {
+    "batch": "mtpp.batch",
+    "bounds": "mtpp.bounds",
+    "core": "mtpp.core",
+    "devices": "mtpp.core.presets",
+    "examples": "mtpp.examples",
+    "generators": "mtpp.generators",
+    "io": "mtpp.io",
+    "memory": "mtpp.core.memory",
+    "placement": "mtpp.placement",
+    "results_schema": "mtpp.results_schema",
+    "schema": "mtpp.core.schema",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -64,7 +78,7 @@ def __getattr__(name: str) -> object:
         import importlib
 
         if name in _SUBMODULES:
-            return importlib.import_module(f"mtpp.{name}")
+            return importlib.import_module(_SUBMODULES[name])
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'mtpp' has no attribute {name!r}")
 
@@ -101,6 +115,8 @@ __all__ = [
     "evaluate",
     "from_onnx",
     "from_torch",
+    "get_device",
+    "get_devices",
     "layered_graph",
     "load_example",
     "load_graph",

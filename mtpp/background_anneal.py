@@ -46,8 +46,8 @@ from collections.abc import Callable
 
 from heuristics.partition.anneal import CYCLE_MOVES, CYCLE_SECONDS, anneal_partition, spread_start
 from mtpp.certify_phases import MIN_RUN_SECONDS, Report, Run, share_annealed
-from mtpp.problem import Problem
-from mtpp.records import closes
+from mtpp.core.problem import Problem
+from mtpp.core.records import closes
 
 STALL_DECAY = 0.5
 """A k's claim on the next cycle is its relative gap times this to the power of its cycles

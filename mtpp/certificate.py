@@ -6,15 +6,15 @@ every lower bound computed for it, cheapest first:
 
 ``simple``      Lemma 3.3, always present, needs no solver;
 ``cut``         ``max_v min_{S contains v} f(S)`` by one minimum cut per op, independent of k
-                (:mod:`mtpp.cut_bound`);
+                (:mod:`mtpp.bounds.cut`);
 ``crossing``    work plus every tensor once per block its net (producer and consumers) must meet
                 below the bound, over k (averaging), by minimum cuts per net and per pair of its
-                members (:mod:`mtpp.crossing_bound`);
+                members (:mod:`mtpp.bounds.crossing`);
 ``clique``      ``k + 1`` ops of which any two sharing a block cost at least the bound (pigeonhole),
-                one minimum cut per pair (:mod:`mtpp.clique_bound`);
+                one minimum cut per pair (:mod:`mtpp.bounds.clique`);
 ``reach``       no chain of k blocks below the bound covers the graph: forward and backward sweeps
                 of the ops each prefix of blocks may hold, one minimum cut per op refused
-                (:mod:`mtpp.reach_bound`), bisection per k;
+                (:mod:`mtpp.bounds.reach`), bisection per k;
 ``ideal-dp``    the exact DP over the ideal lattice (:mod:`heuristics.partition.ideal_dp`): on narrow
                 graphs it proves the optimum and its partition becomes the certificate's;
 ``pigeonhole``  the cheapest convex block that carries a ``1/k`` share of a weighting of the ops, one
@@ -38,7 +38,7 @@ two proofs disagree the smaller bound is reported and a note says so.
 ``optimal`` means ``LB >= (1 - OPTIMALITY_TOLERANCE) (UB + e)``, with ``e`` the
 evaluator's bound on the rounding error of ``UB`` (:attr:`mtpp.Evaluation.rounding`):
 the partition is within a relative ``5e-7`` of the optimum.  Every exact method's
-bound is already lowered by its own rounding error (:mod:`mtpp.rounding`): where
+bound is already lowered by its own rounding error (:mod:`mtpp.core.rounding`): where
 that margin is too large for a proof (a graph mixing huge and tiny magnitudes), the
 certificate reports the bound it can prove, not "optimal", and a note says why.
 
@@ -101,6 +101,7 @@ from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
 from mtpp.background_anneal import background_annealer
+from mtpp.bounds.cut import cut_lower_bound
 from mtpp.certify_phases import (
     DEMOTED,
     MIP_PHASE_ORDER,
@@ -126,23 +127,22 @@ from mtpp.certify_phases import (
     search_phase,
     share_lower_bounds,
 )
-from mtpp.cut_bound import cut_lower_bound
-from mtpp.errors import InvalidParameterError, entry_point
-from mtpp.evaluate import evaluate
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError, entry_point
+from mtpp.core.evaluate import evaluate
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem
+from mtpp.core.records import BOUND_METHODS, MIP_METHODS, SOLVER_METHODS, BoundRecord, PresolveRecord, checked, closes
+from mtpp.core.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
+from mtpp.core.result import FieldsEqual, Result, ResultStatus, Step
+from mtpp.core.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
 from mtpp.partitioner import as_problem, partition
-from mtpp.problem import Problem
-from mtpp.records import BOUND_METHODS, MIP_METHODS, SOLVER_METHODS, BoundRecord, PresolveRecord, checked, closes
-from mtpp.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
-from mtpp.result import FieldsEqual, Result, ResultStatus, Step
-from mtpp.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
 
 METHODS = BOUND_METHODS
 
 
 class Certificate(FieldsEqual, Result, BaseModel):
     """A partition (upper bound) and the lower bounds proven for it: a
-    :class:`mtpp.result.Result`.
+    :class:`mtpp.core.result.Result`.
 
     The optimum lies in ``[lower_bound, upper_bound]``; ``ratio`` is their quotient,
     ``gap`` is ``(UB - LB) / UB`` and ``gap_percent`` the same in percent.
@@ -512,7 +512,7 @@ def _bound_phases(
 
 
 def _cut_phase(runs: list[Run], base: Problem, say: Report) -> None:
-    """The cut bound (:mod:`mtpp.cut_bound`): independent of k, one record at every k."""
+    """The cut bound (:mod:`mtpp.bounds.cut`): independent of k, one record at every k."""
     t0 = time.perf_counter()
     value, op = cut_lower_bound(base)
     for run in runs:
@@ -551,7 +551,7 @@ def _certificate(run: Run, start: float, pre: Presolved | None, k: int | None) -
         problem = replace(pre.original, k=asked)
         best_eval = evaluate(problem, pre.lift(best_eval.assignment), best_order if problem.peak_aware else None)
         notes.append(pre.summary())
-    ub = best_eval.upper_bound  # the exact cost rounded up (mtpp.result.upper_rounded)
+    ub = best_eval.upper_bound  # the exact cost rounded up (mtpp.core.result.upper_rounded)
     records = [checked(r, ub) for r in run.records]  # a better partition may expose a bad bound
     proven = [r for r in records if r.bound is not None]
     top = max(proven, key=lambda r: r.bound or 0.0)

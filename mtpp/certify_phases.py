@@ -24,14 +24,14 @@ from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
 from heuristics.partition.merge_dp import merge_orders
 from heuristics.partition.orderers import with_budget
-from mtpp.clique_bound import clique_lower_bounds
+from mtpp.bounds.clique import clique_lower_bounds
+from mtpp.bounds.crossing import crossing_lower_bounds
+from mtpp.bounds.reach import PROBE, RISING_PROBE, ReachBound, Stood, reach_lower_bound
+from mtpp.core.evaluate import Evaluation, evaluate
+from mtpp.core.problem import Problem
+from mtpp.core.records import BOUND_METHODS, OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
 from mtpp.cross_check import CROSS_CHECK_TIME, cross_check
-from mtpp.crossing_bound import crossing_lower_bounds
-from mtpp.evaluate import Evaluation, evaluate
 from mtpp.partitioner import partition
-from mtpp.problem import Problem
-from mtpp.reach_bound import PROBE, RISING_PROBE, ReachBound, Stood, reach_lower_bound
-from mtpp.records import BOUND_METHODS, OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
 from solvers.registry import AutoBackend
 from solvers.result import Status
 
@@ -166,10 +166,10 @@ bound leads and its shaving did not finish, and where shaving never ran (before,
 the first, then half of the rest for the second: the 0.75 they could take together).
 The ks where the bound leads take their turns first, widest gap first (:func:`reach_resume_phase`);
 with shaving's passes repeated until they shrink no window and the refusals kept per op
-(:mod:`mtpp.reach_bound`), against all ks widest gap first and one pass, 120 s for k = 2..64
+(:mod:`mtpp.bounds.reach`), against all ks widest gap first and one pass, 120 s for k = 2..64
 on unseen layered graphs 9101-9104: the lower bounds at k = 8 / 16 rose 1.5 / 1.1% (geometric
 mean; 9104 at k = 8 +2.6%, 9101 at k = 16 +4.3%; none fell by more than 0.03%), LB / UB at
-k = 8 from 0.885 to 0.897; with the resumed search's first step :data:`mtpp.reach_bound.RISING_PROBE`
+k = 8 from 0.885 to 0.897; with the resumed search's first step :data:`mtpp.bounds.reach.RISING_PROBE`
 as well, +3.5 / +1.1% (9102 at k = 8: 151,735 -> 162,409), LB / UB at k = 8 0.918."""
 SHAVE_IO_HEAVY = 1.0
 """Where the sweeps did not lead, :func:`reach_resume_phase` shaves only on graphs whose tensors
@@ -268,7 +268,7 @@ class Run:
     """The pigeonhole bound's last result at this k, for :func:`pigeonhole_resume_phase`."""
     reach_stood: Stood = field(default_factory=dict)
     """Where the reach bound's shaving stood at this k, for its next search
-    (:func:`mtpp.reach_bound.reach_lower_bound`)."""
+    (:func:`mtpp.bounds.reach.reach_lower_bound`)."""
 
     @property
     def ub(self) -> float:
@@ -281,7 +281,7 @@ class Run:
 
     @property
     def proving(self) -> float:
-        """A lower bound that reaches this proves the partition optimal (:func:`mtpp.records.closes`)."""
+        """A lower bound that reaches this proves the partition optimal (:func:`mtpp.core.records.closes`)."""
         return self.ub_hi * (1.0 - 0.5 * OPTIMALITY_TOLERANCE)
 
     @property
@@ -627,7 +627,7 @@ def _open_runs(runs: list[Run], method: str, limit: float) -> tuple[list[Run], f
 def crossing_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
-    """The crossing bound (:mod:`mtpp.crossing_bound`) for every k not yet proven
+    """The crossing bound (:mod:`mtpp.bounds.crossing`) for every k not yet proven
     optimal, one set of minimum cuts for all of them (per tensor, then per pair of its
     net's members), within ``CROSSING_SHARE`` of the budget left and ``time_limit``."""
     open_runs, limit = _open_runs(runs, "crossing", min(time_limit, CROSSING_SHARE * left()))
@@ -655,7 +655,7 @@ def crossing_phase(
 def reach_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
-    """The reach bound (:mod:`mtpp.reach_bound`) for every k not yet proven optimal:
+    """The reach bound (:mod:`mtpp.bounds.reach`) for every k not yet proven optimal:
     first the sweeps' search (galloping, then bisection) at each k, smallest first,
     between its best bound so far and its partition's cost, within its part of
     ``REACH_SHARE`` of the budget left; then, only with a budget, shaving's search
@@ -901,7 +901,7 @@ def io_heavy(problem: Problem) -> bool:
 def reach_resume_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
-    """Shaving (:func:`mtpp.reach_bound.reach_lower_bound`) after the MIPs, from the best
+    """Shaving (:func:`mtpp.bounds.reach.reach_lower_bound`) after the MIPs, from the best
     bound to the partition's cost, within :data:`REACH_RESUME_SHARE` of the budget left
     (with the k's first reach search at most ``time_limit``); a higher bound replaces the
     k's reach record.  It goes on where the sweeps lead and shaving did not finish
@@ -1039,7 +1039,7 @@ def _pigeonhole_record(run: Run, res: PigeonholeBound) -> BoundRecord:
 def clique_phase(
     runs: list[Run], time_limit: float, left: Callable[[], float], say: Report, tag: Callable[[Problem], str]
 ) -> None:
-    """The clique bound (:mod:`mtpp.clique_bound`) for every k not yet proven optimal,
+    """The clique bound (:mod:`mtpp.bounds.clique`) for every k not yet proven optimal,
     one set of minimum cuts for all of them, within ``CLIQUE_SHARE`` of the budget
     left and ``time_limit``: candidates are added (every op, heaviest first) while
     time is left, since more of them give larger cliques (on a 250-op layered graph,

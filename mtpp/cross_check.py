@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from formulations.bounds import bound_record
-from mtpp.problem import Problem
-from mtpp.records import BoundRecord, checked, closes
+from mtpp.core.problem import Problem
+from mtpp.core.records import BoundRecord, checked, closes
 
 CROSS_CHECK_MAX_VARIABLES = 1500
 """Largest exact model (``y`` variables, ``n k``) whose optimality claim is re-proved on a second backend."""
@@ -27,7 +27,7 @@ def cross_check(
 ) -> tuple[list[BoundRecord], list[str]]:
     """Re-prove a MIP's claim of optimality with the exact MIP on a second backend,
     where the model is small enough to be cheap (``ub``: the upper bound with the
-    evaluator's rounding added, as :func:`mtpp.records.closes` takes it).
+    evaluator's rounding added, as :func:`mtpp.core.records.closes` takes it).
 
     The second proof agrees when its dual bound *before* its own tolerance margin
     closes ``ub`` by the optimality test: both backends then prove the optimum to

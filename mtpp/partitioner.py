@@ -12,13 +12,13 @@ from heuristics.brkga import Progress
 from heuristics.partition.orderers import Orderer, OrderSearch, get_orderer, priorities_for
 from heuristics.partition.presolve import presolve as presolve_problem
 from heuristics.partition.slicegraph import slice_order
-from mtpp.bounds import simple_lower_bound
-from mtpp.errors import InvalidParameterError, MtppError, entry_point
-from mtpp.evaluate import evaluate
-from mtpp.graph import Graph
-from mtpp.problem import Problem
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.errors import InvalidParameterError, MtppError, entry_point
+from mtpp.core.evaluate import evaluate
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem
+from mtpp.core.validation import check_bool, check_instance, check_k, check_optional_time_limit, check_seed
 from mtpp.solution import Solution
-from mtpp.validation import check_bool, check_instance, check_k, check_optional_time_limit, check_seed
 
 # The DP and the evaluator add the same terms in different orders.
 CONSISTENCY_TOLERANCE = 1e-9

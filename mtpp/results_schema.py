@@ -6,7 +6,7 @@ and :meth:`mtpp.Solution.to_dict` returns one.  Every document carries
 * ``format`` (``mtpp-solution``, ``mtpp-certificate``, ``mtpp-schedule``,
   ``mtpp-placement``), ``version`` (of that format, now 1) and ``mtpp_version``;
 * ``graph``, ``n``, ``m``, the graph's ``units`` (``null`` when the file has none) and
-  ``graph_hash``, its fingerprint (:func:`mtpp.fingerprint.graph_hash`: the sha256 of
+  ``graph_hash``, its fingerprint (:func:`mtpp.core.fingerprint.graph_hash`: the sha256 of
   its canonical JSON; ``mtpp evaluate`` warns when a file names another graph;
   ``null`` in documents written before it existed);
 * ``objective`` (``bottleneck``, ``peak_memory``, ``runtime``), ``upper_bound`` (the
@@ -23,7 +23,7 @@ and :meth:`mtpp.Solution.to_dict` returns one.  Every document carries
 
 Several ks (``mtpp certify -k 2 4 8 --json``) give one ``mtpp-certificates`` document
 whose ``certificates`` list holds one ``mtpp-certificate`` per k.  Every result object
-(:mod:`mtpp.result`) returns its document from ``to_json()`` / ``to_dict()``, and batch
+(:mod:`mtpp.core.result`) returns its document from ``to_json()`` / ``to_dict()``, and batch
 stores it.
 
 Infinite values are written as ``null``, so the output is strict JSON.  The models
@@ -39,16 +39,16 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
-from mtpp.fingerprint import graph_hash
-from mtpp.graph import Graph
-from mtpp.records import PresolveRecord
-from mtpp.schema import Units
+from mtpp.core.fingerprint import graph_hash
+from mtpp.core.graph import Graph
+from mtpp.core.records import PresolveRecord
+from mtpp.core.schema import Units
 
 if TYPE_CHECKING:
     from mtpp.certificate import Certificate
-    from mtpp.evaluate import Evaluation
+    from mtpp.core.evaluate import Evaluation
+    from mtpp.core.problem import Problem
     from mtpp.placement.api import Placement
-    from mtpp.problem import Problem
     from mtpp.scheduling import Schedule
     from mtpp.solution import Solution
 
@@ -290,7 +290,7 @@ def solution_document(sol: Solution) -> SolutionDocument:
 def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> EvaluationDocument:
     """The document of a re-checked partition (``order``: its run order as node
     indices; default the graph's topological order) with the simple bound."""
-    from mtpp.bounds import simple_lower_bound
+    from mtpp.bounds.simple import simple_lower_bound
 
     seq = problem.graph.topological_order if order is None else np.asarray(order, dtype=np.int64)
     lb = simple_lower_bound(problem)
@@ -310,7 +310,7 @@ def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> 
 def certificate_evaluation(cert: Certificate, problem: Problem) -> tuple[Evaluation, np.ndarray]:
     """The certificate's partition re-checked by :func:`mtpp.evaluate` on ``problem``,
     and its run order as node indices."""
-    from mtpp.evaluate import evaluate
+    from mtpp.core.evaluate import evaluate
 
     g = problem.graph
     by_str = {str(i): i for i in g.ids}

@@ -2,7 +2,7 @@
 
 Runs the heuristics of :mod:`heuristics.peak_memory.orders` and :mod:`heuristics.peak_memory.state_dp` and
 the CP-SAT model of :mod:`formulations.cpsat_schedule`, re-scores every order with the
-evaluator of :mod:`mtpp.memory` (Topoformer Eq. 1-3, 15) and keeps the best order and
+evaluator of :mod:`mtpp.core.memory` (Topoformer Eq. 1-3, 15) and keeps the best order and
 the best proven bound.
 """
 
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError, MissingDependencyError, WeightsError, entry_point
-from mtpp.graph import Graph, NodeId
-from mtpp.memory import REL_TOL, local_lower_bound, peak_memory, profile_error
-from mtpp.result import Result, ResultStatus, Settled, Step, finite_or_none, settle, upper_rounded
-from mtpp.rounding import UNIT, lower_by
-from mtpp.validation import (
+from mtpp.core.errors import InvalidParameterError, MissingDependencyError, WeightsError, entry_point
+from mtpp.core.graph import Graph, NodeId
+from mtpp.core.memory import REL_TOL, local_lower_bound, peak_memory, profile_error
+from mtpp.core.result import Result, ResultStatus, Settled, Step, finite_or_none, settle, upper_rounded
+from mtpp.core.rounding import UNIT, lower_by
+from mtpp.core.validation import (
     check_bool,
     check_choice,
     check_instance,
@@ -82,24 +82,24 @@ class Stage:
 @dataclass(frozen=True)
 class Schedule(Result):
     """A topological order with its peak memory and a proven lower bound on the
-    minimum peak: a :class:`mtpp.result.Result`.
+    minimum peak: a :class:`mtpp.core.result.Result`.
 
     ``order`` lists node ids (``index_order`` the same as indices); ``upper_bound``
     (alias ``peak``) is its peak re-evaluated by :func:`peak_memory` and rounded upwards
-    by :func:`mtpp.memory.profile_error` (:func:`mtpp.result.upper_rounded`), so it is
+    by :func:`mtpp.core.memory.profile_error` (:func:`mtpp.core.result.upper_rounded`), so it is
     never below the order's true peak; ``lower_bound`` is the best bound proven by
     any stage that does not exceed it (a stage whose bound does failed,
-    :func:`mtpp.result.settle`; ``0`` if none); ``bound_method`` names its stage
+    :func:`mtpp.core.result.settle`; ``0`` if none); ``bound_method`` names its stage
     (``"local"`` for :func:`local_lower_bound`, ``"forced-live"`` for
-    :func:`heuristics.peak_memory.bounds.forced_live_bound`, ``"cut-live"`` for
-    :mod:`heuristics.peak_memory.cut_bound`, ``"search"`` for the best-first search,
+    :func:`mtpp.bounds.peak_memory.forced_live_bound`, ``"cut-live"`` for
+    :mod:`mtpp.bounds.peak_cut`, ``"search"`` for the best-first search,
     ``"exact-dp"`` / ``"beam"`` for the state DP, ``"cpsat"``); ``gap = (peak -
     lower_bound) / peak``.  ``status`` is ``"optimal"`` when the order is proven
-    optimal to within the relative tolerance ``mtpp.memory.REL_TOL`` (the upper bound
+    optimal to within the relative tolerance ``mtpp.core.memory.REL_TOL`` (the upper bound
     is at most ``1 + REL_TOL`` times the lower bound), else ``"feasible"``.  Every
     bound is lowered for its own rounding, so it never exceeds the true optimum
     (exact arithmetic on the float sizes).  ``stages`` records every method run,
-    failed ones included (``steps``: the same as :class:`mtpp.result.Step`).
+    failed ones included (``steps``: the same as :class:`mtpp.core.result.Step`).
     ``to_json()`` is the ``mtpp-schedule`` document.
     """
 
@@ -127,7 +127,7 @@ class Schedule(Result):
 
     @property
     def steps(self) -> tuple[Step, ...]:
-        """Every method run, as :class:`mtpp.result.Step` records."""
+        """Every method run, as :class:`mtpp.core.result.Step` records."""
         return tuple(
             Step(s.method, ResultStatus(s.status), finite_or_none(s.peak), s.lower_bound, s.wall_time, s.detail)
             for s in self.stages
@@ -153,11 +153,11 @@ def _check_args(objective: object, method: object, time_limit: object, beam_widt
 class _Search:
     """Keeps the best order and every stage's bound over the stages of one call.
 
-    The result contract (:mod:`mtpp.result`, issue 73): the upper bound is the best
-    order's evaluated peak rounded upwards by :func:`mtpp.memory.profile_error`; a
+    The result contract (:mod:`mtpp.core.result`, issue 73): the upper bound is the best
+    order's evaluated peak rounded upwards by :func:`mtpp.core.memory.profile_error`; a
     stage whose bound exceeds it failed (its bound cannot be one) and never counts,
     neither for the result nor, while the call runs, for :attr:`lower` and
-    :attr:`proven` (:func:`mtpp.result.settle`); a stage that raises is a failed
+    :attr:`proven` (:func:`mtpp.core.result.settle`); a stage that raises is a failed
     stage too (:meth:`attempt`)."""
 
     def __init__(self, graph: Graph, time_limit: float | None) -> None:
@@ -173,7 +173,7 @@ class _Search:
             self.attempt(name, self._order_free_bound, name)
 
     def _order_free_bound(self, name: str) -> None:
-        from heuristics.peak_memory.bounds import forced_live_bound
+        from mtpp.bounds.peak_memory import forced_live_bound
 
         t = time.perf_counter()
         lower = local_lower_bound(self.graph) if name == "local" else forced_live_bound(self.graph)
@@ -196,9 +196,9 @@ class _Search:
             self.stages.append(Stage(method, math.inf, 0.0, "error", time.perf_counter() - t, detail))
 
     def add_cut_bound(self) -> None:
-        """The min-cut live bound (:mod:`heuristics.peak_memory.cut_bound`), within the time left."""
-        from heuristics.peak_memory.cut_bound import cut_live_memory, proven_bound
-        from mtpp.memory_cap import memory_limit
+        """The min-cut live bound (:mod:`mtpp.bounds.peak_cut`), within the time left."""
+        from mtpp.bounds.peak_cut import cut_live_memory, proven_bound
+        from mtpp.core.memory_cap import memory_limit
 
         t = time.perf_counter()
         values, done, _ = cut_live_memory(self.graph, self.left(), max_bytes=memory_limit())
@@ -216,7 +216,7 @@ class _Search:
 
     def upper(self, peak: float) -> float:
         """An evaluated ``peak`` rounded upwards by the evaluator's error: at least the
-        order's true peak (:func:`mtpp.result.upper_rounded`)."""
+        order's true peak (:func:`mtpp.core.result.upper_rounded`)."""
         if not math.isfinite(peak):
             return peak
         return upper_rounded(peak, profile_error(self.graph, peak))
@@ -240,7 +240,7 @@ class _Search:
         self.stages.append(Stage(method, self.upper(peak), lower, status, t, detail))
 
     def settled(self) -> Settled:
-        """The bounds so far under the result contract (:func:`mtpp.result.settle`),
+        """The bounds so far under the result contract (:func:`mtpp.core.result.settle`),
         recomputed only when a stage or a better order came since the last call."""
         key = (len(self.stages), self.peak)
         if self._settled is None or self._settled[0] != key:
@@ -316,7 +316,7 @@ def _backward_first(graph: Graph) -> bool:
     (on unseen layered graphs of 250 ops the critical op has about 150 ancestors and
     60 descendants: the forward search ran out of memory, the backward one proved
     the optimum in 0.4 s; issue 26)."""
-    from heuristics.peak_memory.bounds import ancestor_bits, forced_live_memory
+    from mtpp.bounds.peak_memory import ancestor_bits, forced_live_memory
 
     v = int(np.argmax(forced_live_memory(graph)))
     anc = ancestor_bits(graph.topological_order, graph.pred_ptr, graph.pred_idx)
@@ -338,9 +338,9 @@ def _run_search(search: _Search, seed: int) -> None:
     bound is the largest part bound (both exact by the proof in
     :mod:`heuristics.peak_memory.split`)."""
     from heuristics.peak_memory.best_first import best_first_search, search_memory_bytes
-    from heuristics.peak_memory.cut_bound import MAX_NODES, cut_live_memory
     from heuristics.peak_memory.split import split_graph
-    from mtpp.memory_cap import GB, memory_limit
+    from mtpp.bounds.peak_cut import MAX_NODES, cut_live_memory
+    from mtpp.core.memory_cap import GB, memory_limit
 
     t = time.perf_counter()
     cap, n = memory_limit(), search.graph.n
@@ -426,7 +426,7 @@ def _cpsat_lower(graph: Graph, model: ScheduleModel, bound: float) -> float:
     sum of demands, so the model optimum is at most ``(1 + rho) scale OPT`` and ``OPT
     >= B / ((1 + rho) scale)``.  ``fl(B / scale)`` is within ``u`` of ``B / scale`` (exact
     when ``scale`` is a power of two: ``B`` is an integer below ``2^53``), so
-    :func:`mtpp.rounding.lower_by` with relative ``rho (1 + 4u) + 2u`` covers both; with
+    :func:`mtpp.core.rounding.lower_by` with relative ``rho (1 + 4u) + 2u`` covers both; with
     ``rho = 0`` and a power-of-two scale nothing is lowered.  ``graph`` is unused
     (kept for the callers)."""
     del graph
@@ -664,14 +664,14 @@ def schedule(
     position still works for one release, with a ``DeprecationWarning``).  The lower
     bound is the best of :func:`local_lower_bound`, the forced-live bound, the
     min-cut live bound and every bound proven on the way that does not exceed the
-    upper bound (the result contract of :mod:`mtpp.result`: a stage whose bound does,
+    upper bound (the result contract of :mod:`mtpp.core.result`: a stage whose bound does,
     or that raises inside, or returns an invalid order, is a failed stage, status
     ``"error"`` with the reason in its detail, and the call goes on with what it has).
     Raises :class:`InvalidParameterError` for a bad argument (before any work),
-    :class:`mtpp.errors.MissingDependencyError` or :class:`mtpp.errors.WeightsError`
+    :class:`mtpp.core.errors.MissingDependencyError` or :class:`mtpp.core.errors.WeightsError`
     when a learned method's extra or weights are missing, and
-    :class:`mtpp.errors.InternalError` should a bug escape every stage's own record
-    (:func:`mtpp.errors.entry_point`): no exception but an :class:`mtpp.MtppError`.
+    :class:`mtpp.core.errors.InternalError` should a bug escape every stage's own record
+    (:func:`mtpp.core.errors.entry_point`): no exception but an :class:`mtpp.MtppError`.
     """
     check_instance("graph", graph, Graph, "an mtpp.Graph")
     _check_args(objective, method, time_limit, beam_width, threads)

@@ -7,17 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from mtpp.evaluate import Evaluation
-from mtpp.graph import NodeId
-from mtpp.problem import Problem
-from mtpp.records import closes
-from mtpp.result import Result, ResultStatus, Step
+from mtpp.core.evaluate import Evaluation
+from mtpp.core.graph import NodeId
+from mtpp.core.problem import Problem
+from mtpp.core.records import closes
+from mtpp.core.result import Result, ResultStatus, Step
 
 
 @dataclass(frozen=True)
 class Solution(Result):
     """A partition (upper bound) with the simple lower bound (Lemma 3.3): a
-    :class:`mtpp.result.Result`.
+    :class:`mtpp.core.result.Result`.
 
     ``assignment[i]`` is the block of node index ``i``; ``blocks`` lists node ids per
     block in pipeline order; ``order`` is the run order as node ids
@@ -75,7 +75,7 @@ class Solution(Result):
     @property
     def optimal(self) -> bool:
         """The simple bound proves the partition optimal (to the tolerance of
-        :func:`mtpp.records.closes`, the evaluator's rounding allowed for)."""
+        :func:`mtpp.core.records.closes`, the evaluator's rounding allowed for)."""
         return closes(self.lower_bound, self.upper_bound)
 
     @property

@@ -1,15 +1,10 @@
-"""Errors of the solver layer, and the root of mtpp's one exception hierarchy.
-
-:class:`MtppError` is defined here, in the bottom layer, so that every solver error
-is an ``MtppError`` (one ``except`` catches everything mtpp rejects) while the solver
-layer imports nothing of the packages above it; :mod:`mtpp.errors` re-exports it.
-"""
+"""Errors of the solver layer: each an :class:`mtpp.core.errors.MtppError` (the root of
+mtpp's one exception hierarchy lives in the core every package may import), so one
+``except`` catches everything mtpp rejects."""
 
 from __future__ import annotations
 
-
-class MtppError(Exception):
-    """Base class of every error mtpp raises on purpose."""
+from mtpp.core.errors import MtppError
 
 
 class SolverError(MtppError, RuntimeError):

@@ -1,4 +1,4 @@
-"""The two paths of the kernels (:mod:`mtpp.jit`) as a test parameter: tiny inputs run
+"""The two paths of the kernels (:mod:`mtpp.core.jit`) as a test parameter: tiny inputs run
 in Python, larger ones compiled, and a long test process soon compiles everything (the
 Python path's budget), so tests that must cover both say which one they run."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from mtpp import jit
+from mtpp.core import jit
 
 PATHS = ("checked", "compiled")
 

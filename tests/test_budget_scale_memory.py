@@ -13,12 +13,12 @@ from heuristics.peak_memory.best_first import (
     relative_tops,
     search_memory_bytes,
 )
-from heuristics.peak_memory.bounds import ancestor_bits, forced_live_memory, needed_bits
-from heuristics.peak_memory.cut_bound import bits_to_bool, cut_live_memory, cut_memory_bytes
 from heuristics.peak_memory.state_dp import state_dp
 from mtpp import schedule
+from mtpp.bounds.peak_cut import bits_to_bool, cut_live_memory, cut_memory_bytes
+from mtpp.bounds.peak_memory import ancestor_bits, forced_live_memory, needed_bits
+from mtpp.core.memory import peak_memory
 from mtpp.generators import layered_graph
-from mtpp.memory import peak_memory
 from tests.oracle import brute_force_peak, is_topological, random_dag
 
 

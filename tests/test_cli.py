@@ -145,7 +145,7 @@ def test_certify_export_dir_models_resolve_to_the_optimum(tmp_path, capsys):
 
 def test_schedule_command(tmp_path, capsys):
     import mtpp
-    from mtpp.memory import peak_memory
+    from mtpp.core.memory import peak_memory
 
     g = random_dag(np.random.default_rng(48), 9, p=0.4)
     path = write_graph(tmp_path, g)

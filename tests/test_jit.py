@@ -1,4 +1,4 @@
-"""The kernels' two paths (:mod:`mtpp.jit`): plain Python on tiny inputs, numba above.
+"""The kernels' two paths (:mod:`mtpp.core.jit`): plain Python on tiny inputs, numba above.
 
 * the mechanics: which path a call takes (threshold, budget, a kernel called by a
   kernel), objmode, scalar results, the compile notice, the path check itself;
@@ -28,11 +28,11 @@ import pytest
 
 import heuristics
 import mtpp
-from mtpp import jit
+from mtpp.core import jit
+from mtpp.core.jit import njit, objmode
+from mtpp.core.records import COMBINATORIAL_METHODS
+from mtpp.core.rounding import dd_value
 from mtpp.generators import layered_graph
-from mtpp.jit import njit, objmode
-from mtpp.records import COMBINATORIAL_METHODS
-from mtpp.rounding import dd_value
 from tests.kernel_paths import PATHS, kernel_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,10 +166,10 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     from heuristics.peak_memory.best_first import best_first_search
     from heuristics.peak_memory.state_dp import state_dp
     from heuristics.placement.coarsen import coarsen
-    from mtpp.clique_bound import clique_lower_bounds
-    from mtpp.crossing_bound import crossing_lower_bounds
+    from mtpp.bounds.clique import clique_lower_bounds
+    from mtpp.bounds.crossing import crossing_lower_bounds
+    from mtpp.bounds.reach import reach_lower_bound
     from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
-    from mtpp.reach_bound import reach_lower_bound
 
     g, k = problem.graph, problem.k
     for orderer in ("kahn", "random-3", "brkga-60", "mla", "mla-weighted"):

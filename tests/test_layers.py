@@ -1,14 +1,20 @@
-"""The layers of the house, enforced (issue 22): every import, lazy ones included, is
-read from the source with :mod:`ast` and checked against the design card.
+"""The layers of the house, enforced: every import of the four packages, lazy ones
+(inside functions) included, is read from the source with :mod:`ast` and checked
+against the layers below, bottom first.  A module belongs to the layer of the
+longest package prefix in :data:`LAYERS`; every other module of ``mtpp`` is the API,
+which composes the layers.
 
-* ``solvers/`` is the bottom layer: it imports nothing of ``mtpp``, ``formulations``
-  or ``heuristics``;
-* ``formulations/`` imports only ``solvers/`` and mtpp's core modules;
-* ``heuristics/`` imports only mtpp's core modules (and ``solvers/``' neutral pieces);
-* mtpp's core modules (the graph, problem, cost model, evaluator, bounds, generators,
-  importers, devices, errors) import neither ``formulations/`` nor ``heuristics/``,
-  and of ``solvers/`` only the root exception;
-* only mtpp's API modules (:data:`API`, :data:`API_PACKAGES`) compose the layers.
+* ``mtpp.core``: the graph, problem, cost model, evaluators, machines, rounding,
+  validation, errors; imports nothing outside itself;
+* ``solvers``: the backends over one neutral model; the core only;
+* ``mtpp.bounds`` (the combinatorial bounds): the core only;
+* ``formulations`` (model builders): the core, the bounds and the solver layer's
+  neutral model;
+* ``heuristics``: the core and the bounds (never a solver);
+* the API (``mtpp``'s other modules): anything.
+
+And no import circles: the modules of the four packages, linked by every import,
+form no cycle.
 """
 
 from __future__ import annotations
@@ -16,26 +22,19 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("mtpp", "formulations", "solvers", "heuristics")
-API = (
-    "mtpp",
-    "mtpp.__main__",
-    "mtpp.certificate",
-    "mtpp.certify_phases",
-    "mtpp.background_anneal",
-    "mtpp.cross_check",
-    "mtpp.partitioner",
-    "mtpp.scheduling",
-    "mtpp.teacher_data",
-    "mtpp.results_schema",
-    "mtpp.placement",
-    "mtpp.placement.api",
-)
-API_PACKAGES = ("mtpp.batch", "mtpp.cli", "mtpp.pipelining")
-CORE_MAY_USE = ("solvers.errors",)
+LAYERS: dict[str, tuple[str, ...]] = {
+    "mtpp.core": ("mtpp.core",),
+    "solvers": ("mtpp.core", "solvers"),
+    "mtpp.bounds": ("mtpp.core", "mtpp.bounds"),
+    "formulations": ("mtpp.core", "mtpp.bounds", "solvers", "formulations"),
+    "heuristics": ("mtpp.core", "mtpp.bounds", "heuristics"),
+}
+"""Layer (a package) -> the packages its modules may import."""
 
 
 def modules() -> dict[str, set[str]]:
@@ -51,31 +50,43 @@ def modules() -> dict[str, set[str]]:
                     imported |= {a.name for a in node.names}
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     imported.add(node.module)
+                    imported |= {f"{node.module}.{a.name}" for a in node.names}  # a submodule, if it is one
             found[name] = {m for m in imported if m.split(".")[0] in PACKAGES}
-    return found
+    known = set(found)
+    return {
+        name: {m if m in known else m.rsplit(".", 1)[0] for m in imported} & known for name, imported in found.items()
+    }
 
 
-def is_api(name: str) -> bool:
-    return name in API or any(name == p or name.startswith(p + ".") for p in API_PACKAGES)
+def within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def layer(name: str) -> str | None:
+    """The layer of module ``name`` (``None``: the API)."""
+    return max((p for p in LAYERS if within(name, p)), key=len, default=None)
 
 
 def violations() -> list[str]:
     bad = []
     for name, imported in sorted(modules().items()):
-        top = name.split(".")[0]
+        own = layer(name)
+        if own is None:
+            continue
         for m in sorted(imported):
-            other = m.split(".")[0]
-            if top == "solvers" and other != "solvers":
-                bad.append(f"{name} (solvers: the bottom layer) imports {m}")
-            elif top in ("formulations", "heuristics") and other == "mtpp" and is_api(m):
-                bad.append(f"{name} imports mtpp's API module {m}")
-            elif top == "heuristics" and other == "formulations":
-                bad.append(f"{name} (heuristics) imports {m}")
-            elif top == "mtpp" and not is_api(name) and other in ("formulations", "heuristics"):
-                bad.append(f"{name} (mtpp core) imports {m}")
-            elif top == "mtpp" and not is_api(name) and other == "solvers" and m not in CORE_MAY_USE:
-                bad.append(f"{name} (mtpp core) imports {m}")
+            if not any(within(m, allowed) for allowed in LAYERS[own]):
+                bad.append(f"{name} ({own}) imports {m}")
     return bad
+
+
+def circles() -> list[list[str]]:
+    """The import circles: strongly connected sets of more than one module (a package's
+    ``__init__`` counts as the package, importing its own submodules is no circle)."""
+    graph = nx.DiGraph()
+    for name, imported in modules().items():
+        graph.add_node(name)
+        graph.add_edges_from((name, m) for m in imported if not within(m, name))
+    return sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
 
 
 def test_every_import_respects_the_layers() -> None:
@@ -83,9 +94,18 @@ def test_every_import_respects_the_layers() -> None:
     assert violations() == []
 
 
+def test_no_import_circles() -> None:
+    assert circles() == []
+
+
 @pytest.mark.parametrize(
     ("module", "imported"),
-    [("solvers.highs", "mtpp.graph"), ("heuristics.kahn", "mtpp.certificate"), ("mtpp.cost", "heuristics.kahn")],
+    [
+        ("solvers.highs", "heuristics.kahn"),
+        ("heuristics.kahn", "mtpp.partitioner"),
+        ("mtpp.core.cost", "heuristics.kahn"),
+        ("mtpp.bounds.cut", "formulations.bounds"),
+    ],
 )
 def test_the_checker_sees_a_violation(monkeypatch: pytest.MonkeyPatch, module: str, imported: str) -> None:
     real = modules()
@@ -93,3 +113,10 @@ def test_the_checker_sees_a_violation(monkeypatch: pytest.MonkeyPatch, module: s
         __import__(__name__, fromlist=["modules"]), "modules", lambda: {**real, module: real[module] | {imported}}
     )
     assert any(module in v and imported in v for v in violations())
+
+
+def test_the_checker_sees_a_circle(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = modules()
+    planted = {**real, "mtpp.core.graph": real["mtpp.core.graph"] | {"mtpp.core.problem"}}
+    monkeypatch.setattr(__import__(__name__, fromlist=["modules"]), "modules", lambda: planted)
+    assert any("mtpp.core.graph" in c and "mtpp.core.problem" in c for c in circles())

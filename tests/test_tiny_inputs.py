@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import mtpp
-from mtpp.graph import Graph
+from mtpp.core.device_sets import Device, DeviceSet
+from mtpp.core.graph import Graph
+from mtpp.core.result import relative_gap
+from mtpp.core.simulator import simulate
 from mtpp.placement.api import OPTIMAL_RTOL, place
-from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import simulate
-from mtpp.result import relative_gap
 from tests.placement.reference import brute_force
 
 
@@ -41,7 +41,7 @@ def test_place_stops_at_a_baseline_that_meets_the_closed_form_bound(n: int, obje
 def test_one_op_runtime_is_the_fastest_device() -> None:
     g = chain(1)
     p = place(g, "cpu-igpu-dgpu")
-    best, _, _ = brute_force(g, mtpp.presets.get_devices("cpu-igpu-dgpu"))
+    best, _, _ = brute_force(g, mtpp.core.presets.get_devices("cpu-igpu-dgpu"))
     assert p.upper_bound == pytest.approx(best) == p.lower_bound
 
 

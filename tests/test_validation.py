@@ -3,7 +3,7 @@
 Each row calls a public entry point with one bad argument and expects a subclass of
 :class:`mtpp.MtppError` whose message names the argument; the command-line rows expect
 exit status 2 and a one-line message naming it, with no traceback.  The checks live
-in :mod:`mtpp.validation`.
+in :mod:`mtpp.core.validation`.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ import pytest
 
 import mtpp
 from mtpp.batch.runner import run as batch_run
-from mtpp.bounds import simple_lower_bound
+from mtpp.bounds.simple import simple_lower_bound
 from mtpp.certificate import certify
 from mtpp.cli import main
-from mtpp.errors import GraphError, GraphFormatError, InvalidParameterError
-from mtpp.evaluate import evaluate
+from mtpp.core.errors import GraphError, GraphFormatError, InvalidParameterError
+from mtpp.core.evaluate import evaluate
+from mtpp.core.problem import Problem
 from mtpp.generators import layered_graph
 from mtpp.io.graph_file import graph_from_dict, load_graph
 from mtpp.partitioner import partition
 from mtpp.placement.api import place
-from mtpp.problem import Problem
 from mtpp.scheduling import schedule
 
 G = mtpp.Graph.from_arrays([1, 2, 3, 1], [0, 1, 0, 0], [1, 1, 2, 1], [(0, 1), (1, 2), (0, 3)])
@@ -187,7 +187,7 @@ def test_k_above_n_is_the_problem_k_equals_n() -> None:
     ev = evaluate(Problem(G, 100), [0, 40, 99, 7])
     assert ev.assignment.tolist() == [0, 2, 3, 1]
     assert ev.bottleneck == evaluate(Problem(G, 4), [0, 2, 3, 1]).bottleneck
-    with pytest.raises(mtpp.errors.InvalidPartitionError, match=r"blocks are 0\.\.99"):
+    with pytest.raises(mtpp.core.errors.InvalidPartitionError, match=r"blocks are 0\.\.99"):
         evaluate(Problem(G, 100), [0, 100, 1, 1])
 
 
@@ -220,8 +220,8 @@ def test_integral_float_edge_ids_are_indices() -> None:
 
 
 def test_old_imports_of_the_checks_still_work() -> None:
-    from mtpp.problem import _check_real, check_k, check_seed, check_time_limit
-    from mtpp.validation import check_k as home
+    from mtpp.core.problem import _check_real, check_k, check_seed, check_time_limit
+    from mtpp.core.validation import check_k as home
 
     assert check_k is home
     assert check_seed(3) == 3 and check_time_limit(2) == 2.0 and _check_real("x", 1, positive=True, allow_inf=False)

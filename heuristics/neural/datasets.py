@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.neural.jobs import ordered_map
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
-from mtpp.graph import Graph
 
 VALIDATION_EPOCH = -1  # the epoch number whose graphs form the fixed validation set
 

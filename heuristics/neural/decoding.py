@@ -32,9 +32,9 @@ import numpy as np
 from heuristics.bitsets import CTZ, ONE, ready_ops
 from heuristics.kahn import in_degrees, kahn_order
 from heuristics.peak_memory.state_dp import child_live, hash_table, materialise_kernel, same_child
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import njit
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
 
 COLLAPSE_MODES = ("peak", "logp", "none")
 _MODE_CODE = {"peak": 0, "logp": 1, "none": 2}

@@ -30,9 +30,9 @@ import scipy.sparse.linalg as spla
 from scipy.sparse import csgraph
 from threadpoolctl import ThreadpoolController
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import njit
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
 
 SCALAR_FEATURES = (
     "size_out",

@@ -7,7 +7,7 @@ per-unit figures below, measured through :func:`topoformer_priorities` and
 :func:`regal_betas` (node features and the Laplacian eigensolve included) on layered
 graphs (seed 4242) on the 2-core, 23 GB development machine under a load of 1-3.
 A pass that would need more than the memory cap of
-:func:`mtpp.memory_cap.memory_limit` (a quarter of the machine), or more than
+:func:`mtpp.core.memory_cap.memory_limit` (a quarter of the machine), or more than
 :data:`FORWARD_SHARE` of the time left, is not started: the caller falls back to the
 method's classical counterpart (Kahn priorities for the Topoformer, uniform mutants,
 i.e. plain BRKGA, for REGAL) and records ``"fell back to ...: <reason>"``.
@@ -37,7 +37,7 @@ worse than plain BRKGA)."""
 def forward_skip(model: str, seconds: float, nbytes: float, time_left: float | None) -> str:
     """Why a ``model`` forward pass estimated at ``seconds`` and ``nbytes`` must not
     start with ``time_left`` seconds left (``None``: no limit), or ``""`` when it may."""
-    from mtpp.memory_cap import GB, memory_limit
+    from mtpp.core.memory_cap import GB, memory_limit
 
     cap = memory_limit()
     if nbytes > cap:

@@ -28,8 +28,8 @@ from heuristics.neural.forward_budget import topoformer_skip
 from heuristics.neural.masks import relation_matrix
 from heuristics.neural.objectives import OrderObjective
 from heuristics.neural.weights import LoadedWeights, load_model, require_torch
-from mtpp.errors import InvalidParameterError, WeightsError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError, WeightsError
+from mtpp.core.graph import Graph
 
 MODES = ("greedy", "sample", "beam")
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.graph import Graph
-from mtpp.jit import njit
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
 
 TR = 0  # edge i -> j of the transitive reduction
 DAG_MINUS_TR = 1  # edge i -> j of the DAG that is not in the transitive reduction

@@ -24,9 +24,9 @@ import numpy as np
 
 from heuristics.partition.slicegraph import slice_order, sort_and_slice_fitness
 from heuristics.peak_memory.orders import decode_peaks, order_peak
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.problem import Problem, check_k
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem, check_k
 
 OBJECTIVES = ("peak", "mtpp")
 

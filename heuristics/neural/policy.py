@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 CHUNK_ELEMENTS = 1 << 24  # mask entries built at once (orders x n x n); bounds the forward's scratch memory
 
@@ -52,7 +52,7 @@ def availability(graph: Graph, orders: np.ndarray) -> tuple[np.ndarray, np.ndarr
     ``i``: ``first[s, i]``, the first step at which ``i`` is schedulable (one after its
     last predecessor's position, 0 for a source), and ``pos[s, i]``, the step at which it
     is placed.  ``i`` is in the schedulable set of Eq. 8 at the steps ``first <= t <=
-    pos``.  Raises :class:`~mtpp.errors.InvalidParameterError` for a row that is not a
+    pos``.  Raises :class:`~mtpp.core.errors.InvalidParameterError` for a row that is not a
     topological order.  ``O(S (n + m))``, vectorised."""
     return _first_pos(graph, _check_orders(graph, orders))
 

@@ -30,8 +30,8 @@ from heuristics.neural.forward_budget import topoformer_skip
 from heuristics.neural.inference import load_topoformer, topoformer_priorities
 from heuristics.neural.objectives import OrderObjective
 from heuristics.neural.regal import MIN_TIME_LEFT, RegalResult, beta_brkga
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 CONCENTRATION = 4.0
 """``c``: chosen on the dev graphs of the module docstring (2, 4 and 10 tried)."""

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 FORMAT = "mtpp-teacher-data"
 VERSION = 2

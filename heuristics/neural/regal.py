@@ -64,8 +64,8 @@ from heuristics.neural.forward_budget import regal_skip
 from heuristics.neural.objectives import OrderObjective
 from heuristics.neural.weights import load_model
 from heuristics.traversal import classic_priorities
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 KIND = "regal"
 EDGE_FEATURES = ("producer_size_out", "inverse_fanout")
@@ -88,7 +88,7 @@ class RegalConfig:
     ``in_features`` is ``N_SCALAR + pe_dim`` of the node features, ``edge_features``
     must be ``len(EDGE_FEATURES)`` (2), ``rounds`` is ``T`` of Eq. (1), ``choices`` the
     increasing, positive values ``alpha`` and ``beta`` are picked from (1.0 among
-    them).  Invalid values raise :class:`~mtpp.errors.InvalidParameterError`.
+    them).  Invalid values raise :class:`~mtpp.core.errors.InvalidParameterError`.
     """
 
     in_features: int = N_SCALAR + PE_DIM
@@ -275,7 +275,7 @@ def regal_betas(
 def load_regal(source: str | os.PathLike[str] = "regal-mtpp") -> RegalGNN:
     """The :class:`RegalGNN` of a weights file (a shipped name such as ``"regal-mtpp"``
     or a path), in eval mode, cached per file (and its modification time).  A missing,
-    unreadable or mismatched file is a :class:`~mtpp.errors.WeightsError`."""
+    unreadable or mismatched file is a :class:`~mtpp.core.errors.WeightsError`."""
     model, _ = load_model(source, KIND, lambda w: RegalGNN(RegalConfig.from_dict(w.config)))
     return model
 

@@ -83,8 +83,8 @@ from heuristics.neural.regal import (
 from heuristics.neural.runs import EpochClock, load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
 from heuristics.neural.teachers import beta_targets, teacher_order
 from heuristics.neural.weights import save_weights
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 CHECKPOINT = "checkpoint.pt"
 HISTORY = "history.json"

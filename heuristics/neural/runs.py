@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 FREE_OPTIONS = ("epochs", "threads", "device", "jobs", "imitation_epochs")
 T = TypeVar("T")

@@ -25,7 +25,7 @@ from heuristics.kahn import kahn_order, priorities_for
 from heuristics.neural.objectives import OrderObjective
 from heuristics.peak_memory.state_dp import state_dp
 from heuristics.traversal import bfs_order, dfs_order
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 
 
 def teacher_order(graph: Graph, objective: OrderObjective, effort: int, seed: int) -> np.ndarray:

@@ -56,7 +56,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from heuristics.neural.masks import N_RELATIONS, PAD, RELATION_NAMES
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 _STD_RTOL = 1e-6  # std below this fraction of max |y| counts as zero in Eq. 17 (float32 eps ~ 1.2e-7)
 
@@ -75,7 +75,7 @@ class TopoformerConfig:
     means no message passing along that graph.  The paper uses 10 heads of dimension
     64 per relation.  ``mlp_hidden`` is the hidden width of the MLP of Eq. 5
     (``None``: ``dim``), ``alpha`` the scale of Eq. 17.  Invalid values raise
-    :class:`~mtpp.errors.InvalidParameterError` naming the field.
+    :class:`~mtpp.core.errors.InvalidParameterError` naming the field.
     """
 
     in_features: int
@@ -139,7 +139,7 @@ class TopoformerConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TopoformerConfig:
         """The config of a :meth:`to_dict` dict; unknown or missing keys raise
-        :class:`~mtpp.errors.InvalidParameterError`."""
+        :class:`~mtpp.core.errors.InvalidParameterError`."""
         if not isinstance(d, dict):
             raise InvalidParameterError(f"TopoformerConfig.from_dict needs a dict, got {type(d).__name__}")
         names = {f.name for f in fields(cls)}

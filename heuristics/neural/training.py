@@ -86,8 +86,8 @@ from heuristics.neural.teachers import teacher_order
 from heuristics.neural.topoformer import Topoformer, TopoformerConfig, pad_batch
 from heuristics.neural.weights import load_state, load_weights, save_weights
 from heuristics.traversal import bfs_order, dfs_order
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 CHECKPOINT = "checkpoint.pt"
 HISTORY = "history.json"

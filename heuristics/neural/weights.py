@@ -9,8 +9,8 @@ loaded with ``torch.load(weights_only=True)`` (no pickled code runs) onto the CP
 Trained weights ship inside the package (``heuristics/neural/weights/*.pt``, a few
 hundred kB each) and are named without the suffix: :data:`SHIPPED`.  Anything that
 goes wrong (torch missing, no such file, not a weights file, wrong kind, tensors that
-do not fit the model) is a :class:`mtpp.errors.WeightsError` or
-:class:`mtpp.errors.MissingDependencyError` naming the file and the problem.
+do not fit the model) is a :class:`mtpp.core.errors.WeightsError` or
+:class:`mtpp.core.errors.MissingDependencyError` naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mtpp.errors import InvalidParameterError, MissingDependencyError, WeightsError
+from mtpp.core.errors import InvalidParameterError, MissingDependencyError, WeightsError
 
 FORMAT = "mtpp-weights"
 VERSION = 1

@@ -2,7 +2,7 @@
 that moves one op, or one cone of ops, at a time between blocks.
 
 Labels.  An acyclic partition into ``k`` blocks, its blocks numbered in a topological
-order of its quotient graph (:func:`mtpp.evaluate.dag_numbering`), is a *monotone
+order of its quotient graph (:func:`mtpp.core.evaluate.dag_numbering`), is a *monotone
 labelling* ``a: V -> {0..k-1}`` with ``a(u) <= a(v)`` for every edge ``(u, v)``; every
 monotone labelling is an acyclic partition (its quotient edges all go up).  So op ``v``
 may take any label in ``[max a(preds), min a(succs)]`` and the partition stays valid:
@@ -82,9 +82,9 @@ import numpy as np
 
 from heuristics.kahn import kahn_order
 from heuristics.partition.slicegraph import equal_work_starts
-from mtpp.evaluate import dag_numbering
-from mtpp.jit import njit
-from mtpp.problem import Problem
+from mtpp.core.evaluate import dag_numbering
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
 
 TARGET = 0.99
 """The energy's target is this part of the best bottleneck found."""
@@ -102,7 +102,7 @@ COOLING_STEPS = 32
 """A call of a few moves still cools in at least this many chunks."""
 CHUNK_PER_OP = 256
 """A chunk is at most this many moves per op: a tiny graph runs the kernel as plain Python
-(:mod:`mtpp.jit`), a few microseconds a move."""
+(:mod:`mtpp.core.jit`), a few microseconds a move."""
 PUSH = 0.1
 """The part of the moves that push a cone (module docstring, Cones).  Tried first with the
 reference runs beside on the other core (six fresh starts per graph, 20 s each), the median

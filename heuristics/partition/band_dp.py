@@ -29,9 +29,9 @@ import numpy as np
 
 from heuristics.partition.ideal_dp import ideal_dp_all
 from heuristics.partition.ideals import MAX_LATTICE_BYTES, IdealLattice, enumerate_kernel, kernel_graph
-from mtpp.evaluate import dag_numbering
-from mtpp.graph import Graph
-from mtpp.problem import Problem
+from mtpp.core.evaluate import dag_numbering
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem
 
 
 def band_ideals(graph: Graph, band: int, max_ideals: int) -> IdealLattice | None:
@@ -43,7 +43,7 @@ def band_ideals(graph: Graph, band: int, max_ideals: int) -> IdealLattice | None
 
 def partition_order(problem: Problem, assignment: np.ndarray) -> np.ndarray:
     """A topological order that lists ``assignment``'s blocks one after another: by the
-    blocks' numbering along the quotient (:func:`mtpp.evaluate.dag_numbering`), then by
+    blocks' numbering along the quotient (:func:`mtpp.core.evaluate.dag_numbering`), then by
     the graph's topological order."""
     g = problem.graph
     labels = dag_numbering(problem, np.asarray(assignment, dtype=np.int64))

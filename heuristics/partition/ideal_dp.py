@@ -51,7 +51,7 @@ Peak-aware costs (``Problem.peak_aware``) are priced here *without* the activati
 peak: ``peak(S) >= 0`` only raises ``f``, so the value is then a lower bound on the
 optimum (and the partition is re-priced by the evaluator).
 
-Rounding (:mod:`mtpp.rounding`).  ``work``, ``size_param`` and ``boundary`` of the
+Rounding (:mod:`mtpp.core.rounding`).  ``work``, ``size_param`` and ``boundary`` of the
 ideals and the running tensor sum ``x`` are compensated sums, and every difference
 ``x(I) - x(J)`` is taken on the pairs, so no cancellation of a huge tensor against
 itself survives.  A block cost ``c`` is computed as ``c' = w + ovf + io / B`` from at
@@ -65,7 +65,7 @@ with ``dd = dd_error``, ``W = sum work``, ``P = sum size_param``, ``S = 4 sum si
 (outdeg + 1)`` the largest magnitudes any partial sum reaches (the ``P``, ``M - R``
 term only with finite memory: the overflow subtracts the budget from the block's
 parameters).  A pass at threshold ``T`` compares computed values with ``T``: a pair
-with ``c' > T`` has true cost ``c > L = lower_by(T)`` (:func:`mtpp.rounding.lower_by`);
+with ``c' > T`` has true cost ``c > L = lower_by(T)`` (:func:`mtpp.core.rounding.lower_by`);
 ``rest'`` is such a cost too (the last block's, without overflow), and ``rest' > r T``
 implies ``rest > r L``.  So a pass that finds no chain of ``k`` blocks proves that
 every chain of ``k`` blocks has a block of true cost ``> L``: ``OPT(k) >= L``.  A
@@ -106,9 +106,9 @@ from heuristics.partition.ideals import (
     enumerate_ideals,
 )
 from heuristics.partition.segments import overflow
-from mtpp.jit import njit
-from mtpp.problem import Problem
-from mtpp.rounding import UNIT, dd_add, dd_diff, dd_error, gamma, lower_by
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
+from mtpp.core.rounding import UNIT, dd_add, dd_diff, dd_error, gamma, lower_by
 
 SLACK = 1e-9  # relative slack of the known lower bound: a chain within it is optimal
 TABLE_BYTES = 32  # DP tables and scratch per ideal (module docstring)

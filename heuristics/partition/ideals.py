@@ -32,11 +32,11 @@ whole process, the DP at k = 2 included.  Wider bitsets (``words = ceil(n / 64)`
 or more cover edges per ideal lower the count the budget allows: at n = 224 and 4
 edges per ideal it stops before 9.8 * 10^6.
 
-The three sums are compensated (:mod:`mtpp.rounding`): each is the pair ``(x, x_lo)``
+The three sums are compensated (:mod:`mtpp.core.rounding`): each is the pair ``(x, x_lo)``
 of a running sum along the discovery path from ``{}``, ``n`` updates of ``work`` and of
 ``size_param`` and at most ``n + m`` updates of ``boundary`` (one add per node, one
 subtract per closed predecessor), so ``x + x_lo`` is the exact sum up to
-:func:`mtpp.rounding.dd_error` of that many updates and of the largest partial sum
+:func:`mtpp.core.rounding.dd_error` of that many updates and of the largest partial sum
 (``sum work``, ``sum size_param``, ``sum size_out``).  Differences ``x(I) - x(J)``,
 which the ideal DP takes, are then exact to that tiny error however large ``x(J)`` is.
 """
@@ -48,12 +48,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready
-from mtpp.graph import Graph
-from mtpp.jit import njit
-from mtpp.rounding import dd_add
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
+from mtpp.core.rounding import dd_add
 
 DEFAULT_MAX_IDEALS = 10_000_000
-PYTHON_IDEALS = 1024  # a first try's cap: milliseconds on mtpp.jit's Python path, a 21-ideal chain of 20 ops
+PYTHON_IDEALS = 1024  # a first try's cap: milliseconds on mtpp.core.jit's Python path, a 21-ideal chain of 20 ops
 MAX_LATTICE_BYTES = 1 << 31  # the enumeration's arrays stay below 2 GiB (module docstring)
 WORK, WORK_LO, PARAM, PARAM_LO, BOUNDARY, BOUNDARY_LO = range(6)  # the columns of IdealLattice.sums
 
@@ -319,7 +319,7 @@ def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> Idea
         return None
     args = kernel_graph(g)
     # the kernel's work is not bounded by its arrays' sizes: a tiny graph, which runs it in
-    # Python (mtpp.jit), may have a huge lattice, so it tries PYTHON_IDEALS first
+    # Python (mtpp.core.jit), may have a huge lattice, so it tries PYTHON_IDEALS first
     *arrays, complete = enumerate_kernel(*args, min(int(max_ideals), PYTHON_IDEALS), MAX_LATTICE_BYTES)
     if not complete and max_ideals > PYTHON_IDEALS:
         *arrays, complete = enumerate_kernel.dispatcher(*args, int(max_ideals), MAX_LATTICE_BYTES)

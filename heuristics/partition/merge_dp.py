@@ -44,8 +44,8 @@ import time
 import numpy as np
 
 from heuristics.partition.slicegraph import Segmentation
-from mtpp.jit import clock, njit
-from mtpp.problem import Problem
+from mtpp.core.jit import clock, njit
+from mtpp.core.problem import Problem
 
 CHECK_STEPS = 1 << 16
 """Sweep steps between two looks at the clock under a deadline."""

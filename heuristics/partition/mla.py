@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from heuristics.kahn import in_degrees, kahn_kernel
-from mtpp.jit import njit
-from mtpp.problem import Problem
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
 
 
 @njit(cache=True)

@@ -50,8 +50,8 @@ from heuristics.kahn import kahn_order, priorities_for
 from heuristics.partition.mla import mla_fitness
 from heuristics.partition.slicegraph import Segmentation, sort_and_slice
 from heuristics.traversal import bfs_order, classic_priorities, dfs_order
-from mtpp.errors import InvalidParameterError
-from mtpp.problem import Problem
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.problem import Problem
 
 RANDOM_BATCH = 64
 

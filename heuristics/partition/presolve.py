@@ -80,9 +80,9 @@ from typing import Any
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.problem import Problem
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem
 
 RULES = ("zero-cost source", "zero-cost chain", "dominated zero-cost op")
 """The rules, in the order they are tried on each op (module docstring)."""

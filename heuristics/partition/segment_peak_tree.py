@@ -16,7 +16,7 @@ overflow of Eq. (2) of the MTPP paper:
 
 ``peak(S)`` is the largest step memory.  It holds activations only: the block's
 parameters are all resident and counted by ``size_param(S)`` in Eq. (2), so they are
-not added again (contrast with the single-device schedule of :mod:`mtpp.memory`,
+not added again (contrast with the single-device schedule of :mod:`mtpp.core.memory`,
 whose step memory adds the running op's parameters, Topoformer Eq. 15).
 
 Left-extension sweep (as :mod:`heuristics.partition.segments`).  Fix ``r``; moving ``l`` left
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.jit import njit
+from mtpp.core.jit import njit
 
 
 @njit(cache=True)

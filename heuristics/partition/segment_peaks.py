@@ -1,6 +1,6 @@
 """Activation peak ``peak(S)`` of the segments of an order, as tables and columns
 (the sweep itself is :mod:`heuristics.partition.segment_peak_tree`; the definition of ``peak(S)`` is
-there and in :func:`mtpp.memory.block_peak`, the independent reference)."""
+there and in :func:`mtpp.core.memory.block_peak`, the independent reference)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
 from heuristics.partition.segments import PreparedOrder, prepare
-from mtpp.jit import njit
-from mtpp.problem import Problem
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
 
 
 def _peak_arrays(p: PreparedOrder) -> tuple[np.ndarray, ...]:

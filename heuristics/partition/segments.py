@@ -31,8 +31,8 @@ from typing import NamedTuple
 import numpy as np
 
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset
-from mtpp.jit import njit
-from mtpp.problem import Problem
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
 
 
 class PreparedOrder(NamedTuple):

@@ -45,8 +45,8 @@ import numpy as np
 from heuristics.kahn import in_degrees, kahn_kernel
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
 from heuristics.partition.segments import extend_left, overflow, prepare, prepare_kernel
-from mtpp.jit import clock, njit
-from mtpp.problem import Problem
+from mtpp.core.jit import clock, njit
+from mtpp.core.problem import Problem
 
 CHECK_STEPS = 1 << 16
 """Sweep steps of the DP between two looks at the clock under a deadline (about a millisecond)."""

@@ -19,7 +19,7 @@ smaller ``g``, with an admissible
   (size_out(v) + size_param(v))``;
 * the *forced-live bound relative to S*: for every op ``v`` not in ``S``, while
   ``v`` runs memory holds ``v``'s output and parameters, every ancestor ``u`` of
-  ``v`` with a consumer in ``desc*(v)`` (:mod:`heuristics.peak_memory.bounds`), and every
+  ``v`` with a consumer in ``desc*(v)`` (:mod:`mtpp.bounds.peak_memory`), and every
   ``u`` in ``S`` with a consumer in ``desc*(v)``: that consumer is not in ``S``
   (``S`` is down-closed and ``v`` is not in it), so it runs at or after ``v``.  So
 
@@ -27,7 +27,7 @@ smaller ``g``, with an admissible
 
   with ``F(v)`` the static forced-live memory and ``P(v)`` the producers of
   ``desc*(v)``;
-* the *min-cut live memory relative to S* (:mod:`heuristics.peak_memory.cut_bound`): every op
+* the *min-cut live memory relative to S* (:mod:`mtpp.bounds.peak_cut`): every op
   ``v`` not in ``S`` still has to run, and its step holds at least
   ``B(v) + sum_{u in S cap Q(v)} R[v, u]`` (``B(v)`` the min-cut live memory, ``R``
   the residuals of its maximum flow: each such ``u`` adds an augmenting path of its
@@ -129,12 +129,12 @@ free moves and the lift (both on the fixed root bound when not exact, so the
 errors do not compound along a path) a good state's computed ``g`` is at most
 ``OPT + 2 (2n + 3) u U_0`` and its completion's true peak one more such error
 above ``OPT``: ``lower_bound`` is lowered by ``16 (n + 2) u U_0``
-(:func:`mtpp.rounding.lower_by`; the free-move test shrinks the freed sum for its
+(:func:`mtpp.core.rounding.lower_by`; the free-move test shrinks the freed sum for its
 rounding, :func:`frees_enough`, so ``I(S + v) <= I(S)`` holds exactly).
 A given ``static_bound`` must be a true bound to within ``gamma(n + 2)`` (as
-:func:`heuristics.peak_memory.bounds.forced_live_memory` is).  When every size, static
+:func:`mtpp.bounds.peak_memory.forced_live_memory` is).  When every size, static
 value and residual lies on one power-of-two grid fine enough for ``4`` times the
-largest sum (:func:`mtpp.memory.exact_on_grid`; integer sizes, say), every
+largest sum (:func:`mtpp.core.memory.exact_on_grid`; integer sizes, say), every
 quantity is computed exactly and nothing is lowered.
 
 Memory.  States live in arrays allocated once from ``memory_mb`` (two bitsets of
@@ -155,15 +155,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready, ready_ops
-from heuristics.peak_memory.bounds import ancestor_bits, masked_sums, needed_bits
-from heuristics.peak_memory.cut_bound import cut_live_memory
 from heuristics.peak_memory.orders import order_peak, traversal_order
 from heuristics.peak_memory.state_dp import child_live
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import clock, njit
-from mtpp.memory import exact_on_grid
-from mtpp.rounding import UNIT, lower_by
+from mtpp.bounds.peak_cut import cut_live_memory
+from mtpp.bounds.peak_memory import ancestor_bits, masked_sums, needed_bits
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import clock, njit
+from mtpp.core.memory import exact_on_grid
+from mtpp.core.rounding import UNIT, lower_by
 
 DEFAULT_MEMORY_MB = 512
 FIXED_BYTES_PER_STATE = 8 * 5 + 4 * 2 + 2 * (8 + 4 + 8 + 8) + 4 * 8  # arrays, heap, table
@@ -657,7 +657,7 @@ def best_first_search(
     ``memory_mb`` megabytes of state arrays stop it with a valid ``lower_bound``;
     ``target`` ends it as soon as an order with peak ``<= target`` is known (a caller
     that needs no better).  ``static_bound`` gives ``B(v)`` (default: the min-cut
-    live memory of every op, :mod:`heuristics.peak_memory.cut_bound`), and ``residuals``
+    live memory of every op, :mod:`mtpp.bounds.peak_cut`), and ``residuals``
     its ``R`` (default zero, the relative min-cut terms off; pass both from one
     ``cut_live_memory(graph, every_op=True)`` to search twice without recomputing).  ``free_moves``
     (default on) expands a state by one free move only when it has one (module

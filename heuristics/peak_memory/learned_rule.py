@@ -41,9 +41,9 @@ import numpy as np
 
 from heuristics.peak_memory.orders import after_step
 from heuristics.traversal import bfs_order, dfs_order
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import njit
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
 
 STATIC = 10
 DYNAMIC = 6

@@ -5,7 +5,7 @@ The objective is Eq. (1) of the Topoformer paper with the step memory of Eq. (15
 step ``t`` runs, memory holds every live output tensor (its inputs, its own output,
 and every earlier tensor with a consumer at or after ``t``) plus the op's parameters.
 A tensor is freed after the step of its last consumer; a tensor without consumers
-(a sink's output) lives during its own step only.  See :mod:`mtpp.memory` for the
+(a sink's output) lives during its own step only.  See :mod:`mtpp.core.memory` for the
 independent vectorised evaluator; the kernel here is the one the searches call.
 
 Baselines (Topoformer Section 5, Table 1):
@@ -31,9 +31,9 @@ import numpy as np
 from heuristics.brkga import BrkgaParams, Progress, brkga
 from heuristics.kahn import in_degrees, kahn_kernel, priorities_for
 from heuristics.traversal import bfs_order, dfs_order
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import njit
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
 
 RANDOM_BATCH = 64
 
@@ -95,7 +95,7 @@ def batch_peak_kernel(keys, succ_ptr, succ_idx, pred_ptr, pred_idx, indeg, size_
 
 def order_peak(graph: Graph, order: np.ndarray, upper_bound: float = math.inf) -> float:
     """Peak memory of a topological ``order`` of node indices (no validation: use
-    :func:`mtpp.memory.peak_memory` on untrusted input)."""
+    :func:`mtpp.core.memory.peak_memory` on untrusted input)."""
     g = graph
     return float(
         order_peak_kernel(

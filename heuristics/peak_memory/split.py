@@ -2,7 +2,7 @@
 conquer of Serenity, Ahn et al. 2020, "Ordering Chaos", Section 3.2).
 
 Problem: minimise ``peak(sigma) = max_t M_t`` over topological orders ``sigma``
-(Topoformer Eq. 1-3, 15; :mod:`mtpp.memory`).
+(Topoformer Eq. 1-3, 15; :mod:`mtpp.core.memory`).
 
 *Cut nodes.*  Call ``c`` a cut if every other op is an ancestor or a descendant of
 ``c``.  Then every topological order runs exactly ``anc(c)`` before ``c`` and
@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 
 
 def cut_nodes(graph: Graph) -> np.ndarray:

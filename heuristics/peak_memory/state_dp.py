@@ -27,7 +27,7 @@ set's cheapest prefix).  Hence
 
 a proven lower bound from any run; with nothing cut off it equals the optimum and
 the run is exact (``DpResult.exact``).  Cuts at early levels, where peaks are still
-small, make this bound weak; :mod:`heuristics.peak_memory.bounds` has order-independent
+small, make this bound weak; :mod:`mtpp.bounds.peak_memory` has order-independent
 ones.
 
 Rounding (issue 20).  Live memories are kept by adds and subtracts, so on a graph
@@ -46,9 +46,9 @@ most ``OPT + (2n + 3) u M``, or cut off or pruned with a key at most that; and
 ``best``, the re-evaluated peak of the order found, adds at most two more such
 errors (its own path and :func:`heuristics.peak_memory.orders.order_peak`).  So the
 computed ``min(best, U, min_t q_t) <= OPT + 3 (2n + 3) u M``, and the returned
-bound is lowered by ``8 (n + 2) u M`` (:func:`mtpp.rounding.lower_by`; the extra
+bound is lowered by ``8 (n + 2) u M`` (:func:`mtpp.core.rounding.lower_by`; the extra
 ``2n + 7`` units cover the second-order terms).  When the sizes sum exactly
-(:func:`mtpp.memory.sums_are_exact`: every live memory and key is a sum of at most
+(:func:`mtpp.core.memory.sums_are_exact`: every live memory and key is a sum of at most
 ``2T``) nothing is lowered.
 
 Sets are bitsets of ``ceil(n / 64)`` words, each state carries its ready set as a
@@ -66,11 +66,11 @@ import numpy as np
 
 from heuristics.bitsets import CTZ, ONE, has, mark_ready, ready_ops
 from heuristics.peak_memory.orders import order_peak
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import njit
-from mtpp.memory import sums_are_exact
-from mtpp.rounding import UNIT, lower_by
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
+from mtpp.core.memory import sums_are_exact
+from mtpp.core.rounding import UNIT, lower_by
 
 DEFAULT_MAX_STATES = 200_000  # per level, when the beam is unbounded (memory cap: it makes the run inexact)
 MAX_TOTAL_STATES = 20_000_000  # states kept over all levels (8 bytes each for the way back)

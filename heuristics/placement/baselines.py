@@ -2,7 +2,7 @@
 
 Each method returns a :class:`PlacementCandidate`: a placement (device index per op),
 a priority order (a topological order) and its simulation by
-:mod:`mtpp.placement.simulator`, which is the only judge of makespan and memory.
+:mod:`mtpp.core.simulator`, which is the only judge of makespan and memory.
 
 HEFT, as used here:
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from heuristics.kahn import in_degrees, kahn_kernel
-from mtpp.jit import njit
-from mtpp.placement.simulator import PlacementContext, SimResult, ready_time
+from mtpp.core.jit import njit
+from mtpp.core.simulator import PlacementContext, SimResult, ready_time
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ A chromosome has ``n * (d + 1)`` keys in ``[0, 1]``:
   ops ... breaking ties by using the corresponding node priorities".
 
 REGAL's third part (``t * d`` tensor-to-device transfer priorities) is left out: in
-:mod:`mtpp.placement.simulator` a transfer starts when its producer ends and occupies
+:mod:`mtpp.core.simulator` a transfer starts when its producer ends and occupies
 no device queue, so there is nothing for it to order.
 
 **Fitness** (lower is better).  Let ``U`` be an upper bound on every simulated value of
@@ -39,8 +39,8 @@ import numpy as np
 from heuristics.brkga import BrkgaParams, BrkgaResult, Progress, brkga
 from heuristics.kahn import in_degrees, kahn_kernel, priorities_for
 from heuristics.placement.baselines import PlacementCandidate, evaluate
-from mtpp.errors import InvalidParameterError
-from mtpp.placement.simulator import PlacementContext, SimResult
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.simulator import PlacementContext, SimResult
 
 OBJECTIVES = ("runtime", "peak_memory")
 

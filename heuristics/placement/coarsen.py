@@ -61,10 +61,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import njit
-from mtpp.placement.simulator import PlacementContext
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
+from mtpp.core.simulator import PlacementContext
 
 
 @njit(cache=True)

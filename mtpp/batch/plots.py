@@ -25,7 +25,7 @@ from typing import Any
 from mtpp.batch.report import GOOD, best_upper_bounds, geomean
 from mtpp.batch.store import Record
 from mtpp.batch.tasks import BOUND_METHODS, SOLVER_METHODS, orderer_of
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 IMAGE_FORMATS = ("png", "svg")
 COLORS = {

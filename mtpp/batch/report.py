@@ -35,7 +35,7 @@ from typing import Any
 
 from mtpp.batch.store import Record
 from mtpp.batch.tasks import BOUND_METHODS, FAILED, OK, STATUSES, TABLE2_ORDERERS, TIME_LIMIT, orderer_of
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 FORMATS = ("markdown", "csv", "latex")
 GOOD = (OK, TIME_LIMIT)

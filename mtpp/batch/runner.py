@@ -52,8 +52,8 @@ from mtpp.batch.tasks import (
     make_tasks,
     parse_methods,
 )
-from mtpp.errors import InvalidParameterError
-from mtpp.validation import check_bool, check_count, check_instance, check_real, check_seed, check_time_limit
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.validation import check_bool, check_count, check_instance, check_real, check_seed, check_time_limit
 
 BACKENDS = ("loky", "dask")
 DEFAULT_GRACE = 60.0

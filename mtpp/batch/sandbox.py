@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mtpp.batch.tasks import CRASHED, ERROR, TIMEOUT, Task, canonical_json, execute, now
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 
 START_TIMEOUT = 180.0  # seconds for a sandbox to import mtpp and say it is ready
 IDLE_RESTART = 60.0  # a sandbox idle this long is replaced (it exits by itself after 120 s)
@@ -38,7 +38,7 @@ SANDBOX_MAIN = "import sys; sys.path[:] = [p for p in sys.path if p]; from mtpp.
 PARENT_POLL = 0.5  # seconds between a worker's checks that the batch is still alive
 WARM_UP_OPS = 20
 """A sandbox loads numba before its first task on a graph of more ops (:func:`_warm_up`);
-tasks on smaller graphs mostly run on :mod:`mtpp.jit`'s Python path and need none
+tasks on smaller graphs mostly run on :mod:`mtpp.core.jit`'s Python path and need none
 (a one-op or 20-op chain needs no numba at all)."""
 
 
@@ -277,7 +277,7 @@ def _warm_up(compiled: bool) -> None:
     import numpy as np
 
     import mtpp.certificate  # noqa: F401
-    from mtpp import jit
+    from mtpp.core import jit
     from mtpp.partitioner import partition
 
     g = Graph.from_arrays(np.ones(4), np.zeros(4), np.ones(4), np.array([[0, 1], [1, 2], [0, 3]]), name="warm-up")

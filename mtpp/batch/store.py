@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mtpp.batch.tasks import STATUSES, Task
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 SCHEMA_VERSION = "1"
 

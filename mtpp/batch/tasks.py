@@ -2,17 +2,17 @@
 
 A task is one ``(graph, k, method, solver, settings)``:
 
-a bound method (:data:`mtpp.records.BOUND_METHODS`: ``simple``, ``cut``, ... ``exact``)
+a bound method (:data:`mtpp.core.records.BOUND_METHODS`: ``simple``, ``cut``, ... ``exact``)
     :func:`mtpp.certify` with ``bounds=[method]``: the partition of
     ``settings["orderer"]`` (the upper bound) plus that lower bound; only the
-    pigeonhole bound and the MIPs of Section 3 (:data:`mtpp.records.SOLVER_METHODS`)
+    pigeonhole bound and the MIPs of Section 3 (:data:`mtpp.core.records.SOLVER_METHODS`)
     use the solver.
 ``slicegraph:ORDERER`` (e.g. ``slicegraph:brkga``, ``slicegraph:random-100``)
     :func:`mtpp.partition` with that orderer (App. C.1): the upper bound and its
     running time (Figures 4-5, Table 2).
 
 The **graph hash** is the sha256 of the graph's canonical JSON
-(:func:`mtpp.fingerprint.graph_hash`, re-exported here), so a graph is the same task
+(:func:`mtpp.core.fingerprint.graph_hash`, re-exported here), so a graph is the same task
 input whatever file it came from.  The **task key** is the
 sha256 of the canonical JSON of ``{graph hash, k, method, solver, settings}``, where
 ``settings`` keeps only what can change the result of that method (a ``simple`` task
@@ -36,11 +36,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mtpp.errors import GraphFormatError, InvalidParameterError, MtppError
-from mtpp.fingerprint import graph_hash as graph_hash  # re-exported: the batch API names it here
-from mtpp.fingerprint import sha256
-from mtpp.graph import Graph
-from mtpp.records import BOUND_METHODS, COMBINATORIAL_METHODS, SOLVER_METHODS
+from mtpp.core.errors import GraphFormatError, InvalidParameterError, MtppError
+from mtpp.core.fingerprint import graph_hash as graph_hash  # re-exported: the batch API names it here
+from mtpp.core.fingerprint import sha256
+from mtpp.core.graph import Graph
+from mtpp.core.records import BOUND_METHODS, COMBINATORIAL_METHODS, SOLVER_METHODS
 
 SLICEGRAPH = "slicegraph:"
 TABLE2_ORDERERS = ("mla", "mla-weighted", "random-1", "random-100", "random-10000", "brkga-100", "brkga-10000")

@@ -10,7 +10,7 @@
 
 :func:`add_commands` adds them to the ``mtpp`` parser's subcommands and
 :data:`COMMANDS` maps their names to handlers ``(args, console) -> exit status``
-(:mod:`mtpp.cli` dispatches to them).  Bad input raises :mod:`mtpp.errors` types.
+(:mod:`mtpp.cli` dispatches to them).  Bad input raises :mod:`mtpp.core.errors` types.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 
 from mtpp.cli.output import write_text, writing
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 # first-run defaults: a few minutes on a laptop, not all methods x 60 s one at a time
 DEFAULT_JOBS = max(1, (os.cpu_count() or 2) // 2)

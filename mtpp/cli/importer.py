@@ -2,7 +2,7 @@
 
 ``mtpp import MODEL.onnx -o graph.json [--batch N] [--device PRESET] [--fallback-cost US]``
 
-The graph's ``work`` is in microseconds and its sizes in bytes (:mod:`mtpp.devices`);
+The graph's ``work`` is in microseconds and its sizes in bytes (:mod:`mtpp.core.devices`);
 the command prints the device's ``B`` in bytes/us and ``M`` in bytes, the values to
 pass as ``--bandwidth`` / ``--memory`` to ``mtpp solve`` and ``mtpp certify``.
 
@@ -23,7 +23,7 @@ from mtpp.cli.output import writing
 
 def add_import_command(sub: Any) -> argparse.ArgumentParser:
     """Add ``import`` to ``sub`` (from ``add_subparsers``) and return its parser."""
-    from mtpp.presets import DEVICES as PRESETS
+    from mtpp.core.presets import DEVICES as PRESETS
 
     p = sub.add_parser("import", help="import an ONNX model as an mtpp graph (work in us, sizes in bytes)")
     p.add_argument("model", metavar="MODEL.onnx", help="ONNX model file")
@@ -42,8 +42,8 @@ def add_import_command(sub: Any) -> argparse.ArgumentParser:
 def cmd_import(args: argparse.Namespace, out: Console) -> int:
     """Import ``args.model``, write the graph JSON, print its size and the device's
     ``B`` and ``M`` in the graph's units."""
+    from mtpp.core.presets import get_device
     from mtpp.io.onnx_model import from_onnx
-    from mtpp.presets import get_device
 
     spec = get_device(args.device)
     graph = from_onnx(args.model, batch_size=args.batch, device_spec=spec, fallback_cost=args.fallback_cost)

@@ -48,12 +48,12 @@ from mtpp.cli.output import (
     writing,
 )
 from mtpp.cli.paths import check_paths
-from mtpp.errors import InputFileError, InternalError, InvalidParameterError, MtppError, UnknownNodeError
-from mtpp.evaluate import Evaluation, evaluate
-from mtpp.graph import Graph
+from mtpp.core.errors import InputFileError, InternalError, InvalidParameterError, MtppError, UnknownNodeError
+from mtpp.core.evaluate import Evaluation, evaluate
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem
 from mtpp.io.graph_file import load_graph
 from mtpp.io.json_file import read_json
-from mtpp.problem import Problem
 
 EXIT_INTERNAL, EXIT_USAGE = 1, 2
 DEBUG_ENV = "MTPP_DEBUG"
@@ -364,9 +364,9 @@ def _read_partition(path: str) -> tuple[dict[str, Any], list[Any] | None, dict[s
 
 def _other_graph(named: dict[str, Any], graph: Graph) -> str | None:
     """How the graph a solution file names differs from ``graph`` (its fingerprint,
-    :func:`mtpp.fingerprint.graph_hash`; files written before it: name, n, m), or
+    :func:`mtpp.core.fingerprint.graph_hash`; files written before it: name, n, m), or
     ``None`` when it is the same graph or the file names none."""
-    from mtpp.fingerprint import graph_hash
+    from mtpp.core.fingerprint import graph_hash
 
     if isinstance(named.get("graph_hash"), str):
         here = graph_hash(graph)

@@ -34,8 +34,8 @@ from rich.progress import (
 )
 
 from heuristics.brkga import Progress as ProgressCallback
-from mtpp.graph import Graph
-from mtpp.jit import compiling
+from mtpp.core.graph import Graph
+from mtpp.core.jit import compiling
 
 
 def notes(args: argparse.Namespace) -> Console:
@@ -92,7 +92,7 @@ def working(console: Console, label: str) -> Iterator[None]:
 def compile_notice(console: Console) -> Iterator[None]:
     """Say once on ``console`` when numba starts compiling kernels (a first run, or a
     new numba): the cache makes every later run skip it.  A command that never leaves
-    the Python path of :mod:`mtpp.jit` (a tiny graph) never imports numba for this."""
+    the Python path of :mod:`mtpp.core.jit` (a tiny graph) never imports numba for this."""
     said = False
 
     def notice() -> None:

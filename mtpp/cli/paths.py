@@ -5,7 +5,7 @@ and ``--plot`` must be writable (the directory exists, the path is not a directo
 and ``--plot`` must end in a known format (:data:`mtpp.pipelining.plot.FORMATS`);
 ``--export-dir`` / ``--out`` must be a directory or creatable; the batch ``--store``
 must be writable, the store of ``table`` / ``plot`` readable.  A failure raises
-:class:`mtpp.errors.InputFileError` or :class:`~mtpp.errors.InvalidParameterError`
+:class:`mtpp.core.errors.InputFileError` or :class:`~mtpp.core.errors.InvalidParameterError`
 (one line, exit 2) before a solve has run, so a typo in ``-o`` never costs a minute
 of solving.  (An error while writing, such as a full disk, is
 :class:`mtpp.cli.output.WriteError`: exit 1, one line naming the path.)

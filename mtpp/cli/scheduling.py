@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mtpp.cli.output import compile_notice, emit_json, notes, remaining, unit, units_label, working
-from mtpp.errors import InputFileError
+from mtpp.core.errors import InputFileError
 from mtpp.io.graph_file import load_graph
 from mtpp.io.json_file import read_json
 
@@ -101,8 +101,8 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_place(args: argparse.Namespace, out: Console) -> int:
+    from mtpp.core.presets import get_devices
     from mtpp.placement.api import place
-    from mtpp.presets import get_devices
     from mtpp.results_schema import placement_document
 
     graph = load_graph(args.file)
@@ -140,7 +140,7 @@ def _device_set(spec: str) -> Any:
     any existing file)."""
     from pydantic import ValidationError
 
-    from mtpp.placement.devices import DeviceSet
+    from mtpp.core.device_sets import DeviceSet
 
     if not (spec.endswith(".json") or os.path.exists(spec)):
         return spec

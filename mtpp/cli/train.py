@@ -207,7 +207,7 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
         return 0
     require_torch()
     if args.model == "regal" and args.device is not None:
-        from mtpp.errors import InvalidParameterError
+        from mtpp.core.errors import InvalidParameterError
 
         raise InvalidParameterError("--device is an option of 'mtpp train topoformer'")
     common = {

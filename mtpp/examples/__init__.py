@@ -1,4 +1,4 @@
-"""Example graphs bundled with mtpp, in mtpp's JSON format (:mod:`mtpp.schema`).
+"""Example graphs bundled with mtpp, in mtpp's JSON format (:mod:`mtpp.core.schema`).
 
 ``transformer_block``
     Two BERT-large-style transformer encoder blocks with their embeddings and a small
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 from mtpp.io.graph_file import load_graph
 
 _HERE = Path(__file__).resolve().parent

@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Real
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.validation import check_instance, check_seed
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.validation import check_instance, check_seed
 
 DEFAULT_MIN_GAIN = 0.2
 LOW_METHODS = ("dfs", "bfs", "greedy")

@@ -48,10 +48,10 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.validation import MAX_NODES, check_int
 from mtpp.generators.seeding import as_rng
-from mtpp.graph import Graph
-from mtpp.validation import MAX_NODES, check_int
 
 GMM_WEIGHTS = (0.3, 0.3, 0.3, 0.1)
 GMM_MEANS = (0.5, 1.0, 3.0, 5.0)
@@ -195,7 +195,7 @@ def layered_graph(
     entropy; a ``numpy.random.Generator`` is used (and advanced) as is.  Random draws
     happen in a fixed order (width, layers, edges, skips, memory, durations, parameters),
     so ``param_costs`` changes nothing else.  ``n`` is at most
-    :data:`mtpp.validation.MAX_NODES` (10^7).  Raises :class:`InvalidParameterError`
+    :data:`mtpp.core.validation.MAX_NODES` (10^7).  Raises :class:`InvalidParameterError`
     naming a bad argument.
     """
     n = check_int("n", n, high=MAX_NODES)  # at most 10^7 nodes: a larger graph is refused before any memory is taken

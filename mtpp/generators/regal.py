@@ -60,11 +60,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.validation import MAX_NODES, check_int
 from mtpp.generators.hardness import DEFAULT_MIN_GAIN, check_min_gain, peak_memory_room
 from mtpp.generators.seeding import as_rng
-from mtpp.graph import Graph
-from mtpp.validation import MAX_NODES, check_int
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -201,7 +201,7 @@ def regal_connected_sample(
 
     ``n`` nodes (``None``: uniform in 50..200, any ``n >= 2`` accepted), from ``model``
     (one of :data:`MODELS`; ``None``: drawn uniformly); at most
-    :data:`mtpp.validation.MAX_NODES` (10^7).  The same integer ``seed`` gives
+    :data:`mtpp.core.validation.MAX_NODES` (10^7).  The same integer ``seed`` gives
     the same sample on any machine for a given networkx version; ``None`` draws fresh
     entropy; a ``numpy.random.Generator`` is used (and advanced) as is.
     Raises :class:`InvalidParameterError` naming a bad argument.

@@ -6,7 +6,7 @@ from numbers import Integral
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 
 def as_rng(seed: int | np.random.Generator | None) -> np.random.Generator:

@@ -2,7 +2,7 @@
 
 :func:`load_graph` accepts
 
-* mtpp's own format (:mod:`mtpp.schema`, ``"format": "mtpp-graph"``), and
+* mtpp's own format (:mod:`mtpp.core.schema`, ``"format": "mtpp-graph"``), and
 * networkx node-link JSON as written by the Moccasin / Topoformer layered-graph
   data sets, where each node has ``out_cost``, ``param_cost`` and ``duration``
   (mapped to ``size_out``, ``size_param`` and ``work``) and each link names its
@@ -10,7 +10,7 @@
   ``"links"`` or, as networkx 3.6 writes them, ``"edges"``.  A graph marked
   ``"directed": false`` is refused: mtpp needs to know which op produces a tensor.
 
-Anything else raises :class:`mtpp.errors.GraphFormatError` naming the file and
+Anything else raises :class:`mtpp.core.errors.GraphFormatError` naming the file and
 the problem; a malformed graph inside a well-formed file raises the graph's own
 typed error (cycle, weight, unknown node...).
 """
@@ -23,10 +23,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mtpp.errors import GraphFormatError
-from mtpp.graph import Graph, Node
+from mtpp.core.errors import GraphFormatError
+from mtpp.core.graph import Graph, Node
+from mtpp.core.schema import FORMAT, GraphDocument
 from mtpp.io.json_file import read_json
-from mtpp.schema import FORMAT, GraphDocument
 
 # mtpp weight -> its name in node-link files of the layered-graph data sets
 NODE_LINK_WEIGHTS = {"work": "duration", "size_param": "param_cost", "size_out": "out_cost"}

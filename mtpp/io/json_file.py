@@ -6,7 +6,7 @@ missing, a directory, unreadable, binary (not UTF-8), not JSON, or nested too de
 for the parser (``RecursionError`` on adversarial input such as 100,000 nested
 lists).  :func:`check_readable` and :func:`check_writable` check a path before any
 work is done (the command line calls them first).  All raise
-:class:`mtpp.errors.InputFileError` or the subclass the caller names.
+:class:`mtpp.core.errors.InputFileError` or the subclass the caller names.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any
 
-from mtpp.errors import InputFileError
+from mtpp.core.errors import InputFileError
 
 
 def check_readable(

@@ -17,9 +17,9 @@ What becomes what:
 * **Shapes** come from :func:`onnx.shape_inference.infer_shapes` after the first dim
   of every (non-initializer) graph input is set to ``batch_size``.  Shapes fixed
   inside the model (a Reshape to ``[1, -1]``) are not rewritten.
-* **Costs** (units of :mod:`mtpp.devices`: microseconds and bytes): ``work`` is the
+* **Costs** (units of :mod:`mtpp.core.devices`: microseconds and bytes): ``work`` is the
   device's roofline ``max(FLOPs / peak, bytes moved / memory bandwidth)`` with FLOPs
-  from :mod:`mtpp.flops` and bytes moved = inputs + outputs + constants read;
+  from :mod:`mtpp.io.flops` and bytes moved = inputs + outputs + constants read;
   ``size_out`` is the output tensor's bytes, floating-point tensors at the device's
   ``bytes_per_element``.
 
@@ -54,12 +54,12 @@ from typing import Any
 
 import numpy as np
 
-from mtpp import flops as F
-from mtpp.devices import CostedOp, DeviceSpec, costed_graph
-from mtpp.errors import InvalidParameterError, MtppError
-from mtpp.graph import Graph
+from mtpp.core.devices import CostedOp, DeviceSpec, costed_graph
+from mtpp.core.errors import InvalidParameterError, MtppError
+from mtpp.core.graph import Graph
+from mtpp.core.presets import get_device
+from mtpp.io import flops as F
 from mtpp.io.json_file import check_readable
-from mtpp.presets import get_device
 
 FallbackCost = float | Callable[[Any], float] | None
 
@@ -75,7 +75,7 @@ class UnsupportedOpError(OnnxImportError):
         self.op_type = op_type
         self.node = node
         super().__init__(
-            f"op {op_type!r} (node {node!r}) has no FLOP formula in mtpp.flops; "
+            f"op {op_type!r} (node {node!r}) has no FLOP formula in mtpp.io.flops; "
             "pass fallback_cost=<microseconds> to price such ops"
         )
 
@@ -118,7 +118,7 @@ def _attrs(node: Any) -> dict[str, Any]:
 
 
 def op_flops(node: Any, in_shapes: list[tuple[int, ...] | None], out_shapes: list[tuple[int, ...] | None]) -> float:
-    """FLOPs of one ONNX op from its input and output shapes (:mod:`mtpp.flops`).
+    """FLOPs of one ONNX op from its input and output shapes (:mod:`mtpp.io.flops`).
 
     Raises :class:`UnsupportedOpError` for an op type without a formula and
     :class:`MissingShapeError` when a shape the formula needs is unknown.
@@ -244,8 +244,8 @@ def from_onnx(
     path_or_model: Any, batch_size: int = 1, device_spec: str | DeviceSpec = "a100", fallback_cost: FallbackCost = None
 ) -> Graph:
     """Import an ONNX model (path or ``onnx.ModelProto``) as an :class:`mtpp.Graph`
-    priced on ``device_spec`` (a preset name of :data:`mtpp.devices.PRESETS` or a
-    :class:`~mtpp.devices.DeviceSpec`); see the module docstring for the model."""
+    priced on ``device_spec`` (a preset name of :data:`mtpp.core.devices.PRESETS` or a
+    :class:`~mtpp.core.devices.DeviceSpec`); see the module docstring for the model."""
     ops, edges, name = onnx_costed_ops(path_or_model, batch_size, device_spec, fallback_cost)
     return costed_graph(ops, edges, device_spec, name=name)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 from mtpp.io.torch_model import _torch, from_torch
 
 KINDS = ("transformer", "resnet")

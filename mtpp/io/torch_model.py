@@ -17,7 +17,7 @@ is used and the traced module is run once on the example inputs.
   each used ``getitem`` stays as a zero-work node whose ``size_out`` is its tensor,
   and the op's own ``size_out`` is the sum of its used outputs: the model
   :mod:`mtpp.io.onnx_model` documents for ops with several outputs.
-* **Costs** (microseconds, bytes; :mod:`mtpp.devices`): FLOPs per node from
+* **Costs** (microseconds, bytes; :mod:`mtpp.core.devices`): FLOPs per node from
   :data:`torch.utils.flop_counter.flop_registry` on the traced shapes (export path)
   or :class:`~torch.utils.flop_counter.FlopCounterMode` around each node (fx path),
   so the totals equal FlopCounterMode's on the whole model: matrix products and
@@ -31,7 +31,7 @@ is used and the traced module is run once on the example inputs.
 * **Names**: a node's ``name`` is the qualified name of the innermost module whose
   call the op runs in (``nn_module_stack`` on the export path, the called submodule
   on the fx path; ``None`` at the top level); ``op`` is the ATen op.  The whole
-  stack of module calls is :attr:`mtpp.devices.CostedOp.scope`
+  stack of module calls is :attr:`mtpp.core.devices.CostedOp.scope`
   (:mod:`mtpp.pipelining` cuts there).
 
 **Operator granularity** (``keep_zero_cost_ops=True``): the graph a profiler
@@ -66,10 +66,10 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from mtpp.devices import CostedOp, DeviceSpec, costed_graph
-from mtpp.errors import InvalidParameterError, MtppError
-from mtpp.graph import Graph
-from mtpp.presets import get_device
+from mtpp.core.devices import CostedOp, DeviceSpec, costed_graph
+from mtpp.core.errors import InvalidParameterError, MtppError
+from mtpp.core.graph import Graph
+from mtpp.core.presets import get_device
 
 #: Ops that read only the parameter rows they output (their roofline bytes count
 #: those rows, while ``size_param`` still holds the whole table).

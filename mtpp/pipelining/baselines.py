@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.pipelining.segmentation import additive_costs, min_max_segmentation
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 from mtpp.pipelining.units import Units
 
 

@@ -32,19 +32,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mtpp.devices import CostedOp, DeviceSpec, costed_graph
-from mtpp.errors import InvalidParameterError, MtppError
-from mtpp.evaluate import Evaluation, evaluate
-from mtpp.graph import Graph
+from mtpp.core.devices import CostedOp, DeviceSpec, costed_graph
+from mtpp.core.errors import InvalidParameterError, MtppError
+from mtpp.core.evaluate import Evaluation, evaluate
+from mtpp.core.graph import Graph
+from mtpp.core.presets import get_device
+from mtpp.core.problem import Problem
+from mtpp.core.records import closes
 from mtpp.io.torch_model import torch_costed_ops
 from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
 from mtpp.pipelining.contract import unit_graph
 from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
 from mtpp.pipelining.timing import call_times, measured_work
 from mtpp.pipelining.units import Units, module_units
-from mtpp.presets import get_device
-from mtpp.problem import Problem
-from mtpp.records import closes
 
 if TYPE_CHECKING:
     from mtpp.certificate import Certificate

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from mtpp.cost import BlockCosts
-from mtpp.errors import InvalidParameterError
+from mtpp.core.cost import BlockCosts
+from mtpp.core.errors import InvalidParameterError
 
 TERMS = (
     ("input_io", "input IO", "#9ecae1"),

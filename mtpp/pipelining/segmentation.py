@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from heuristics.partition.segments import extend_left, overflow, prepare
-from mtpp.jit import njit
-from mtpp.problem import Problem
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
 
 
 @njit(cache=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 
 def module_name(call: str) -> str:

@@ -18,7 +18,7 @@ proven optimal, so a one-op graph or a chain answers in milliseconds.  Coarsenin
 proposes placements: each is scored on the original graph, and bounds are always
 computed on the original graph.  Every candidate is scored by the simulator; the
 best memory-feasible one is returned (if none fits, the one that overflows least,
-with ``memory_feasible`` false), re-checked by :func:`mtpp.placement.simulator.simulate`.
+with ``memory_feasible`` false), re-checked by :func:`mtpp.core.simulator.simulate`.
 
 Bounds (runtime only): CP-SAT's proven bound where it ran
 (:meth:`formulations.placement.PlacementModel.proven_bound`), and always
@@ -27,20 +27,20 @@ ignores memory (``cpsat_memory=False``): a relaxation, so its bound stays valid 
 solution it returns is accepted only if the simulator finds it memory-feasible.  For
 ``objective="peak_memory"`` the bound is the largest single-op footprint (its
 inputs, output and parameters are on its device at once, zero-time ops included:
-:mod:`mtpp.placement.simulator`), :func:`mtpp.memory.local_lower_bound`, and CP-SAT
+:mod:`mtpp.core.simulator`), :func:`mtpp.core.memory.local_lower_bound`, and CP-SAT
 is not used.
 
-The result contract (:mod:`mtpp.result`, issue 73): the returned placement is
+The result contract (:mod:`mtpp.core.result`, issue 73): the returned placement is
 re-simulated and its value rounded *upwards* by the simulator's error bound
 (:meth:`PlacementContext.makespan_error`, ``SimResult.peak_error``), every bound
-rounded downwards by its own method; :func:`mtpp.result.settle` drops a bound above
+rounded downwards by its own method; :func:`mtpp.core.result.settle` drops a bound above
 the upper bound (the method *failed*: a step with status ``error`` names both
 numbers) and ``optimal`` comes only from a kept bound, on a memory-feasible
 placement, to :data:`OPTIMAL_RTOL`.  The early stop of ``"auto"`` (:func:`_proves`)
 applies the same test to each baseline.  A method that raises inside (a solver, the
 BRKGA) becomes a failed step and the call goes on with the others; only bad
-arguments raise, up front (:class:`mtpp.errors.InvalidParameterError`), and anything
-else that escapes is an :class:`mtpp.errors.InternalError`.
+arguments raise, up front (:class:`mtpp.core.errors.InvalidParameterError`), and anything
+else that escapes is an :class:`mtpp.core.errors.InternalError`.
 """
 
 from __future__ import annotations
@@ -53,14 +53,23 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from mtpp.errors import InternalError, InvalidParameterError, entry_point
-from mtpp.graph import Graph, NodeId
-from mtpp.memory import local_lower_bound
-from mtpp.placement.devices import DeviceSet
-from mtpp.placement.simulator import PlacementContext, SimResult, simulate
-from mtpp.presets import get_devices
-from mtpp.result import FieldsEqual, Result, ResultStatus, Step, finite_or_none, relative_gap, settle, upper_rounded
-from mtpp.validation import (
+from mtpp.core.device_sets import DeviceSet
+from mtpp.core.errors import InternalError, InvalidParameterError, entry_point
+from mtpp.core.graph import Graph, NodeId
+from mtpp.core.memory import local_lower_bound
+from mtpp.core.presets import get_devices
+from mtpp.core.result import (
+    FieldsEqual,
+    Result,
+    ResultStatus,
+    Step,
+    finite_or_none,
+    relative_gap,
+    settle,
+    upper_rounded,
+)
+from mtpp.core.simulator import PlacementContext, SimResult, simulate
+from mtpp.core.validation import (
     check_bool,
     check_choice,
     check_count,
@@ -104,7 +113,7 @@ returns its hint, the best of HEFT and the single devices)."""
 
 class Placement(FieldsEqual, Result, BaseModel):
     """A placement and schedule with its simulated cost and proven bound: a
-    :class:`mtpp.result.Result`.
+    :class:`mtpp.core.result.Result`.
 
     ``device[v]`` is the device index of op ``v`` (node index order),
     ``index_order`` the priority order (node indices; ``order``: node ids),
@@ -219,7 +228,7 @@ def _closed_form_bound(ctx: PlacementContext, objective: str) -> float:
     """The bound that costs no search: :func:`formulations.placement.simple_lower_bound`
     for the runtime; for the peak memory the largest single-op footprint (its inputs,
     output and parameters are on its device at once), lowered for its float sums by
-    :func:`mtpp.memory.local_lower_bound`.  ``O(n d + m)``."""
+    :func:`mtpp.core.memory.local_lower_bound`.  ``O(n d + m)``."""
     if objective == "runtime":
         from formulations.placement import simple_lower_bound
 
@@ -229,7 +238,7 @@ def _closed_form_bound(ctx: PlacementContext, objective: str) -> float:
 
 def _value_and_error(ctx: PlacementContext, sim: SimResult, place: np.ndarray, objective: str) -> tuple[float, float]:
     """The objective of ``sim`` and the simulator's bound on its error (module
-    :mod:`mtpp.placement.simulator`, "Rounding"): the makespan and
+    :mod:`mtpp.core.simulator`, "Rounding"): the makespan and
     :meth:`PlacementContext.makespan_error`, or the largest per-device peak *rounded up*
     by its own device's error, with error 0 (so a device with a small peak and a large
     error is not missed)."""

@@ -9,8 +9,8 @@ from mtpp.batch.tasks import Task
 
 
 def compiled_kernels(task: Task, graph_json: str) -> dict[str, Any]:
-    """How many of the sandbox's kernels numba has compiled or loaded (:mod:`mtpp.jit`)."""
-    from mtpp import jit
+    """How many of the sandbox's kernels numba has compiled or loaded (:mod:`mtpp.core.jit`)."""
+    from mtpp.core import jit
 
     count = sum(k._dispatcher is not None for k in jit.KERNELS)
     return {"status": "ok", "method_status": "ok", "message": str(count)}

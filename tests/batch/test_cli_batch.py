@@ -12,7 +12,7 @@ from rich.console import Console
 from benchmarks.testbed import generate, verify
 from mtpp.cli import main
 from mtpp.cli.batch import COMMANDS
-from mtpp.errors import GraphFormatError, InvalidParameterError
+from mtpp.core.errors import GraphFormatError, InvalidParameterError
 
 
 def test_table_and_plot(reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mtpp.batch import ResultStore, run
-from mtpp.errors import GraphFormatError, InvalidParameterError
+from mtpp.core.errors import GraphFormatError, InvalidParameterError
 from mtpp.generators import regal_graph
 from tests.batch.conftest import KS, METHODS, OPTIONS, same_results, stored
 

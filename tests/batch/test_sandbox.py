@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mtpp.batch.sandbox import WARM_UP_OPS, close_sandbox, run_task
 from mtpp.batch.tasks import GraphSource, Settings, make_tasks
+from mtpp.core.graph import Graph
 from mtpp.generators import layered_graph
-from mtpp.graph import Graph
 
 PROBE = "tests.batch.probes:compiled_kernels"
 

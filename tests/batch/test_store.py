@@ -10,7 +10,7 @@ import pytest
 
 from mtpp.batch.store import ResultStore, open_store
 from mtpp.batch.tasks import GraphSource, Settings, make_tasks
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.generators import regal_graph
 
 

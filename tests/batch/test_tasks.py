@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mtpp.batch.tasks import GraphSource, Settings, discover_graphs, graph_hash, load_sources, make_tasks, parse_methods
-from mtpp.errors import GraphFormatError, InvalidParameterError
+from mtpp.core.errors import GraphFormatError, InvalidParameterError
 from mtpp.generators import layered_graph, regal_graph
 from mtpp.io.graph_file import load_graph
 from tests.batch.conftest import ROOT

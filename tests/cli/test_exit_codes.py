@@ -138,7 +138,7 @@ def test_internal_error_is_one_line_and_exit_1(
 def test_a_bug_inside_an_entry_point_exits_1(
     graph_file: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A bug deep in ``solve`` reaches the CLI as :class:`mtpp.errors.InternalError` (an
+    """A bug deep in ``solve`` reaches the CLI as :class:`mtpp.core.errors.InternalError` (an
     ``MtppError`` from the entry point) and is still an internal error, not a usage error."""
     import mtpp.partitioner as partitioner
 

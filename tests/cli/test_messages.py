@@ -20,7 +20,7 @@ import pytest
 import mtpp
 from mtpp.batch.store import ResultStore
 from mtpp.cli import main
-from mtpp.fingerprint import graph_hash
+from mtpp.core.fingerprint import graph_hash
 from tests.batch.test_store import result, tasks
 from tests.cli.test_exit_codes import no_work, one_error_line  # noqa: F401  (no_work is a fixture)
 
@@ -50,7 +50,7 @@ def test_batch_error_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_batch_error_keeps_the_error_type(tmp_path: Path) -> None:
     from mtpp.batch.tasks import load_sources
-    from mtpp.errors import CycleError
+    from mtpp.core.errors import CycleError
 
     path = tmp_path / "cyc.json"
     path.write_text(json.dumps({**CYCLE, "edges": [["a", "b"], ["b", "a"]]}))
@@ -137,7 +137,7 @@ def test_read_only_store_says_so(shared_dir: Path) -> None:
         "import sys\n"
         "from mtpp.cli import main\n"
         "from mtpp.batch.store import ResultStore\n"
-        "from mtpp.errors import InvalidParameterError\n"
+        "from mtpp.core.errors import InvalidParameterError\n"
         "rc = main(['table', 'ro/r.db'])\n"
         "print('table rc', rc)\n"
         "try:\n"
@@ -177,7 +177,7 @@ def test_plot_path_checked_before_any_work(tmp_path: Path, graph_file: str, caps
 
 
 def test_unknown_plot_format_in_the_api(tmp_path: Path) -> None:
-    from mtpp.errors import InvalidParameterError
+    from mtpp.core.errors import InvalidParameterError
     from mtpp.pipelining.plot import plot_stages
 
     sol = mtpp.partition(mtpp.Graph.from_arrays([1.0, 2.0], [0.0, 0.0], [1.0, 1.0], [(0, 1)]), k=2, orderer="kahn")

@@ -14,8 +14,8 @@ import pytest
 
 import mtpp
 from mtpp.cli import main
+from mtpp.core.memory import peak_memory
 from mtpp.generators import regal_graph
-from mtpp.memory import peak_memory
 from mtpp.results_schema import DOCUMENTS
 from tests.oracle import random_dag
 

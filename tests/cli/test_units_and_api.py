@@ -12,7 +12,7 @@ import pytest
 
 import mtpp
 from mtpp.cli import main
-from mtpp.devices import IMPORT_UNITS
+from mtpp.core.devices import IMPORT_UNITS
 from tests.oracle import random_dag
 
 
@@ -52,10 +52,10 @@ def test_example_and_importers_use_the_presets_units(tmp_path: Path, capsys: pyt
 
 
 def test_readme_api_promises() -> None:
-    """A fresh interpreter: ``mtpp.devices`` after ``import mtpp``; ``peak_memory`` of
+    """A fresh interpreter: ``mtpp.core.devices`` after ``import mtpp``; ``peak_memory`` of
     ``Schedule.order`` (string ids)."""
     code = (
-        "import mtpp; print(mtpp.devices.get_device('h100').name); g = mtpp.load_example(); "
+        "import mtpp; print(mtpp.get_device('h100').name); g = mtpp.load_example(); "
         "s = mtpp.schedule(g, method='dfs'); print(mtpp.peak_memory(g, s.order) == s.peak == "
         "mtpp.peak_memory(g, s.index_order))"
     )

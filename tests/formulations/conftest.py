@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from mtpp.problem import Problem
+from mtpp.core.problem import Problem
 from tests.oracle import brute_force_optimum, random_dag
 
 

@@ -11,9 +11,9 @@ import pytest
 import formulations.bounds as fb
 from formulations.bounds import solve_bound
 from formulations.errors import FormulationError, InfeasibleFormulationError
-from mtpp.bounds import simple_lower_bound
-from mtpp.errors import MtppError
-from mtpp.problem import Problem
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.errors import MtppError
+from mtpp.core.problem import Problem
 from solvers.errors import SolverLicenseError, SolverNotInstalledError, UnknownSolverError
 from solvers.model import Model
 from solvers.registry import backend_class

@@ -9,9 +9,9 @@ import mtpp
 from formulations.bounds import solve_bound
 from formulations.errors import InfeasibleFormulationError
 from formulations.exact import build_exact
-from mtpp.bounds import simple_lower_bound
-from mtpp.evaluate import evaluate
-from mtpp.problem import Problem
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.evaluate import evaluate
+from mtpp.core.problem import Problem
 from solvers.registry import BACKENDS, backend_class
 from solvers.result import Status
 from tests.formulations.conftest import at_most, close, optimum, random_problem
@@ -106,7 +106,7 @@ def test_cut_rows_bind_at_fractional_points_where_the_papers_rows_do_not() -> No
     from scipy.optimize import linprog
 
     from formulations.blocks import build_blocks
-    from mtpp.graph import Graph
+    from mtpp.core.graph import Graph
 
     g = Graph.from_arrays(np.ones(2), np.zeros(2), np.array([5.0, 0.0]), np.array([[0, 1]]))
     bm = build_blocks(Problem(g, 3), 3)

@@ -9,7 +9,7 @@ import pytest
 
 from formulations.bounds import build_models, solve_bound
 from formulations.scaling import model_scale
-from mtpp.problem import Problem
+from mtpp.core.problem import Problem
 from solvers.registry import backend_class, get_backend
 from tests.formulations.conftest import close, optimum, random_problem
 from tests.oracle import random_dag

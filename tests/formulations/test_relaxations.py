@@ -7,9 +7,9 @@ import pytest
 
 from formulations.bounds import solve_bound, solve_guess
 from formulations.fixing import ancestor_work, descendant_work
-from mtpp.bounds import simple_lower_bound
-from mtpp.errors import InvalidParameterError
-from mtpp.problem import Problem
+from mtpp.bounds.simple import simple_lower_bound
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.problem import Problem
 from solvers.result import Status
 from tests.formulations.conftest import at_most, close, optimum, random_problem
 from tests.oracle import brute_force_optimum, random_dag

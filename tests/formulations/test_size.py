@@ -9,7 +9,7 @@ import pytest
 import mtpp
 from formulations.bounds import build_models, solve_bound
 from formulations.size import ModelTooLargeError, estimate_model_size
-from mtpp.memory_cap import LIMIT_ENV
+from mtpp.core.memory_cap import LIMIT_ENV
 from tests.formulations.conftest import random_problem
 from tests.oracle import random_dag
 

@@ -69,7 +69,7 @@ def _kahn_with_deque(g, lifo: bool) -> list[int]:
 
 
 def test_traversals_match_the_deque_reference_on_both_kernel_paths():
-    from mtpp import jit
+    from mtpp.core import jit
     from mtpp.generators import layered_graph
 
     rng = np.random.default_rng(3)

@@ -1,14 +1,14 @@
-"""Each FLOP formula of mtpp.flops against a count done by hand."""
+"""Each FLOP formula of mtpp.io.flops against a count done by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from mtpp import flops as F
-from mtpp.devices import DeviceSpec
-from mtpp.errors import InvalidParameterError
-from mtpp.presets import DEVICES as PRESETS
-from mtpp.presets import get_device
+from mtpp.core.devices import DeviceSpec
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.presets import DEVICES as PRESETS
+from mtpp.core.presets import get_device
+from mtpp.io import flops as F
 
 
 def test_conv_resnet_stem() -> None:

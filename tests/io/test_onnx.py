@@ -14,11 +14,11 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import mtpp  # noqa: E402
-from mtpp.devices import DeviceSpec  # noqa: E402
-from mtpp.graph import NodeId  # noqa: E402
+from mtpp.core.devices import DeviceSpec  # noqa: E402
+from mtpp.core.graph import NodeId  # noqa: E402
+from mtpp.core.presets import DEVICES as PRESETS  # noqa: E402
 from mtpp.io.onnx_model import MissingShapeError, UnsupportedOpError, folded_nodes, from_onnx  # noqa: E402
 from mtpp.partitioner import partition  # noqa: E402
-from mtpp.presets import DEVICES as PRESETS  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 MODELS = [

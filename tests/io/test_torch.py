@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
+from mtpp.core.presets import get_device  # noqa: E402
 from mtpp.io.torch_model import _from_fx, from_torch, torch_costed_ops  # noqa: E402
-from mtpp.presets import get_device  # noqa: E402
 
 
 class SmallCNN(torch.nn.Module):  # type: ignore[misc,name-defined]

@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mtpp.errors import InvalidParameterError, MtppError  # noqa: E402
+from mtpp.core.errors import InvalidParameterError, MtppError  # noqa: E402
+from mtpp.core.presets import get_device  # noqa: E402
 from mtpp.io.torch_model import ZERO_COST_OPS, _from_fx, from_torch, torch_costed_ops  # noqa: E402
-from mtpp.presets import get_device  # noqa: E402
 
 
 class Tiny(torch.nn.Module):  # type: ignore[misc,name-defined]

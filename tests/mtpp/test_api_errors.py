@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import mtpp
-from mtpp.errors import GraphError, GraphFormatError, InvalidParameterError, InvalidWeightError
+from mtpp.core.errors import GraphError, GraphFormatError, InvalidParameterError, InvalidWeightError
 
 G = mtpp.Graph.from_arrays([1, 2, 3], [0, 0, 0], [1, 1, 1], [(0, 1), (1, 2)])
 P = mtpp.Problem(G, 2)

@@ -157,7 +157,7 @@ def test_a_k_already_proven_gives_its_mip_time_back(monkeypatch: pytest.MonkeyPa
     is proven by the cut bound (one op alone outweighs any other block), so k = 2's bottleneck MIP
     may take (nearly) all of it, not half."""
     import mtpp.certify_phases as cm
-    from mtpp.records import BoundRecord
+    from mtpp.core.records import BoundRecord
 
     given: list[float] = []
 

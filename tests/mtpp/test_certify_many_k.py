@@ -134,7 +134,7 @@ def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
 
     def stalled(problem, method, solver, time_limit, *args):
         calls.append((problem.k, time_limit))
-        record = mtpp.records.BoundRecord(
+        record = mtpp.core.records.BoundRecord(
             method=method, bound=0.0, status="time_limit", proven_optimal=False, wall_time=1.5
         )
         return record, None
@@ -185,8 +185,8 @@ def test_a_growing_mip_below_the_bottleneck_bound_is_skipped_at_larger_k(monkeyp
 
         def fake(problem, method, solver, time_limit, *args, lift=lift):
             calls.append((problem.k, method))
-            bound = {"bottleneck": 1.2, "exact": lift}[method] * mtpp.bounds.simple_lower_bound(problem)
-            record = mtpp.records.BoundRecord(
+            bound = {"bottleneck": 1.2, "exact": lift}[method] * mtpp.bounds.simple.simple_lower_bound(problem)
+            record = mtpp.core.records.BoundRecord(
                 method=method, bound=bound, status="time_limit", proven_optimal=False, wall_time=1.0
             )
             return record, None

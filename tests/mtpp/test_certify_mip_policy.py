@@ -14,9 +14,9 @@ import mtpp.certificate
 import mtpp.certify_phases
 from formulations.pigeonhole import PigeonholeBound
 from formulations.size import estimate_model_size
-from mtpp.bounds import simple_lower_bound
+from mtpp.bounds.simple import simple_lower_bound
 from mtpp.certificate import certify
-from mtpp.problem import Problem
+from mtpp.core.problem import Problem
 from solvers.gurobi import SIZE_LIMIT, GurobiBackend
 from solvers.registry import AutoBackend, backend_class
 from solvers.result import Status
@@ -129,7 +129,9 @@ def test_the_exact_mip_run_first_stops_at_the_first_k_it_does_not_prove(monkeypa
     def fake(problem, method, solver, time_limit, *args):
         calls.append((problem.k, method))
         bound = simple_lower_bound(problem)
-        return mtpp.records.BoundRecord(method=method, bound=bound, status="time_limit", proven_optimal=False), None
+        return mtpp.core.records.BoundRecord(
+            method=method, bound=bound, status="time_limit", proven_optimal=False
+        ), None
 
     monkeypatch.setattr(mtpp.certify_phases, "bound_record", fake)
     g = mtpp.layered_graph(40, seed=5)
@@ -159,7 +161,9 @@ def test_the_exact_mip_leaves_the_waiting_pigeonhole_updates_their_share(monkeyp
     def exact(problem, method, solver, time_limit, *args):
         limits.append((problem.k, time_limit, left_now()))
         bound = simple_lower_bound(problem)
-        return mtpp.records.BoundRecord(method=method, bound=bound, status="time_limit", proven_optimal=False), None
+        return mtpp.core.records.BoundRecord(
+            method=method, bound=bound, status="time_limit", proven_optimal=False
+        ), None
 
     start = time.perf_counter()
     budget = 12.0

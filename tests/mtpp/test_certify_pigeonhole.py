@@ -15,7 +15,7 @@ from formulations.pigeonhole import PigeonholeBound
 from mtpp.batch.tasks import NO_SOLVER, Settings, make_tasks, parse_methods
 from mtpp.certificate import certify
 from mtpp.certify_phases import STALL_GAP, Run, pigeonhole_phase, pigeonhole_resume_phase
-from mtpp.records import BoundRecord
+from mtpp.core.records import BoundRecord
 from solvers.result import Status
 
 

@@ -7,8 +7,8 @@ import pytest
 
 import mtpp
 import mtpp.certify_phases
+from mtpp.bounds.reach import PROBE, RISING_PROBE, ReachBound
 from mtpp.certificate import certify
-from mtpp.reach_bound import PROBE, RISING_PROBE, ReachBound
 
 
 def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch) -> None:

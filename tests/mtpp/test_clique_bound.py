@@ -7,8 +7,8 @@ import numpy as np
 
 import mtpp
 from mtpp import Graph, Problem
-from mtpp.clique_bound import clique_lower_bounds, disperse
-from mtpp.cut_bound import cut_lower_bound
+from mtpp.bounds.clique import clique_lower_bounds, disperse
+from mtpp.bounds.cut import cut_lower_bound
 from tests.mtpp.test_cut_bound import random_problem
 from tests.oracle import brute_force_optimum, exact_optimum, mixed_scale_problem, naive_block_cost
 

@@ -8,7 +8,7 @@ import pytest
 
 import mtpp.cross_check as cc
 from mtpp import Graph, Problem
-from mtpp.records import BoundRecord
+from mtpp.core.records import BoundRecord
 from solvers.registry import AUTO_ORDER, backend_class
 
 UB = 127708.0

@@ -1,4 +1,4 @@
-"""The crossing bound (mtpp/crossing_bound.py): never above the exact optimum, at any k,
+"""The crossing bound (mtpp/bounds/crossing.py): never above the exact optimum, at any k,
 scale, bandwidth or memory; what it adds; its time limit; its place in certify."""
 
 import math
@@ -10,8 +10,8 @@ from scipy.optimize import linprog
 
 import mtpp
 from mtpp import Graph, Problem
-from mtpp.crossing_bound import clique_counts, crossing_lower_bounds, least_cover_below
-from mtpp.cut_bound import cut_lower_bound
+from mtpp.bounds.crossing import clique_counts, crossing_lower_bounds, least_cover_below
+from mtpp.bounds.cut import cut_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem

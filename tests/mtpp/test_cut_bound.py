@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 
 from mtpp import Graph, Problem
-from mtpp.cut_bound import cut_lower_bound
+from mtpp.bounds.cut import cut_lower_bound
 from mtpp.generators.layered import layered_graph
 from tests.oracle import brute_force_optimum, exact_optimum, naive_block_cost, random_dag
 
@@ -77,7 +77,7 @@ def test_heavy_op_with_big_tensors_is_bound_by_its_cheapest_block():
 
 def float_flow_bound(problem):
     """The bound by networkx's float max flow on the net gadget (module docstring of
-    mtpp.cut_bound), built from scratch: the float result the integer flow replaced."""
+    mtpp.bounds.cut), built from scratch: the float result the integer flow replaced."""
     import networkx as nx
 
     g, b = problem.graph, problem.bandwidth
@@ -183,7 +183,7 @@ def test_overflow_of_a_huge_parameter_is_not_rounded_up():
 def test_every_op_cut_stays_tight_beside_a_huge_arc():
     # a 1e9..1e15 tensor and a 1e9..1e15 op set the first integer scale far above the
     # 1e-3 arcs of a small minimum cut; refining the cap to the cut found recovers it
-    from mtpp.cut_bound import ESTIMATE_UP, cut_network, min_cut_below
+    from mtpp.bounds.cut import ESTIMATE_UP, cut_network, min_cut_below
 
     rng = np.random.default_rng(34)
     for _ in range(60):
@@ -210,7 +210,7 @@ def test_a_cut_asked_only_whether_it_exceeds_a_value_stops_early_and_stays_below
     """min_cut_below(..., enough): below the cut, the flow that shows it exceeds ``enough``
     comes back (above ``enough``, at most the full answer, no cut marked); at or above the
     cut, the full answer comes back as with ``inf``."""
-    from mtpp.cut_bound import ESTIMATE_UP, cut_network, min_cut_below
+    from mtpp.bounds.cut import ESTIMATE_UP, cut_network, min_cut_below
 
     rng = np.random.default_rng(35)
     stopped = 0

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mtpp import Graph, InvalidParameterError, InvalidPartitionError, Problem, QuotientCycleError, evaluate
-from mtpp.errors import UnknownNodeError
+from mtpp.core.errors import UnknownNodeError
 from tests.oracle import naive_block_cost, quotient_is_acyclic, random_dag
 
 

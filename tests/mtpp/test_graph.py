@@ -18,7 +18,7 @@ from mtpp import (
     UnknownNodeError,
     load_graph,
 )
-from mtpp.schema import GraphDocument
+from mtpp.core.schema import GraphDocument
 
 
 def diamond() -> Graph:

@@ -1,4 +1,4 @@
-"""The reach bound (mtpp/reach_bound.py): never above the exact optimum, at any k, scale,
+"""The reach bound (mtpp/bounds/reach.py): never above the exact optimum, at any k, scale,
 bandwidth or memory; exact on a chain; what it adds; its time limit; its place in certify."""
 
 import itertools
@@ -10,12 +10,12 @@ import numpy as np
 
 import mtpp
 from mtpp import Graph, Problem
-from mtpp.clique_bound import clique_lower_bounds
-from mtpp.crossing_bound import crossing_lower_bounds
-from mtpp.cut_bound import cut_lower_bound
-from mtpp.hull_cuts import HullCuts, contract_banned, hull_cut
+from mtpp.bounds.clique import clique_lower_bounds
+from mtpp.bounds.crossing import crossing_lower_bounds
+from mtpp.bounds.cut import cut_lower_bound
+from mtpp.bounds.hull_cuts import HullCuts, contract_banned, hull_cut
+from mtpp.bounds.reach import RTOL, _Sweeps, _window, reach_lower_bound
 from mtpp.partitioner import partition
-from mtpp.reach_bound import RTOL, _Sweeps, _window, reach_lower_bound
 from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost
@@ -146,7 +146,7 @@ def test_kept_refusals_spare_cuts_and_the_bound_is_the_one_without_them(monkeypa
     upper = partition(problem, orderer="kahn").bottleneck
     lower = max(crossing_lower_bounds(problem, [6]).bounds[6], cut_lower_bound(problem)[0])
     with_them = reach_lower_bound(problem, lower, upper, sweeps_first=False, stood={})
-    monkeypatch.setattr("mtpp.reach_step.REFUSAL_SLOTS", 0)
+    monkeypatch.setattr("mtpp.bounds.reach_sweeps.REFUSAL_SLOTS", 0)
     without = reach_lower_bound(problem, lower, upper, sweeps_first=False, stood={})
     assert with_them.bound is not None and with_them.bound > lower
     assert with_them.bound == without.bound and with_them.tried == without.tried

@@ -1,4 +1,4 @@
-"""One result contract (mtpp/result.py): partition, certify, schedule and place all
+"""One result contract (mtpp/core/result.py): partition, certify, schedule and place all
 return a Result with the same fields, the domain aliases, node-id orders, and the
 documented JSON document from to_json()."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mtpp
-from mtpp.result import Result, ResultStatus, relative_gap
+from mtpp.core.result import Result, ResultStatus, relative_gap
 from mtpp.results_schema import DOCUMENTS, CertificatesDocument
 from solvers.result import Status
 from tests.oracle import random_dag

@@ -1,4 +1,4 @@
-"""mtpp.memory and mtpp.scheduling: the peak-memory evaluator, the Schedule result and its bounds.
+"""mtpp.core.memory and mtpp.scheduling: the peak-memory evaluator, the Schedule result and its bounds.
 
 The truth here is written straight from Topoformer Eq. (1)-(3) and (15) with Python
 sets (:func:`reference_profile`) and, for tiny DAGs, by enumerating every
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mtpp import Graph, InvalidParameterError
-from mtpp.memory import block_peak, check_order, local_lower_bound, memory_profile, peak_memory
+from mtpp.core.memory import block_peak, check_order, local_lower_bound, memory_profile, peak_memory
 from mtpp.scheduling import METHODS, Schedule, schedule
 from tests.oracle import (
     brute_force_peak,
@@ -189,8 +189,8 @@ def _unproven_graph() -> Graph:
 def test_the_peak_is_rounded_up_to_the_orders_exact_peak():
     from fractions import Fraction
 
-    from mtpp.memory import profile_error
-    from mtpp.result import upper_rounded
+    from mtpp.core.memory import profile_error
+    from mtpp.core.result import upper_rounded
     from tests.soundness.schedule_checks import Exact
 
     # a 1e15 tensor beside 1e-3 ones: the evaluator's sums are inexact
@@ -230,7 +230,7 @@ def test_cpsat_rows_and_bound_hold_when_demands_round_either_way():
 
 
 def test_a_bound_above_the_upper_bound_is_a_failed_stage(monkeypatch):
-    import heuristics.peak_memory.bounds as bounds
+    import mtpp.bounds.peak_memory as bounds
 
     g = _unproven_graph()
     monkeypatch.setattr(bounds, "forced_live_bound", lambda graph: 1e6)

@@ -9,8 +9,8 @@ import pytest
 
 from mtpp import Graph, Problem, evaluate
 from mtpp.cli import main
-from mtpp.errors import InvalidPartitionError
-from mtpp.graph import DOT_COLORS
+from mtpp.core.errors import InvalidPartitionError
+from mtpp.core.graph import DOT_COLORS
 from mtpp.pipelining.plot import plot_stages
 from tests.oracle import random_dag
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mtpp import Graph, Problem
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
 from mtpp.pipelining.segmentation import additive_costs, min_max_segmentation, unit_costs
 from tests.oracle import naive_block_cost

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.pipelining.timing import measured_work
 from mtpp.pipelining.units import module_units
 

@@ -13,8 +13,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from mtpp.graph import Graph
-from mtpp.placement.devices import DeviceSet
+from mtpp.core.device_sets import DeviceSet
+from mtpp.core.graph import Graph
 
 TRANSFER = -1  # a transfer's completion comes before every op's events at one instant
 ALLOCATE, FREE = 0, 1
@@ -35,7 +35,7 @@ class Replay:
 
 
 def replay(graph: Graph, devices: DeviceSet, place: list[int], order: list[int], times: Any = None) -> Replay:
-    """The rules of :mod:`mtpp.placement.simulator`, straight: the time loop, then
+    """The rules of :mod:`mtpp.core.simulator`, straight: the time loop, then
     every memory event listed with its key ``(time, rank, kind)``, sorted, and replayed
     one at a time per device with exact sums."""
     t_table = devices.times(graph) if times is None else np.asarray(times, dtype=np.float64)
@@ -169,8 +169,8 @@ def brute_force_peak(
 def rechecked(graph: Graph, devices: Any, device: Any, order: Any, times: Any = None) -> tuple[float, list[float]]:
     """What :func:`mtpp.place` reports for a placement: its re-simulated makespan and
     per-device peaks, each rounded upwards by the simulator's error bound."""
-    from mtpp.placement.simulator import PlacementContext
-    from mtpp.result import upper_rounded
+    from mtpp.core.result import upper_rounded
+    from mtpp.core.simulator import PlacementContext
 
     ctx = PlacementContext(graph, devices, times)
     place = np.asarray(device, dtype=np.int64)

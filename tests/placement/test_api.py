@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.device_sets import Device, DeviceSet
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.presets import DEVICE_SETS as PRESETS
+from mtpp.core.result import upper_rounded
+from mtpp.core.simulator import PlacementContext, simulate
 from mtpp.placement.api import Placement, place
-from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import PlacementContext, simulate
-from mtpp.presets import DEVICE_SETS as PRESETS
-from mtpp.result import upper_rounded
 from tests.placement.reference import brute_force
 from tests.placement.test_baselines import random_dag
 from tests.placement.test_cpsat import devices, tiny
@@ -63,7 +63,7 @@ def test_bad_arguments() -> None:
 
 
 def test_a_bound_above_the_upper_bound_is_a_failed_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The result contract (mtpp.result.settle): a bound above the re-checked upper
+    """The result contract (mtpp.core.result.settle): a bound above the re-checked upper
     bound is no bound; its method is a step with status "error" naming both numbers,
     and the result is not "optimal" by it (nor does "auto" stop early on it)."""
     from mtpp.placement import api

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from heuristics.placement.baselines import all_single_devices, heft, upward_rank
-from mtpp.graph import Graph
-from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import PlacementContext, simulate
-from mtpp.presets import DEVICE_SETS as PRESETS
+from mtpp.core.device_sets import Device, DeviceSet
+from mtpp.core.graph import Graph
+from mtpp.core.presets import DEVICE_SETS as PRESETS
+from mtpp.core.simulator import PlacementContext, simulate
 
 
 def random_dag(rng: np.random.Generator, n: int, p: float = 0.3) -> Graph:

@@ -8,10 +8,10 @@ import pytest
 from heuristics.brkga import BrkgaParams
 from heuristics.placement.baselines import all_single_devices, heft
 from heuristics.placement.brkga import decode, encode, fitness, infeasible_offset, placement_brkga
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import PlacementContext, simulate
+from mtpp.core.device_sets import Device, DeviceSet
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.simulator import PlacementContext, simulate
 from tests.placement.test_baselines import random_dag
 
 SMALL = BrkgaParams(population=20, generations=15)

@@ -10,12 +10,12 @@ import pytest
 
 from heuristics.placement.baselines import heft
 from heuristics.placement.coarsen import coarsen, default_target, refine_moves
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.presets import DEVICE_SETS as PRESETS
+from mtpp.core.simulator import PlacementContext, simulate
 from mtpp.generators import regal_graph
-from mtpp.graph import Graph
 from mtpp.placement.api import place
-from mtpp.placement.simulator import PlacementContext, simulate
-from mtpp.presets import DEVICE_SETS as PRESETS
 from tests.placement.reference import rechecked
 from tests.placement.test_baselines import random_dag
 

@@ -10,9 +10,9 @@ import pytest
 from formulations.cpsat_placement import solve_placement
 from formulations.placement import build_placement
 from heuristics.placement.baselines import heft
-from mtpp.graph import Graph
-from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import PlacementContext
+from mtpp.core.device_sets import Device, DeviceSet
+from mtpp.core.graph import Graph
+from mtpp.core.simulator import PlacementContext
 from solvers.result import Status
 from tests.placement.reference import brute_force
 

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.placement.devices import Device, DeviceModelError, DeviceSet
-from mtpp.presets import DEVICE_SETS as PRESETS
-from mtpp.presets import get_devices
+from mtpp.core.device_sets import Device, DeviceModelError, DeviceSet
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.presets import DEVICE_SETS as PRESETS
+from mtpp.core.presets import get_devices
 
 
 def test_validation_names_the_problem() -> None:

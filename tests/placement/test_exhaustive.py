@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from formulations.placement import build_placement, simple_lower_bound
-from mtpp.graph import Graph
-from mtpp.memory import local_lower_bound, peak_memory, profile_error
-from mtpp.placement.devices import DeviceSet
-from mtpp.placement.simulator import PlacementContext
+from mtpp.core.device_sets import DeviceSet
+from mtpp.core.graph import Graph
+from mtpp.core.memory import local_lower_bound, peak_memory, profile_error
+from mtpp.core.simulator import PlacementContext
 from tests.placement.reference import Optima, Replay, brute_force_peak, exact_optima, fits
 from tests.soundness.placement_checks import draw_instance
 
@@ -27,7 +27,7 @@ from tests.soundness.placement_checks import draw_instance
 def check_all(g: Graph, ds: DeviceSet, times: np.ndarray | None, worst: list[float] | None = None) -> Optima:
     """Every placement and order: fast == slow (times exactly, peaks to the error
     bound, exactly when the sums are exact), the error bounds against exact values, the
-    one-device peak against :func:`mtpp.memory.peak_memory`; returns the exact optima
+    one-device peak against :func:`mtpp.core.memory.peak_memory`; returns the exact optima
     (and appends every peak's error bound to ``worst``)."""
     ctx = PlacementContext(g, ds, times)
 
@@ -48,7 +48,7 @@ def check_all(g: Graph, ds: DeviceSet, times: np.ndarray | None, worst: list[flo
             worst.append(float(fast.peak_error.max()))
         if fast.memory_feasible:  # the simulator's verdict is conservative
             assert fits(ds, slow.peaks), where
-        if len(set(place)) == 1:  # one device: mtpp.memory's peak of the order, zero-time ops included
+        if len(set(place)) == 1:  # one device: mtpp.core.memory's peak of the order, zero-time ops included
             on_one = peak_memory(g, order)
             assert abs(Fraction(on_one) - slow.peaks[place[0]]) <= Fraction(profile_error(g, on_one)), where
 

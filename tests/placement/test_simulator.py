@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from heuristics.kahn import kahn_order
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.memory import peak_memory
-from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import PlacementContext, simulate
+from mtpp.core.device_sets import Device, DeviceSet
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.memory import peak_memory
+from mtpp.core.simulator import PlacementContext, simulate
 from tests.placement.reference import slow_simulate
 
 
@@ -81,7 +81,7 @@ def test_memory_feasibility_and_overflow() -> None:
 
 def test_single_device_peak_matches_mtpp_memory() -> None:
     """On one device the event order is step order, zero-time ops included: exactly
-    :func:`mtpp.memory.peak_memory` of the priority order (integer sizes: exact sums)."""
+    :func:`mtpp.core.memory.peak_memory` of the priority order (integer sizes: exact sums)."""
     rng = np.random.default_rng(3)
     for _ in range(40):
         n = 9

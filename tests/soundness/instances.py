@@ -346,7 +346,7 @@ def below(x: float, opt: Fraction, rel: Fraction = REL, err: float = 0.0) -> boo
 
 
 def _check_partition(case: Case, who: str, assignment, claimed: float | None = None) -> list[str]:
-    """A partition a method returned, re-evaluated by ``mtpp.evaluate``: its float cost
+    """A partition a method returned, re-evaluated by ``mtpp.core.evaluate``: its float cost
     within the evaluator's stated rounding bound of the exact cost (and of the
     ``claimed`` cost), never below OPT beyond that bound."""
     p, opt = case.problem, case.opt
@@ -490,17 +490,17 @@ def check_combinatorial(case: Case) -> list[str]:
       ``bound_reached``, the upper bound when ``no_improvement``) above OPT; ``optimal``
       with ``value`` below OPT by more than its rounding and ``TIGHT`` (``NOT_TIGHT``,
       safe side); its partition as the Kahn one;
-    * ``certify`` with every combinatorial bound (:data:`mtpp.records.COMBINATORIAL_METHODS`)
+    * ``certify`` with every combinatorial bound (:data:`mtpp.core.records.COMBINATORIAL_METHODS`)
       and the Kahn orderer (no MIP): as in :func:`check`;
     * any exception."""
     from heuristics.partition.ideal_dp import ideal_dp
+    from mtpp.bounds.clique import clique_lower_bounds
+    from mtpp.bounds.crossing import crossing_lower_bounds
+    from mtpp.bounds.cut import cut_lower_bound
+    from mtpp.bounds.reach import reach_lower_bound
     from mtpp.certificate import certify
-    from mtpp.clique_bound import clique_lower_bounds
-    from mtpp.crossing_bound import crossing_lower_bounds
-    from mtpp.cut_bound import cut_lower_bound
+    from mtpp.core.records import COMBINATORIAL_METHODS
     from mtpp.partitioner import partition
-    from mtpp.reach_bound import reach_lower_bound
-    from mtpp.records import COMBINATORIAL_METHODS
 
     p, opt = case.problem, case.opt
     bad: list[str] = []

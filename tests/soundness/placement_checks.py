@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 
 import mtpp
-from mtpp.graph import Graph
+from mtpp.core.device_sets import Device, DeviceSet
+from mtpp.core.graph import Graph
+from mtpp.core.simulator import simulate
 from mtpp.placement.api import METHODS, OPTIMAL_RTOL
-from mtpp.placement.devices import Device, DeviceSet
-from mtpp.placement.simulator import simulate
 from tests.placement.reference import Optima, exact_optima, fits, replay
 
 MAX_N = 4
@@ -96,7 +96,7 @@ def _checks(tag: str, p: Any, g: Graph, ds: DeviceSet, times: np.ndarray | None,
     r = replay(g, ds, list(p.device), list(p.index_order), times)
     true = r.exact_makespan if p.objective == "runtime" else max(r.peaks)
     fit = fits(ds, r.peaks)
-    sim = simulate(g, mtpp.placement.simulator.PlacementContext(g, ds, times), list(p.device), list(p.index_order))
+    sim = simulate(g, mtpp.core.simulator.PlacementContext(g, ds, times), list(p.device), list(p.index_order))
     value = sim.makespan if p.objective == "runtime" else float(sim.peak_memory.max())
     ub, lb = Fraction(p.upper_bound), Fraction(p.lower_bound)
     target = opt.of(p.objective, feasible=True)

@@ -39,7 +39,7 @@ from fractions import Fraction
 import numpy as np
 
 import mtpp
-from mtpp.memory import REL_TOL
+from mtpp.core.memory import REL_TOL
 from mtpp.scheduling import LEARNED, LEARNED_BRKGA, METHODS
 
 MAX_N = 7
@@ -125,7 +125,7 @@ class Exact:
         self.pred = [set(graph.predecessors(v).tolist()) for v in range(graph.n)]
 
     def peak(self, order: Collection[int]) -> Fraction:
-        """The peak of a topological order by the definition (:mod:`mtpp.memory`): at
+        """The peak of a topological order by the definition (:mod:`mtpp.core.memory`): at
         step ``t`` the op's parameters plus every tensor whose producer ran at or before
         ``t`` and whose last consumer runs at or after ``t`` (a sink's: its own step)."""
         pos = {int(v): t for t, v in enumerate(order)}
@@ -203,11 +203,11 @@ def _bound_checks(tag: str, graph: mtpp.Graph, exact: Exact, opt: Fraction, best
     from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
     from heuristics.peak_memory.best_first import best_first_search
-    from heuristics.peak_memory.bounds import forced_live_bound
-    from heuristics.peak_memory.cut_bound import cut_live_bound
     from heuristics.peak_memory.orders import traversal_order
     from heuristics.peak_memory.state_dp import state_dp
-    from mtpp.memory import local_lower_bound
+    from mtpp.bounds.peak_cut import cut_live_bound
+    from mtpp.bounds.peak_memory import forced_live_bound
+    from mtpp.core.memory import local_lower_bound
     from mtpp.scheduling import _cpsat_lower
     from solvers.result import Status
 

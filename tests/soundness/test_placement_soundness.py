@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import mtpp
-from mtpp.memory import local_lower_bound
+from mtpp.core.memory import local_lower_bound
+from mtpp.core.presets import get_devices
 from mtpp.placement.api import OPTIMAL_RTOL
-from mtpp.presets import get_devices
 from tests.placement.reference import exact_optima, replay
 from tests.soundness.placement_checks import placement_findings
 
@@ -127,7 +127,7 @@ def test_a_method_that_raises_is_a_failed_step(monkeypatch: pytest.MonkeyPatch) 
     q = mtpp.place(g, DEVICES, method="heft")
     assert q.lower_bound == 0.0 and not q.optimal and "simple" in q.failures
     monkeypatch.setattr(api, "simulate", broken)  # a bug outside every method: an InternalError
-    with pytest.raises(mtpp.errors.InternalError, match="ZeroDivisionError"):
+    with pytest.raises(mtpp.core.errors.InternalError, match="ZeroDivisionError"):
         mtpp.place(g, DEVICES, method="heft")
 
 

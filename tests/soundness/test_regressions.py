@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import mtpp
-from mtpp.errors import AmbiguousNodeIdError, WeightOverflowError
+from mtpp.core.errors import AmbiguousNodeIdError, WeightOverflowError
 from solvers.registry import backend_class
 from tests.oracle import ExactCosts, down_set_optimum, exact_optimum
 
@@ -440,9 +440,9 @@ def test_a_method_that_raises_is_a_failed_record(monkeypatch: pytest.MonkeyPatch
 
 def test_an_unhandled_exception_leaves_as_an_mtpp_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """What no method catches still leaves the entry point as an ``MtppError``
-    (:class:`mtpp.errors.InternalError`), the original chained as its cause."""
+    (:class:`mtpp.core.errors.InternalError`), the original chained as its cause."""
     import mtpp.certificate as certificate
-    from mtpp.errors import InternalError
+    from mtpp.core.errors import InternalError
 
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("planted")

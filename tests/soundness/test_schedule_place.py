@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtpp
-from mtpp.memory import REL_TOL
-from mtpp.placement.simulator import PlacementContext
-from mtpp.presets import get_devices
+from mtpp.core.memory import REL_TOL
+from mtpp.core.presets import get_devices
+from mtpp.core.simulator import PlacementContext
 from tests.kernel_paths import PATHS, kernel_path
 from tests.placement.reference import brute_force
 from tests.soundness.instances import SCALES

@@ -11,7 +11,7 @@ from heuristics.neural.regal import RegalResult
 from heuristics.partition.slicegraph import slice_order
 from heuristics.traversal import classic_priorities
 from mtpp import Graph, Problem, evaluate
-from mtpp.memory import peak_memory
+from mtpp.core.memory import peak_memory
 from tests.oracle import is_topological
 
 

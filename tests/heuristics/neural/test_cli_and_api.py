@@ -11,10 +11,10 @@ import pytest
 from heuristics.partition.orderers import get_orderer
 from mtpp import Problem, evaluate
 from mtpp.cli import main
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.memory import peak_memory
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
-from mtpp.memory import peak_memory
 from mtpp.partitioner import partition
 from mtpp.scheduling import schedule
 from tests.oracle import is_topological
@@ -101,7 +101,7 @@ def test_weights_only_for_learned_orderers() -> None:
 def test_missing_torch_is_a_typed_error_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from mtpp.errors import MissingDependencyError
+    from mtpp.core.errors import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
     g = regal_graph(20, seed=1)

@@ -12,7 +12,7 @@ from heuristics.neural.decoding import BeamResult, beam_search, greedy_order, sa
 from heuristics.peak_memory.orders import order_peak
 from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
 from tests.oracle import brute_force_peak, is_topological, random_dag, topological_orders

@@ -15,7 +15,7 @@ from heuristics.neural.features import (
     node_features,
 )
 from mtpp import Graph
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
 from tests.oracle import random_dag

@@ -15,8 +15,8 @@ from heuristics.neural import forward_budget
 from heuristics.neural.inference import topoformer_order
 from heuristics.neural.objectives import Bottleneck, PeakMemory
 from mtpp import partition, schedule
+from mtpp.core.memory import peak_memory
 from mtpp.generators import layered_graph
-from mtpp.memory import peak_memory
 from tests.oracle import is_topological
 
 

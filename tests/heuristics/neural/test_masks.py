@@ -23,9 +23,9 @@ from heuristics.neural.masks import (
     relation_matrix,
     unpack_reachability,
 )
+from mtpp.core.graph import Graph
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
-from mtpp.graph import Graph
 
 
 def _graph(n: int, edges: list[tuple[int, int]] | np.ndarray) -> Graph:

@@ -10,9 +10,9 @@ from heuristics.neural.datasets import VALIDATION_EPOCH, epoch_graphs, training_
 from heuristics.neural.objectives import Bottleneck, PeakMemory, make_objective
 from heuristics.partition.slicegraph import slice_order
 from mtpp import Problem, evaluate
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.memory import peak_memory
 from mtpp.generators.regal import regal_graph
-from mtpp.memory import peak_memory
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -13,7 +13,7 @@ from heuristics.kahn import kahn_order
 from heuristics.neural.decoding import beam_search, sample_orders
 from heuristics.neural.policy import availability, batch_log_probs, block_picks, order_log_probs, schedulable_pairs
 from mtpp import Graph
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.generators.layered import layered_graph
 from tests.heuristics.neural.test_decoding import naive_log_prob
 from tests.oracle import random_dag

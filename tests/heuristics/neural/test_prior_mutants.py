@@ -12,10 +12,10 @@ from heuristics.neural.inference import topoformer_priorities
 from heuristics.neural.objectives import make_objective
 from heuristics.neural.prior_mutants import CLIP, CONCENTRATION, prior_betas, topoformer_brkga
 from mtpp import Problem, evaluate, partition, schedule
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.memory import peak_memory
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
-from mtpp.memory import peak_memory
 from tests.heuristics.neural.learned_brkga import check_learned_brkga
 from tests.oracle import is_topological
 

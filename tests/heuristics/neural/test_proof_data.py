@@ -26,12 +26,12 @@ from heuristics.neural.regal_training import RegalTrainConfig, train_regal
 from heuristics.neural.topoformer import Topoformer
 from heuristics.neural.training import Encoded, TrainConfig, imitation_loss, size_batches, teacher_target, train
 from mtpp import Graph
-from mtpp.errors import InvalidParameterError
-from mtpp.evaluate import evaluate
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.evaluate import evaluate
+from mtpp.core.memory import peak_memory
+from mtpp.core.problem import Problem
 from mtpp.generators.regal import regal_graph
-from mtpp.memory import peak_memory
 from mtpp.partitioner import partition
-from mtpp.problem import Problem
 from mtpp.teacher_data import build_teacher_data, example_graph, partition_order
 from tests.oracle import brute_force_peak, down_set_optimum, is_topological
 

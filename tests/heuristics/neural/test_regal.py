@@ -30,10 +30,10 @@ from heuristics.neural.regal import (
 from heuristics.neural.regal_training import CHECKPOINT, HISTORY, PLOT, WEIGHTS, RegalTrainConfig, train_regal
 from heuristics.neural.weights import save_weights
 from heuristics.traversal import classic_priorities
-from mtpp.errors import InvalidParameterError, WeightsError
+from mtpp.core.errors import InvalidParameterError, WeightsError
+from mtpp.core.graph import Graph
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
-from mtpp.graph import Graph
 from tests.heuristics.neural.learned_brkga import check_learned_brkga
 from tests.oracle import is_topological
 

@@ -26,8 +26,8 @@ from heuristics.neural.topoformer import (  # noqa: E402
     normalize_priorities,
     pad_batch,
 )
-from mtpp.errors import InvalidParameterError  # noqa: E402
-from mtpp.graph import Graph  # noqa: E402
+from mtpp.core.errors import InvalidParameterError  # noqa: E402
+from mtpp.core.graph import Graph  # noqa: E402
 
 F_IN = 5
 UNIFORM = (1,) * N_RELATIONS

@@ -13,10 +13,10 @@ from heuristics.neural.inference import load_topoformer, topoformer_order, topof
 from heuristics.neural.objectives import Bottleneck, PeakMemory
 from heuristics.neural.training import CHECKPOINT, HISTORY, PLOT, TrainConfig, train
 from heuristics.neural.weights import SHIPPED, load_weights, save_weights
-from mtpp.errors import InvalidParameterError, WeightsError
+from mtpp.core.errors import InvalidParameterError, WeightsError
+from mtpp.core.memory import peak_memory
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
-from mtpp.memory import peak_memory
 from tests.oracle import is_topological
 
 TINY = {

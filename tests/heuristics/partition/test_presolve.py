@@ -13,7 +13,7 @@ import pytest
 
 from heuristics.partition.presolve import RULES, presolve
 from mtpp import Graph, Problem, evaluate
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 from tests.oracle import exact_optimum
 from tests.soundness.instances import check_presolve, make_case, make_instance
 

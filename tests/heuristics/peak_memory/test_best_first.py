@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from heuristics.peak_memory.best_first import best_first_search
-from heuristics.peak_memory.bounds import forced_live_memory
-from heuristics.peak_memory.cut_bound import cut_live_memory
 from heuristics.peak_memory.split import cut_nodes, split_graph
 from mtpp import Graph
+from mtpp.bounds.peak_cut import cut_live_memory
+from mtpp.bounds.peak_memory import forced_live_memory
+from mtpp.core.memory import peak_memory
 from mtpp.generators import layered_graph
-from mtpp.memory import peak_memory
 from tests.oracle import brute_force_peak, chain_of_blocks, is_topological, random_dag, topological_orders
 
 
@@ -286,8 +286,8 @@ def test_backward_relative_bounds_stay_below_the_step_given_the_ops_run_last():
     """The backward search's ``h_v(T)``: ``F(v)`` plus the ancestors of ``v`` outside
     ``P(v)`` that feed ``T``, and ``B(v)`` plus their residuals, never exceed ``v``'s
     step over the ideals that leave ``T`` for later."""
-    from heuristics.peak_memory.bounds import ancestor_bits, needed_bits
-    from heuristics.peak_memory.cut_bound import bits_to_bool
+    from mtpp.bounds.peak_cut import bits_to_bool
+    from mtpp.bounds.peak_memory import ancestor_bits, needed_bits
 
     for _, g in random_cases(8, 30, 7):
         values, _, resid = cut_live_memory(g, every_op=True)

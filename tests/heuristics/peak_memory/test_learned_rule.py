@@ -20,8 +20,8 @@ from heuristics.peak_memory.learned_rule import (
 )
 from heuristics.peak_memory.orders import random_orders
 from heuristics.traversal import bfs_order, dfs_order
-from mtpp.errors import InvalidParameterError
-from mtpp.memory import peak_memory
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.memory import peak_memory
 from tests.oracle import is_topological, random_dag
 
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from heuristics.peak_memory.best_first import best_first_search
-from heuristics.peak_memory.bounds import forced_live_bound
-from heuristics.peak_memory.cut_bound import cut_live_bound
 from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph, schedule
-from mtpp.memory import REL_TOL, local_lower_bound
+from mtpp.bounds.peak_cut import cut_live_bound
+from mtpp.bounds.peak_memory import forced_live_bound
+from mtpp.core.memory import REL_TOL, local_lower_bound
 from mtpp.scheduling import LEARNED, LEARNED_BRKGA, METHODS
 from tests.soundness.schedule_checks import Exact
 

@@ -24,7 +24,7 @@ from heuristics.peak_memory.orders import (
 )
 from heuristics.peak_memory.state_dp import state_dp
 from mtpp import Graph, Problem
-from mtpp.memory import block_peak
+from mtpp.core.memory import block_peak
 from tests.oracle import (
     brute_force_peak,
     is_topological,
@@ -216,8 +216,8 @@ def naive_forced_live(g: Graph, v: int) -> float:
 
 
 def test_forced_live_bound_is_valid_and_beats_the_local_bound():
-    from heuristics.peak_memory.bounds import forced_live_bound, forced_live_memory
-    from mtpp.memory import local_lower_bound
+    from mtpp.bounds.peak_memory import forced_live_bound, forced_live_memory
+    from mtpp.core.memory import local_lower_bound
 
     for _, g in random_cases(4, 40, 7):
         per_node = forced_live_memory(g)

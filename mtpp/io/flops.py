@@ -9,7 +9,7 @@ ONNX and PyTorch importers agree):
 * an elementwise op costs ``flops_per_element`` FLOPs per *output* element (1 for
   arithmetic and activations; a transcendental such as ``exp`` counts as one);
 * data movement ops (Reshape, Transpose, Concat, Gather, ...) cost 0 FLOPs: the
-  roofline of :mod:`mtpp.devices` still charges them for the bytes they move.
+  roofline of :mod:`mtpp.core.devices` still charges them for the bytes they move.
 
 Shapes are tuples of ints, batch first, channels second for images (NCHW); every
 function returns a float.  Each formula is checked by a hand-computed example in

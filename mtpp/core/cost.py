@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.memory import block_peak
-from mtpp.problem import Problem
+from mtpp.core.memory import block_peak
+from mtpp.core.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def block_excess(problem: Problem, assignment: np.ndarray, extra: np.ndarray | N
 def block_peaks(problem: Problem, assignment: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """``peak(P_b)`` of every block, its ops run in the relative order of the
     topological ``order`` (default: the graph's own topological order), by the
-    independent reference :func:`mtpp.memory.block_peak`.  ``O(k (n + m))``."""
+    independent reference :func:`mtpp.core.memory.block_peak`.  ``O(k (n + m))``."""
     g = problem.graph
     seq = g.topological_order if order is None else np.asarray(order, dtype=np.int64)
     in_block = np.asarray(assignment, dtype=np.int64)[seq]

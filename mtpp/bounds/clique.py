@@ -14,10 +14,10 @@ bottleneck below ``T`` can colour that clique with ``k`` blocks.  Along one path
 bound is the min-max segmentation of the path into ``k`` runs (for monotone
 interval costs the two coincide); across the width of a wide graph two far-apart ops
 pay for both their tensors, so at ``k = 4..32`` it sits well above Lemma 3.3's ``W / k``
-and the k-independent cut bound (:mod:`mtpp.cut_bound`), which is its ``k + 1 = 1``
+and the k-independent cut bound (:mod:`mtpp.bounds.cut`), which is its ``k + 1 = 1``
 case.
 
-Each ``c(u, v)`` is bounded below by one minimum cut (:class:`mtpp.hull_cuts.HullCuts`).  A
+Each ``c(u, v)`` is bounded below by one minimum cut (:class:`mtpp.bounds.hull_cuts.HullCuts`).  A
 pair whose cut was not computed (time limit) counts as ``0``, never a conflict.  The
 minimum over a set is exact in floating point, so every value is at most the true
 optimum at its k (exact real arithmetic on the float inputs).
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.hull_cuts import HullCuts, reach
-from mtpp.problem import Problem
+from mtpp.bounds.hull_cuts import HullCuts, reach
+from mtpp.core.problem import Problem
 
 MAX_CANDIDATES = 128
 """Ops whose pairs are cut, at most (the time limit may stop earlier)."""

@@ -2,15 +2,15 @@
 
 Every partition any mtpp method returns is passed through :func:`evaluate`, which
 checks it from scratch (every node assigned, blocks in ``0..k-1``, acyclic quotient
-graph) and recomputes the block costs of Eq. (3) with :mod:`mtpp.cost`, without
+graph) and recomputes the block costs of Eq. (3) with :mod:`mtpp.core.cost`, without
 reusing anything the method computed.
 
-Rounding.  The reported costs are float sums (:mod:`mtpp.cost`).  Work and the input
+Rounding.  The reported costs are float sums (:mod:`mtpp.core.cost`).  Work and the input
 and output tensors of a block are sums of at most ``n + m`` non-negative terms, so
 each is within ``gamma(n + m)`` of its exact value *relative to itself* (Higham Eq.
 4.4); dividing by ``B`` and adding the four terms adds a few ``u``.  The overflow
 ``(size_param(S) [+ peak(S)] - M + R)^+ / B`` subtracts the budget from a sum that
-may be far larger than the result; :func:`mtpp.cost.block_excess` computes it with
+may be far larger than the result; :func:`mtpp.core.cost.block_excess` computes it with
 one correctly rounded ``fsum`` per block, so it too errs by a few ``u`` of itself,
 except for the activation peak of peak-aware costs (a running sum of live tensors,
 each added and freed once), whose error is bounded against what it touched,
@@ -18,7 +18,7 @@ each added and freed once), whose error is bounded against what it touched,
 parts, an absolute bound on ``|bottleneck - exact bottleneck|``, and 0 when every
 sum is exact (:func:`costs_are_exact`: dyadic weights on one grid, ``B`` a power of
 two).  :attr:`Evaluation.upper_bound` is the bottleneck rounded *up* by it
-(:func:`mtpp.result.upper_rounded`): never below the partition's exact cost, the
+(:func:`mtpp.core.result.upper_rounded`): never below the partition's exact cost, the
 upper bound every result reports.
 """
 
@@ -31,14 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.cost import BlockCosts, block_costs
-from mtpp.errors import InvalidPartitionError, QuotientCycleError, UnknownNodeError
-from mtpp.graph import Graph, NodeId
-from mtpp.memory import check_order, exact_on_grid
-from mtpp.problem import Problem
-from mtpp.result import upper_rounded
-from mtpp.rounding import UNIT, gamma
-from mtpp.validation import check_instance
+from mtpp.core.cost import BlockCosts, block_costs
+from mtpp.core.errors import InvalidPartitionError, QuotientCycleError, UnknownNodeError
+from mtpp.core.graph import Graph, NodeId
+from mtpp.core.memory import check_order, exact_on_grid
+from mtpp.core.problem import Problem
+from mtpp.core.result import upper_rounded
+from mtpp.core.rounding import UNIT, gamma
+from mtpp.core.validation import check_instance
 
 Assignment = Sequence[int] | np.ndarray | Mapping[NodeId, int]
 
@@ -209,7 +209,7 @@ def costs_are_exact(problem: Problem) -> bool:
     """Whether every float sum and difference the evaluator forms is exact: ``B`` is a
     power of two (dividing by it is exact, barring underflow) and the work, the sizes
     over ``B`` and ``M / B``, ``R / B`` lie on one power-of-two grid fine enough for
-    their totals (:func:`mtpp.memory.exact_on_grid`: integer weights below ``2^50``
+    their totals (:func:`mtpp.core.memory.exact_on_grid`: integer weights below ``2^50``
     in all, say).  Then :attr:`Evaluation.rounding` is 0."""
     b = problem.bandwidth
     if math.frexp(b)[0] != 0.5:
@@ -227,7 +227,7 @@ def costs_are_exact(problem: Problem) -> bool:
 
 def rounding_error(problem: Problem, bottleneck: float) -> float:
     """A bound on ``|bottleneck - exact|`` for a bottleneck computed by
-    :func:`mtpp.cost.block_costs` (module docstring): 0 when :func:`costs_are_exact`."""
+    :func:`mtpp.core.cost.block_costs` (module docstring): 0 when :func:`costs_are_exact`."""
     if costs_are_exact(problem):
         return 0.0
     g = problem.graph

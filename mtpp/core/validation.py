@@ -2,7 +2,7 @@
 spirit of scikit-learn's parameter validation).
 
 Each checker takes the argument's name and value, returns the value normalised
-(``int``, ``float``, ``str``) and raises :class:`mtpp.errors.InvalidParameterError`
+(``int``, ``float``, ``str``) and raises :class:`mtpp.core.errors.InvalidParameterError`
 naming the argument and the bad value otherwise.  Booleans are never numbers here
 (``True`` is not a seed, a thread count or a time limit), and a value of the wrong
 type (``orderer=123``, ``None`` where a graph is expected) gets the same typed error,
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from numbers import Integral, Real
 from typing import Any, TypeVar, cast
 
-from mtpp.errors import InvalidParameterError
+from mtpp.core.errors import InvalidParameterError
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -96,7 +96,7 @@ def check_real(name: str, value: object, *, positive: bool, allow_inf: bool) -> 
     return x
 
 
-_check_real = check_real  # its name in mtpp.problem, kept for old imports
+_check_real = check_real  # its name in mtpp.core.problem, kept for old imports
 
 
 def check_bool(name: str, value: object) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 
-from mtpp.graph import Graph
+from mtpp.core.graph import Graph
 
 _last: tuple[Graph, str] | None = None  # the last graph hashed (to_json costs ~25 us per op)
 _lock = threading.Lock()

@@ -91,7 +91,7 @@ def upper_rounded(value: float, error: float) -> float:
     sums were exact), else ``value + error`` rounded up by one ulp (the addition
     rounds to nearest, so it may fall half an ulp short of ``value + error``).  The
     upper bound every result reports: the re-checked cost rounded upwards, as lower
-    bounds are rounded downwards (:func:`mtpp.rounding.lower_by`)."""
+    bounds are rounded downwards (:func:`mtpp.core.rounding.lower_by`)."""
     if not math.isfinite(value) or error <= 0:
         return float(value)
     return math.nextafter(float(value) + float(error), math.inf)

@@ -20,7 +20,7 @@ copy engine of its own and links have no contention (the delay model of HEFT).  
 transfer is exactly a delay on the edge, which is what :mod:`formulations.placement`
 models, and the two agree on every placement and per-device order.
 
-**Memory** (per device, the conventions of :mod:`mtpp.memory` in continuous time).
+**Memory** (per device, the conventions of :mod:`mtpp.core.memory` in continuous time).
 Buffers are allocated and freed at *events*; ``pos(v)`` is ``v``'s position in ``sigma``:
 
 * ``size_param(v)`` and ``v``'s output are allocated on ``p(v)`` at ``start(v)``, the
@@ -44,10 +44,10 @@ is written, whatever its duration (zero included)**: an input's free key is at l
 and every input arrived (its allocation key is at most ``(start(v), pos(u), allocate)``
 with ``pos(u) < pos(v)``).  Hence on every device and placement the peak is at least
 ``size_out(v) + size_param(v) + sum_{u in pred(v)} size_out(u)`` for each ``v``
-there, the bound of :func:`mtpp.memory.local_lower_bound`.  On one device the key
+there, the bound of :func:`mtpp.core.memory.local_lower_bound`.  On one device the key
 order is exactly step order (step ``k``'s allocation, then its frees, then step ``k +
 1``'s allocation, even where times tie), so the peak is exactly
-:func:`mtpp.memory.peak_memory` of ``sigma``, zero-time ops included.
+:func:`mtpp.core.memory.peak_memory` of ``sigma``, zero-time ops included.
 
 A device whose peak, rounded up by its error bound, exceeds its capacity makes the
 placement memory-infeasible; ``overflow`` is the sum over devices of the excess.
@@ -63,12 +63,12 @@ data (the time table, ``size_out``, bandwidths, latencies, sizes):
   maximum adds no error): :meth:`PlacementContext.makespan_error` is ``gamma(5n + 5)``
   times the makespan, or 0 when every term the placement uses is computed exactly and
   lies on one power-of-two grid fine enough for all its sums
-  (:func:`mtpp.memory.exact_on_grid`);
+  (:func:`mtpp.core.memory.exact_on_grid`);
 * each device's peak is a running sum of ``E`` signed sizes whose exact partial sums are
   live memories, at least 0 and at most the exact peak ``P``: each rounding errs by at
   most ``u`` times that (plus the error so far), so every partial sum, and the peak, is
   within ``gamma(E) P`` of the truth and ``SimResult.peak_error = 2 gamma(E) peak``
-  bounds it (0 when :func:`mtpp.memory.sums_are_exact`: a device holds each tensor at
+  bounds it (0 when :func:`mtpp.core.memory.sums_are_exact`: a device holds each tensor at
   most once, so its partial sums stay below the total of all sizes).  Each device's
   running sum is its own, so a 1e12 tensor on one device does not blur another's 1e-3.
 
@@ -87,12 +87,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.jit import njit
-from mtpp.memory import check_order, exact_on_grid, sums_are_exact
-from mtpp.placement.devices import DeviceSet
-from mtpp.rounding import gamma
+from mtpp.core.device_sets import DeviceSet
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
+from mtpp.core.memory import check_order, exact_on_grid, sums_are_exact
+from mtpp.core.rounding import gamma
 
 
 @njit(cache=True, inline="always")
@@ -189,7 +189,7 @@ class PlacementContext:
 
     def __init__(self, graph: Graph, devices: str | DeviceSet, times: np.ndarray | None = None) -> None:
         self.graph = graph
-        from mtpp.presets import get_devices  # the registry imports this package
+        from mtpp.core.presets import get_devices  # the registry imports this package
 
         self.devices = get_devices(devices)
         self.d = self.devices.d

@@ -1,6 +1,6 @@
 """The device model for placement: devices with speeds and memory, links between them.
 
-Units follow :mod:`mtpp.devices`: a graph's ``work`` is the time of each op on a
+Units follow :mod:`mtpp.core.devices`: a graph's ``work`` is the time of each op on a
 *reference device* (microseconds for imported graphs), sizes are bytes, bandwidths are
 bytes per time unit (bytes per microsecond) and latencies are time units.
 
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 
 class DeviceModelError(InvalidParameterError):
@@ -171,16 +171,3 @@ class DeviceSet(_Checked):
                 if times is not None:
                     out[i] = times
         return out
-
-
-def __getattr__(name: str) -> object:
-    """``PRESETS`` and ``get_devices`` moved to :mod:`mtpp.presets` (kept one release)."""
-    if name in ("PRESETS", "get_devices"):
-        import warnings
-
-        from mtpp import presets
-
-        new = "DEVICE_SETS" if name == "PRESETS" else name
-        warnings.warn(f"mtpp.placement.devices.{name} moved to mtpp.presets ({new})", DeprecationWarning, stacklevel=2)
-        return presets.DEVICE_SETS if name == "PRESETS" else presets.get_devices
-    raise AttributeError(f"module 'mtpp.placement.devices' has no attribute {name!r}")

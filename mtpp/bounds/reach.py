@@ -15,7 +15,7 @@ sweep uses the other's sets (initially ``D_m = V`` for ``m >= 1``):
 
 with ``anc(v)`` the ancestors of ``v``, ``H`` the hull (every op on a path between
 two members) and ``c(H) = min { f(S) : S contains H }`` bounded from below by one
-minimum cut (:class:`mtpp.hull_cuts.HullCuts`).  The backward sweep is the same on
+minimum cut (:class:`mtpp.bounds.hull_cuts.HullCuts`).  The backward sweep is the same on
 the reversed order (descendants for ancestors, ``F'_m = (V - U_(k-m)) - D_(m-1)``,
 ``v`` in ``U_(k-m+1)``).
 
@@ -30,7 +30,7 @@ and ``c(H(X_j(v))) <= f(S_j) <= T``; its predecessors lie in ``I_j`` and come fi
 in the order, so they are in ``U_j`` already.  The backward sweep is the mirror image.
 Block ``S_j`` holds only ops of ``D_(k-j+1)`` and of the last sweep's ``U_j`` (both
 contain it), so the minimum cut runs over the sets that hold ``H`` and none of the
-other ops (``banned``, :class:`mtpp.hull_cuts.HullCuts`), and a hull that holds one
+other ops (``banned``, :class:`mtpp.bounds.hull_cuts.HullCuts`), and a hull that holds one
 of them refuses ``v`` at once.
 So ``OPT(k) > T`` as soon as a sweep finds ``c(H(F_j)) > T``, an op of ``V - D_(k-j)``
 outside ``U_j`` (it must be in the first ``j`` blocks and cannot), or ``U_k != V``.
@@ -84,9 +84,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtpp.hull_cuts import HullCuts
-from mtpp.problem import Problem
-from mtpp.reach_step import FITS, LATE, Refusals, reach_step
+from mtpp.bounds.hull_cuts import HullCuts
+from mtpp.bounds.reach_sweeps import FITS, LATE, Refusals, reach_step
+from mtpp.core.problem import Problem
 
 ROUNDS = 8
 """Forward and backward sweeps alternate at most this many times per threshold."""
@@ -125,7 +125,7 @@ class ReachBound:
     """The bisection closed its interval (else the time limit stopped it)."""
     wall_time: float
     spared: int = 0
-    """Minimum cuts that the refusals kept per op spared (:class:`mtpp.reach_step.Refusals`)."""
+    """Minimum cuts that the refusals kept per op spared (:class:`mtpp.bounds.reach_sweeps.Refusals`)."""
 
 
 Stood = dict[int, tuple[float, tuple[list[np.ndarray], list[np.ndarray]]]]

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from mtpp.jit import njit
+from mtpp.core.jit import njit
 
 UNIT = 2.0**-53
 """The unit roundoff ``u`` of IEEE double precision (round to nearest)."""

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mtpp.errors import WEIGHT_LIMIT, InvalidParameterError, WeightOverflowError
-from mtpp.graph import Graph
-from mtpp.validation import _check_real as _check_real  # their old home: kept for old imports
-from mtpp.validation import check_bool, check_instance, check_k, check_real
-from mtpp.validation import check_seed as check_seed
-from mtpp.validation import check_time_limit as check_time_limit
+from mtpp.core.errors import WEIGHT_LIMIT, InvalidParameterError, WeightOverflowError
+from mtpp.core.graph import Graph
+from mtpp.core.validation import _check_real as _check_real  # their old home: kept for old imports
+from mtpp.core.validation import check_bool, check_instance, check_k, check_real
+from mtpp.core.validation import check_seed as check_seed
+from mtpp.core.validation import check_time_limit as check_time_limit
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,14 @@ class Problem:
 
     ``peak_aware=True`` uses Eq. (2) itself: ``(size_param(S) + peak(S) - M)^+ / B``
     with ``peak(S)`` the activation peak of the block's ops run in their order
-    (:func:`mtpp.memory.block_peak`); the reserve must then be 0, since the peak
+    (:func:`mtpp.core.memory.block_peak`); the reserve must then be 0, since the peak
     replaces it.  The MIP lower bounds ignore ``peak(S) >= 0``, which only lowers
     them, so they stay valid.
 
     ``k`` larger than the number of ops is stored as ``n``: at most ``n`` blocks can
     be non-empty, so it is the same problem (and ``k = 10^9`` takes no memory);
     ``requested_k`` keeps the number asked for.
-    Arguments are checked by :mod:`mtpp.validation`.
+    Arguments are checked by :mod:`mtpp.core.validation`.
     """
 
     graph: Graph

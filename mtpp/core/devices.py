@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mtpp.graph import Graph, NodeId
-from mtpp.problem import Problem
+from mtpp.core.graph import Graph, NodeId
+from mtpp.core.problem import Problem
 
 MICROSECONDS_PER_SECOND = 1e6
 
@@ -85,7 +85,7 @@ IMPORT_UNITS = {"time": "us", "size": "bytes"}  # the ``units`` of every importe
 class CostedOp:
     """What an importer measured for one op, before a device prices it.
 
-    ``flops`` (see :mod:`mtpp.flops`), ``bytes_moved`` (inputs + outputs + parameters
+    ``flops`` (see :mod:`mtpp.io.flops`), ``bytes_moved`` (inputs + outputs + parameters
     read, in bytes), ``size_out`` and ``size_param`` in bytes.  ``scope``: the module
     calls the op runs inside (PyTorch importer), each a qualified module name with
     ``@i`` appended for the ``i``-th repeated call of the same module.
@@ -108,7 +108,7 @@ def costed_graph(
     """The :class:`mtpp.Graph` of ``ops`` (edges as index pairs into ``ops``) with
     ``work`` = the device's roofline time in microseconds, sizes in bytes
     (``units`` = :data:`IMPORT_UNITS`)."""
-    from mtpp.presets import get_device  # the registry imports this module
+    from mtpp.core.presets import get_device  # the registry imports this module
 
     spec = get_device(device)
     work = [op.work if op.work is not None else spec.roofline_time(op.flops, op.bytes_moved) for op in ops]
@@ -123,19 +123,3 @@ def costed_graph(
         name=name,
         units=IMPORT_UNITS,
     )
-
-
-def __getattr__(name: str) -> object:
-    """``PRESETS`` and ``get_device`` moved to :mod:`mtpp.presets` (kept one release)."""
-    if name in ("PRESETS", "get_device"):
-        import warnings
-
-        from mtpp import presets
-
-        warnings.warn(
-            f"mtpp.devices.{name} moved to mtpp.presets ({'DEVICES' if name == 'PRESETS' else name})",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return presets.DEVICES if name == "PRESETS" else presets.get_device
-    raise AttributeError(f"module 'mtpp.devices' has no attribute {name!r}")

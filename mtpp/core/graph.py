@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mtpp.errors import (
+from mtpp.core.errors import (
     WEIGHT_LIMIT,
     AmbiguousNodeIdError,
     CycleError,
@@ -36,7 +36,7 @@ from mtpp.errors import (
     UnknownNodeError,
     WeightOverflowError,
 )
-from mtpp.validation import check_instance, check_iterable
+from mtpp.core.validation import check_instance, check_iterable
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -108,7 +108,7 @@ class Graph:
     :meth:`from_arrays` (weights as arrays, edges as index pairs) or
     :meth:`from_networkx`; read one with :func:`mtpp.load_graph`.
 
-    Raises the typed errors of :mod:`mtpp.errors`: :class:`EmptyGraphError`,
+    Raises the typed errors of :mod:`mtpp.core.errors`: :class:`EmptyGraphError`,
     :class:`DuplicateNodeError`, :class:`InvalidWeightError`,
     :class:`UnknownNodeError`, :class:`SelfLoopError` and :class:`CycleError`
     (which names the nodes on one cycle).  Parallel duplicate edges are merged.
@@ -392,9 +392,9 @@ class Graph:
         return g
 
     def to_json(self, path: str | None = None, indent: int | None = None) -> str:
-        """Serialise to the versioned mtpp JSON format (:mod:`mtpp.schema`); write to
+        """Serialise to the versioned mtpp JSON format (:mod:`mtpp.core.schema`); write to
         ``path`` if given.  :func:`mtpp.load_graph` reads it back."""
-        from mtpp.schema import graph_to_model
+        from mtpp.core.schema import graph_to_model
 
         text = graph_to_model(self).model_dump_json(indent=indent, exclude_none=True)
         if path is not None:

@@ -11,7 +11,7 @@ Weights default to 0; ``name``, ``op`` and ``units`` are optional.  ``units`` sa
 what ``work`` and the sizes are measured in, e.g. ``{"time": "us", "size": "bytes"}``
 (what ``mtpp import`` writes); tables and JSON results repeat it.  The schema checks the
 shape of the document; :class:`mtpp.Graph` then checks the graph itself (cycles,
-weights, unknown ids) and raises the typed errors of :mod:`mtpp.errors`.
+weights, unknown ids) and raises the typed errors of :mod:`mtpp.core.errors`.
 ``GraphDocument.model_json_schema()`` gives the JSON Schema.
 """
 
@@ -21,7 +21,7 @@ from typing import Literal, Union
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
-from mtpp.graph import Graph, Node
+from mtpp.core.graph import Graph, Node
 
 FORMAT: Literal["mtpp-graph"] = "mtpp-graph"
 VERSION: Literal[1] = 1

@@ -12,7 +12,7 @@ block (Eq. 1).  Two facts bound ``blocks(u)`` from below at ``T``:
 
 * a net inside one block ``S`` puts its hull in ``S`` (blocks are convex), so if
   ``c(N_u) > T``, with ``c(N_u)`` the cheapest block holding the hull of the net
-  (:class:`mtpp.hull_cuts.HullCuts`, one minimum cut), the net meets two blocks;
+  (:class:`mtpp.bounds.hull_cuts.HullCuts`, one minimum cut), the net meets two blocks;
 * likewise two members ``x, y`` of the net with ``c(x, y) > T`` (the cheapest block
   holding their hull) are in different blocks, so members that pairwise conflict
   (a clique of the *conflict graph* at ``T``) meet that many blocks.
@@ -51,7 +51,7 @@ fractional cover, which is half the maximum flow of the graph's bipartite double
 for each edge ``ab``): a flow ``f`` gives ``y_ab = (f(a' b'') + f(b' a'')) / 2``, within
 the weights at both ends, and ``y`` gives the flow ``y_ab`` on both arcs (Nemhauser and
 Trotter, "Vertex packings: structural properties and algorithms", 1975).  So one minimum
-cut per ``b`` (:func:`mtpp.cut_bound.min_cut_below`, exact integers) at the cut values a
+cut per ``b`` (:func:`mtpp.bounds.cut.min_cut_below`, exact integers) at the cut values a
 bisection per k visits.  ``G'`` falls as ``b`` grows: it is ``sum_u o_u m_u(b)`` over
 the nets with ``m_u(b) >= 2`` plus the least fractional cover of the others, and as ``b``
 grows each ``m_u`` falls, a net whose ``m_u`` falls to 0 trades its fixed count (at least
@@ -74,15 +74,15 @@ first; then the pairs of nets that share an op, heavier lighter tensor first (ab
 7,000 on 500 layered ops, 1.2 ms each).  A cut not computed counts as ``0``: no
 crossing, no conflict.
 
-Rounding.  Every ``c`` is at most its true value (:mod:`mtpp.hull_cuts`).  ``o_u``
-is lowered below ``size_out / B`` (:func:`mtpp.cut_bound.io_below`); each step
+Rounding.  Every ``c`` is at most its true value (:mod:`mtpp.bounds.hull_cuts`).  ``o_u``
+is lowered below ``size_out / B`` (:func:`mtpp.bounds.cut.io_below`); each step
 ``o_u (m_i - m_(i+1))`` rounds once, and ``work(V) + G(b)`` is a float running sum
 of at most ``n + M`` non-negative terms (``M`` steps), so the computed value is
-within ``gamma(n + 2 M)`` of the exact one relative to it (:mod:`mtpp.rounding`); the
-division by ``k`` adds one rounding, and :func:`mtpp.rounding.lower_by` with
+within ``gamma(n + 2 M)`` of the exact one relative to it (:mod:`mtpp.core.rounding`); the
+division by ``k`` adds one rounding, and :func:`mtpp.core.rounding.lower_by` with
 ``gamma(n + 2 M + 2)`` takes ``(work(V) + G(b)) / k`` below the truth.  The minimum and maximum are exact.
 With pairs of nets, the flow runs on the weights ``2 o_u`` (exact doublings of
-``o_u``, itself below the truth) and :func:`mtpp.cut_bound.min_cut_below` returns a float
+``o_u``, itself below the truth) and :func:`mtpp.bounds.cut.min_cut_below` returns a float
 at most its exact maximum, so half of it (exact) is at most the least fractional cover;
 ``work(V) + G'(b)`` is then a float sum of at most ``n + N + 1`` non-negative terms
 (``N`` nets), lowered by ``gamma(n + 2 N + E + 2)`` (``E`` pairs: more than enough).
@@ -97,12 +97,12 @@ from itertools import combinations
 
 import numpy as np
 
-from mtpp.cut_bound import csr_network, io_below, min_cut_below
-from mtpp.graph import Graph
-from mtpp.hull_cuts import HullCuts, reach
-from mtpp.jit import njit
-from mtpp.problem import Problem
-from mtpp.rounding import UNIT, gamma
+from mtpp.bounds.cut import csr_network, io_below, min_cut_below
+from mtpp.bounds.hull_cuts import HullCuts, reach
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
+from mtpp.core.rounding import UNIT, gamma
 
 MAX_MEMBERS = 12
 """Members of a net (its producer and first consumers) whose pairs are cut, at most."""
@@ -243,7 +243,7 @@ def crossing_lower_bounds(
     order = np.argsort(-p, kind="stable")
     x = np.cumsum(np.r_[float(g.work.sum()), w[order]])  # work(V) + G(b), b from the largest down
     b = np.r_[np.inf, p[order]]
-    slack = 1.0 - gamma(g.n + 2 * w.size + 2) - 4.0 * UNIT  # mtpp.rounding.lower_by, vectorised
+    slack = 1.0 - gamma(g.n + 2 * w.size + 2) - 4.0 * UNIT  # mtpp.core.rounding.lower_by, vectorised
     bounds = {k: float(np.max(np.minimum(b, np.maximum(0.0, x / k * slack)))) for k in ks}
     if pairs_cut:
         cut_pairs = (pair_a[:pairs_cut], pair_b[:pairs_cut], pair_cost[:pairs_cut])
@@ -305,7 +305,7 @@ def _with_net_pairs(
     mult = np.concatenate([c[1] for c in counts]).astype(np.int64)
     cand = np.unique(np.r_[values, pair_cost])
     cand = cand[cand > min(bounds.values())]
-    slack = 1.0 - gamma(g.n + 2 * nets.size + pair_a.size + 2) - 4.0 * UNIT  # mtpp.rounding.lower_by
+    slack = 1.0 - gamma(g.n + 2 * nets.size + pair_a.size + 2) - 4.0 * UNIT  # mtpp.core.rounding.lower_by
     work = float(g.work.sum())
     seen: dict[int, float] = {}
 

@@ -22,7 +22,7 @@ measured on ``shared/graphs/layered`` (100 nodes), see ``tests/mtpp/test_schedul
 A simple bound holds for every order: at ``v``'s step its inputs, output and
 parameters are all in memory, so ``peak >= max_v (size_out(v) + size_param(v) +
 sum_{u in pred(v)} size_out(u))`` (:func:`local_lower_bound`);
-:func:`heuristics.peak_memory.bounds.forced_live_bound` adds every ancestor tensor that some
+:func:`mtpp.bounds.peak_memory.forced_live_bound` adds every ancestor tensor that some
 descendant of ``v`` still needs, which is much stronger on layered graphs.
 
 Rounding (issue 20).  "True" values are exact real arithmetic on the float sizes.
@@ -46,9 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from mtpp.errors import InvalidParameterError
-from mtpp.graph import Graph
-from mtpp.rounding import UNIT, gamma, lower_by
+from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
+from mtpp.core.rounding import UNIT, gamma, lower_by
 
 REL_TOL = 1e-9  # relative tolerance of an "optimal" schedule (mtpp.scheduling); never absolute
 
@@ -203,7 +203,7 @@ def lower_sum_bound(graph: Graph, value: float, terms: int) -> float:
     such sums) that bounds the minimum peak in exact arithmetic, lowered to a proven
     bound: unchanged when :func:`sums_are_exact`, else lowered by a relative
     ``gamma(terms)`` (Higham Eq. 4.4: such a sum errs by at most ``gamma(terms - 1)``
-    relative to itself, no cancellation), :func:`mtpp.rounding.lower_by`."""
+    relative to itself, no cancellation), :func:`mtpp.core.rounding.lower_by`."""
     if sums_are_exact(graph):
         return value
     return lower_by(value, gamma(terms), 0.0)

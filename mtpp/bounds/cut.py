@@ -54,11 +54,11 @@ the answer), so the flow runs on integers and every step only lowers a cut:
    with ``e1``, so the true excess is ``s + e1 - e0`` exactly (``|e0| <= u |p|``,
    ``|e1| <= u |s|``).  ``x = fl(s + fl(e1 - e0))`` errs by at most ``u |x| + u^2
    (|s| + |p|)``, so ``fl(x^+ / B)`` is at most ``(1 + 3u)`` times the true value
-   plus ``(1 + 3u) u^2 (|s| + |p|) / B``, and :func:`mtpp.rounding.lower_by` with
+   plus ``(1 + 3u) u^2 (|s| + |p|) / B``, and :func:`mtpp.core.rounding.lower_by` with
    relative ``3u`` and absolute ``(2 u^2 (|s| + |p|) + 2^-1000) / B`` lowers it
    below the truth (``2^-1000`` covers roundings below the normal range).  With
    peak-aware costs ``R = 0`` and the true overflow of ``{v}`` is only larger.
-6. The two are added by :func:`mtpp.rounding.two_sum`, whose error term says
+6. The two are added by :func:`mtpp.core.rounding.two_sum`, whose error term says
    exactly whether the float sum rounded up; if it did, it is stepped one float
    down (``nextafter``), below the exact sum (rounding to nearest moves a sum by
    at most half the gap to the next float below).
@@ -88,9 +88,9 @@ import math
 
 import numpy as np
 
-from mtpp.jit import njit
-from mtpp.problem import Problem
-from mtpp.rounding import UNIT, two_sum
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
+from mtpp.core.rounding import UNIT, two_sum
 
 INFINITE = 2**62  # integer capacity of the arcs that must not be cut
 TOTAL_BITS = 60  # the finite integer capacities of one network sum to at most 2^60

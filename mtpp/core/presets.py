@@ -1,6 +1,6 @@
 """The one registry of device presets, with the sources of their numbers.
 
-* :data:`DEVICES`: single devices (:class:`mtpp.devices.DeviceSpec`) that price the
+* :data:`DEVICES`: single devices (:class:`mtpp.core.devices.DeviceSpec`) that price the
   ops of imported graphs and set a pipeline stage's bandwidth and memory
   (``mtpp import --device``, :func:`mtpp.from_onnx`, :func:`mtpp.plan_pipeline`);
 * :data:`DEVICE_SETS`: heterogeneous machines (:class:`mtpp.placement.DeviceSet`) for
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 
-from mtpp.devices import DeviceSpec
-from mtpp.errors import InvalidParameterError
-from mtpp.placement.devices import Device, DeviceModelError, DeviceSet
+from mtpp.core.device_sets import Device, DeviceModelError, DeviceSet
+from mtpp.core.devices import DeviceSpec
+from mtpp.core.errors import InvalidParameterError
 
 GB = 1e9
 GiB = 2**30

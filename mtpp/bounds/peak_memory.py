@@ -11,7 +11,7 @@ step.  Hence
 
 The inputs of ``v`` are in ``anc(v) cap P(v)``, so this is never below the local
 bound ``max_v (size_out(v) + size_param(v) + sum_{u in pred(v)} size_out(u))`` of
-:func:`mtpp.memory.local_lower_bound`; on layered graphs with skip connections it
+:func:`mtpp.core.memory.local_lower_bound`; on layered graphs with skip connections it
 is much stronger (on ``shared/graphs/layered``: 225220 against 49399 at 500 nodes).
 ``anc`` and ``P`` are bitsets: ``O(m n / 64)`` time and ``2 n^2 / 8`` bytes, so graphs
 above ``MAX_NODES`` get the local bound instead.
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.graph import Graph
-from mtpp.jit import njit
-from mtpp.memory import local_lower_bound, lower_sum_bound
+from mtpp.core.graph import Graph
+from mtpp.core.jit import njit
+from mtpp.core.memory import local_lower_bound, lower_sum_bound
 
 MAX_NODES = 30_000  # 2 n^2 / 8 bytes of bitsets: 225 MB at this size
 _ONE = np.uint64(1)
@@ -96,7 +96,7 @@ def forced_live_bound(graph: Graph) -> float:
     bound for graphs above ``MAX_NODES`` nodes.  Each value of
     :func:`forced_live_memory` is a float sum of at most ``n + 1`` non-negative sizes
     (distinct ancestors, the op's output and parameters), so the maximum is lowered
-    by :func:`mtpp.memory.lower_sum_bound` (a relative ``gamma(n + 1)``; nothing when
+    by :func:`mtpp.core.memory.lower_sum_bound` (a relative ``gamma(n + 1)``; nothing when
     the sizes sum exactly)."""
     if graph.n > MAX_NODES:
         return local_lower_bound(graph)

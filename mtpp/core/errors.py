@@ -11,7 +11,10 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from solvers.errors import MtppError as MtppError  # the root lives in the bottom layer (see there)
+
+class MtppError(Exception):
+    """Base class of every error mtpp raises on purpose: one ``except`` catches
+    everything mtpp rejects (the solver layer's errors, :mod:`solvers.errors`, too)."""
 
 
 class GraphError(MtppError, ValueError):

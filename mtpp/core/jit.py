@@ -1,6 +1,6 @@
 """Compiled kernels that skip the compiler on tiny inputs (issue 24, item 3).
 
-``from mtpp.jit import njit`` is a drop-in for ``numba.njit`` (the same options): the
+``from mtpp.core.jit import njit`` is a drop-in for ``numba.njit`` (the same options): the
 decorated function becomes a :class:`Kernel`.  Called on arguments whose arrays all
 have at most :func:`threshold` elements, a kernel runs its plain Python function;
 otherwise it imports numba and runs the compiled function (cached on disk as before).

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 
-from mtpp.cost import overflow_cost
-from mtpp.problem import Problem
-from mtpp.rounding import UNIT, gamma, lower_by
-from mtpp.validation import check_instance
+from mtpp.core.cost import overflow_cost
+from mtpp.core.problem import Problem
+from mtpp.core.rounding import UNIT, gamma, lower_by
+from mtpp.core.validation import check_instance
 
 
 def simple_lower_bound(problem: Problem) -> float:
@@ -24,7 +24,7 @@ def simple_lower_bound(problem: Problem) -> float:
     (the default) this is exactly the paper's ``L``.  IO is ignored, so this bound is
     valid for every partition, however its tensors are cut.  ``O(n)``.
 
-    Rounding (:mod:`mtpp.rounding`): ``W`` is a sum of ``n`` non-negative terms
+    Rounding (:mod:`mtpp.core.rounding`): ``W`` is a sum of ``n`` non-negative terms
     (relative error ``gamma(n)``); the overflows subtract the budget ``M - R`` (itself
     rounded) from ``size_param(v)`` or ``P``, an error bounded against what they
     touched, ``(gamma(n) P + 2u k |M - R|) / B``, plus a few ``u`` of the result.  Each term is lowered by its bound.

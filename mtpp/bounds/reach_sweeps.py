@@ -1,4 +1,4 @@
-"""One step of the reach bound's sweeps, compiled (:mod:`mtpp.reach_bound`).
+"""One step of the reach bound's sweeps, compiled (:mod:`mtpp.bounds.reach`).
 
 A step takes the set ``prev`` (``U_(j-1)``, or ``D_(m-1)`` backward) and returns the ops
 that may join it: every op ``v`` outside ``prev`` and ``banned``, in topological order
@@ -6,13 +6,13 @@ that may join it: every op ``v`` outside ``prev`` and ``banned``, in topological
 whose block ``X(v)`` fits, i.e. some block holding ``X(v)`` and no banned op may cost at
 most the threshold.  ``X(v) = (anc(v) - prev)``, with the ops ``forced`` into the block
 added and the hull taken when there are any (the module docstring of
-:mod:`mtpp.reach_bound` proves the claim this serves).
+:mod:`mtpp.bounds.reach` proves the claim this serves).
 
 A block *fits* when it holds no banned op and either its own cost ``f(X)`` without a peak
 (Eq. 1-3; summed in any order: passing is the safe side whatever the rounding, it only
 keeps a set larger) is at most the threshold, or that of ``X`` with the last set a cut
 found to fit (a block holding ``X``, so the cut would pass it too), or the minimum cut of
-:func:`mtpp.hull_cuts.hull_cut` (a float at most ``c(H)``) is.  The step
+:func:`mtpp.bounds.hull_cuts.hull_cut` (a float at most ``c(H)``) is.  The step
 refuses ``v`` only on that cut, so it proves what the Python loop it replaced proved,
 with the same cuts.  On a 250-op layered graph at ``k = 8`` that loop spent 15 of 25 s of
 shaving in the interpreter around 9 s of cuts.  Each block is found by walking the ops
@@ -23,7 +23,7 @@ times per op; with the last set that fits, a shaving pass that refutes 160,000 o
 
 The cuts take most of a step's time (500-op layered graph of seed 9202 at ``k = 8``, three
 shaving tests: 93%), so they run on the network with the step's banned ops merged into its
-sink (:func:`mtpp.hull_cuts.contract_banned`, built at the step's first cut: the same minimum,
+sink (:func:`mtpp.bounds.hull_cuts.contract_banned`, built at the step's first cut: the same minimum,
 on 38% of the ops there): those three tests took 14.7 s instead of 27.2 s, and three at
 ``k = 16`` on the 250-op graph of seed 9201 5.5 s instead of 9.0 s, with the same answers.
 """
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.hull_cuts import contract_banned, hull_cut, walk
-from mtpp.jit import clock, njit
+from mtpp.bounds.hull_cuts import contract_banned, hull_cut, walk
+from mtpp.core.jit import clock, njit
 
 FITS = 0
 """The step's status: the set is returned."""
@@ -50,7 +50,7 @@ CHECK_UNITS = 1 << 20
 """Work between two looks at the clock: each op tested counts the ops of its block and 16, each
 cut 16 times the network's arcs besides (a 250-op layered graph: 20 cuts, about 15 ms; at
 20,000 ops every cut looks).  A step on a small graph never looks, so both paths of
-:mod:`mtpp.jit` return the same; the caller looks before each step."""
+:mod:`mtpp.core.jit` return the same; the caller looks before each step."""
 
 
 class Refusals:
@@ -142,9 +142,9 @@ def reach_step(
 ):
     """``(status, set)`` of one step (module docstring): :data:`FITS` and ``prev`` with
     the ops that may join it, :data:`REFUSED` (the forced ops cannot fit) or :data:`LATE`
-    (past ``deadline``, a :func:`mtpp.jit.clock` reading; the set is then ``prev``).  ``back``: the backward sweep
+    (past ``deadline``, a :func:`mtpp.core.jit.clock` reading; the set is then ``prev``).  ``back``: the backward sweep
     (``order`` is then the reversed topological order, and ``X(v)`` holds descendants).
-    The network arrays are :class:`mtpp.hull_cuts.HullCuts`'s; ``refusals`` is a
+    The network arrays are :class:`mtpp.bounds.hull_cuts.HullCuts`'s; ``refusals`` is a
     :class:`Refusals`' ``(hulls, allowed, at, slot, spared)``, read and extended here.
 
     ``prev`` is an ideal (a filter backward: the steps build it so), and an ideal holds

@@ -2,19 +2,19 @@
 
 Every block of an acyclic partition is convex, so a block holding ops ``X`` holds
 their *hull* ``H(X)``: every op on a path between two of them, ``desc(X) & anc(X)``.
-The clique bound (:mod:`mtpp.clique_bound`: pairs) and the crossing bound
-(:mod:`mtpp.crossing_bound`: a tensor's producer with its consumers) both need
+The clique bound (:mod:`mtpp.bounds.clique`: pairs) and the crossing bound
+(:mod:`mtpp.bounds.crossing`: a tensor's producer with its consumers) both need
 
     c(H) = min { f(S) : S contains H },
 
 and bound it below exactly as the cut bound bounds its per-op minimum (steps 1-6 of
-:mod:`mtpp.cut_bound`): ``f(S) >= g(S) + overflow({x})`` for every op ``x`` of ``S``
+:mod:`mtpp.bounds.cut`): ``f(S) >= g(S) + overflow({x})`` for every op ``x`` of ``S``
 (parameters only add up; with peak-aware costs the peak only adds),
 ``min_{S contains H} g(S)`` is an ``s``-``t`` minimum cut of the same gadget network
 with a super-source tied to every op of ``H`` by arcs that must not be cut, and
-:func:`mtpp.cut_bound.min_cut_below` returns a float at most its true value; the
+:func:`mtpp.bounds.cut.min_cut_below` returns a float at most its true value; the
 largest lowered ``overflow({x})`` over ``H`` is added with the same rounding step
-(:func:`mtpp.rounding.two_sum`, one float down when the sum rounded up).  About a
+(:func:`mtpp.core.rounding.two_sum`, one float down when the sum rounded up).  About a
 millisecond per hull on 500 ops, a second on 20,000.
 """
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtpp.cut_bound import csr_network, gadget_arcs, io_below, min_cut_below, own_overflow_below
-from mtpp.jit import njit
-from mtpp.problem import Problem
-from mtpp.rounding import two_sum
+from mtpp.bounds.cut import csr_network, gadget_arcs, io_below, min_cut_below, own_overflow_below
+from mtpp.core.jit import njit
+from mtpp.core.problem import Problem
+from mtpp.core.rounding import two_sum
 
 ESTIMATE_UP = 1.0 + 2.0**-40  # raises float estimates of a minimum: tightness only
 
@@ -77,7 +77,7 @@ class HullCuts:
     ``banned`` ops, the minimum runs over the sets ``S`` that hold ``H`` and none of
     them (an infinite arc from each to the sink); a cut of ``H`` alone (and its nets'
     entry nodes) crosses no infinite arc when ``H`` holds no banned op, so the integer
-    flow's argument (:mod:`mtpp.cut_bound`, step 3) stands, and when it holds one no
+    flow's argument (:mod:`mtpp.bounds.cut`, step 3) stands, and when it holds one no
     such set exists and any value is below the minimum."""
 
     def __init__(self, problem: Problem) -> None:
@@ -116,7 +116,7 @@ def hull_cut(ptr, head, rev, cap, tie, ban, source, sink, upper, upper_banned, o
     """:meth:`HullCuts.__call__` on its network's arrays (compiled callers call this): ``c(H)``
     from below for the non-empty hull ``hull`` and the ``banned`` ops (indices); a caller that
     only asks whether it exceeds ``enough`` gets, once a flow shows it does, that flow's value
-    (:func:`mtpp.cut_bound.min_cut_below`).  The source side of the last minimum cut found
+    (:func:`mtpp.bounds.cut.min_cut_below`).  The source side of the last minimum cut found
     is left in ``level`` (``>= 0``)."""
     cap = cap.copy()
     for x in hull:

@@ -19,7 +19,7 @@ after its last consumer).  Hence
 ``size_out(u)`` is cut exactly when ``u`` is in ``S`` and some consumer is not.  A
 minimum cut sets every ``c_u`` it may, so its value is ``C(v)``.  The forced-live
 tensors (ancestors of ``v`` feeding ``desc*(v)``) are cut in every feasible ``S``, so
-this bound is never below :func:`heuristics.peak_memory.bounds.forced_live_bound`.
+this bound is never below :func:`mtpp.bounds.peak_memory.forced_live_bound`.
 
 Capacities are integers for the max-flow code: each ``size_out`` is multiplied by a
 power of two ``2^k`` (the largest that keeps the float total at most ``2^30``, with
@@ -35,7 +35,7 @@ true one, and the flow stays below ``2^31`` (``int32``).  The value
 ``fl(fl(size_out(v) + size_param(v)) + flow / 2^k)`` is a sum of three non-negative
 terms and the forced-live values sums of at most ``n + 1``, so the maximum is
 lowered by a relative ``gamma(n + 2)`` (:func:`proven_bound`; nothing when the
-sizes sum exactly, :func:`mtpp.memory.sums_are_exact`).
+sizes sum exactly, :func:`mtpp.core.memory.sums_are_exact`).
 
 Cost: one max flow (scipy, Dinic) on ``2n + 2`` nodes and ``2m + n + |anc| + |desc|``
 arcs per op; ops whose cut cannot beat the best value so far (an upper bound on
@@ -53,9 +53,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_flow
 
-from heuristics.peak_memory.bounds import ancestor_bits, masked_sums, needed_bits
-from mtpp.graph import Graph
-from mtpp.memory import lower_sum_bound
+from mtpp.bounds.peak_memory import ancestor_bits, masked_sums, needed_bits
+from mtpp.core.graph import Graph
+from mtpp.core.memory import lower_sum_bound
 
 MAX_NODES = 4000  # n x max(n, m) boolean matrices; larger graphs get the forced-live values
 CAPACITY_BITS = 30  # the scaled sizes sum to at most 2^30; arcs that must not be cut get INFINITE
