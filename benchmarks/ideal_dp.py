@@ -33,8 +33,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from benchmarks.real_models import ONNX_MODELS, bert_graph, git_commit  # noqa: E402
 from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals  # noqa: E402
 from mtpp import Graph  # noqa: E402
-from mtpp.certificate import certify  # noqa: E402
 from mtpp.core.presets import get_device  # noqa: E402
+from mtpp.engine.certificate import certify  # noqa: E402
 from mtpp.io.onnx_model import from_onnx  # noqa: E402
 
 KS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]

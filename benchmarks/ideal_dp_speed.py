@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
-import mtpp.certificate as certificate  # noqa: E402
+import mtpp.engine.certificate as certificate  # noqa: E402
 from benchmarks.real_models import git_commit  # noqa: E402
 from heuristics.partition.ideal_dp import ideal_dp_all  # noqa: E402
 from heuristics.partition.ideals import enumerate_ideals  # noqa: E402

@@ -45,8 +45,8 @@ from benchmarks.real_models import ONNX_MODELS, git_commit  # noqa: E402
 from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals  # noqa: E402
 from heuristics.partition.presolve import presolve  # noqa: E402
 from mtpp import Graph, load_example, load_graph  # noqa: E402
-from mtpp.certificate import Certificate, certify  # noqa: E402
 from mtpp.core.presets import get_device  # noqa: E402
+from mtpp.engine.certificate import Certificate, certify  # noqa: E402
 
 OPS_DIR = ROOT / "benchmarks" / "graphs" / "ops"
 KS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]

@@ -38,8 +38,8 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from mtpp import Graph, evaluate  # noqa: E402
-from mtpp.certificate import certify  # noqa: E402
 from mtpp.core.presets import get_device  # noqa: E402
+from mtpp.engine.certificate import certify  # noqa: E402
 from mtpp.io.onnx_model import from_onnx  # noqa: E402
 from mtpp.partitioner import partition  # noqa: E402
 

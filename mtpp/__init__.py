@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "partition": "mtpp.partitioner",
     "Solution": "mtpp.solution",
-    "certify": "mtpp.certificate",
+    "certify": "mtpp.engine.certificate",
     "schedule": "mtpp.scheduling",
     "Schedule": "mtpp.scheduling",
     "peak_memory": "mtpp.core.memory",
@@ -47,7 +47,7 @@ _LAZY = {
     "get_devices": "mtpp.core.presets",
     "place": "mtpp.placement.api",
     "Placement": "mtpp.placement.api",
-    "Certificate": "mtpp.certificate",
+    "Certificate": "mtpp.engine.certificate",
     "regal_graph": "mtpp.generators",
     "layered_graph": "mtpp.generators",
     "load_example": "mtpp.examples",

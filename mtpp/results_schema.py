@@ -45,9 +45,9 @@ from mtpp.core.records import PresolveRecord
 from mtpp.core.schema import Units
 
 if TYPE_CHECKING:
-    from mtpp.certificate import Certificate
     from mtpp.core.evaluate import Evaluation
     from mtpp.core.problem import Problem
+    from mtpp.engine.certificate import Certificate
     from mtpp.placement.api import Placement
     from mtpp.scheduling import Schedule
     from mtpp.solution import Solution

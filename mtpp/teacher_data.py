@@ -34,10 +34,10 @@ import numpy as np
 from heuristics.kahn import kahn_order
 from heuristics.neural.objectives import Bottleneck
 from heuristics.neural.proof_data import DataSpec, Example, done_shards, write_manifest, write_shard
-from mtpp.certificate import certify
 from mtpp.core.evaluate import dag_numbering
 from mtpp.core.graph import Graph
 from mtpp.core.problem import Problem
+from mtpp.engine.certificate import certify
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
 from mtpp.scheduling import schedule

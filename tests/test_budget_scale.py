@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-import mtpp.certify_phases as phases
+import mtpp.engine.phases as phases
 from heuristics.kahn import kahn_order
 from heuristics.partition.orderers import get_orderer
 from heuristics.partition.segments import prepare

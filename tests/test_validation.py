@@ -20,11 +20,11 @@ import pytest
 import mtpp
 from mtpp.batch.runner import run as batch_run
 from mtpp.bounds.simple import simple_lower_bound
-from mtpp.certificate import certify
 from mtpp.cli import main
 from mtpp.core.errors import GraphError, GraphFormatError, InvalidParameterError
 from mtpp.core.evaluate import evaluate
 from mtpp.core.problem import Problem
+from mtpp.engine.certificate import certify
 from mtpp.generators import layered_graph
 from mtpp.io.graph_file import graph_from_dict, load_graph
 from mtpp.partitioner import partition

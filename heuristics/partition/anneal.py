@@ -263,7 +263,7 @@ def _cone(v, i, a, ptr, idx, mark, stamp, members, cap):
     return size
 
 
-@njit(cache=True, nogil=True)  # runs beside the MIPs: mtpp.background_anneal
+@njit(cache=True, nogil=True)  # runs beside the MIPs: mtpp.engine.background
 def anneal_kernel(
     n, k, pred_ptr, pred_idx, succ_ptr, succ_idx, work, param, io, budget, bw, a, best_a, scalars, rng, moves
 ):

@@ -276,7 +276,7 @@ def _warm_up(compiled: bool) -> None:
     :data:`WARM_UP_OPS` ops (off that task's time limit, as the sandbox's start is)."""
     import numpy as np
 
-    import mtpp.certificate  # noqa: F401
+    import mtpp.engine.certificate  # noqa: F401
     from mtpp.core import jit
     from mtpp.partitioner import partition
 

@@ -266,7 +266,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
-    from mtpp.certificate import certify, export_models
+    from mtpp.engine.certificate import certify, export_models
     from mtpp.results_schema import certificate_document, certificate_evaluation, certificates_document
 
     graph = load_graph(args.file)

@@ -47,7 +47,7 @@ from mtpp.pipelining.timing import call_times, measured_work
 from mtpp.pipelining.units import Units, module_units
 
 if TYPE_CHECKING:
-    from mtpp.certificate import Certificate
+    from mtpp.engine.certificate import Certificate
 
 RULES = ("mtpp", "deepspeed-uniform", "deepspeed-parameters", "torchgpipe-time")
 TRAINING_WORK_FACTOR = 3.0  # forward + backward at 2x forward
@@ -263,7 +263,7 @@ def plan_stages(
     ``bounds`` and ``time_limit`` (seconds per MIP) go to :func:`mtpp.certify`,
     unless ``certificate`` (an earlier plan's ``unrestricted`` for the same model
     and ``k``) is reused; ``presolve`` goes to :func:`mtpp.certify` too."""
-    from mtpp.certificate import certify
+    from mtpp.engine.certificate import certify
 
     if rule not in RULES:
         raise InvalidParameterError(f"unknown rule {rule!r}; choose from {', '.join(RULES)}")

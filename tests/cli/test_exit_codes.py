@@ -35,14 +35,14 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import importlib
 
-    for module in ("mtpp.partitioner", "mtpp.certificate", "mtpp.scheduling", "mtpp.placement.api"):
+    for module in ("mtpp.partitioner", "mtpp.engine.certificate", "mtpp.scheduling", "mtpp.placement.api"):
         importlib.import_module(module)  # imported first: a module loaded under the patch would keep `forbidden`
     for target in (
         "mtpp.partitioner.partition",
-        "mtpp.certificate.certify",
+        "mtpp.engine.certificate.certify",
         "mtpp.scheduling.schedule",
         "mtpp.placement.api.place",
-        "mtpp.certificate.export_models",
+        "mtpp.engine.certificate.export_models",
     ):
         monkeypatch.setattr(target, forbidden)
 

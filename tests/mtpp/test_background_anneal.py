@@ -1,4 +1,4 @@
-"""Annealing on a spare core during a budgeted certify (mtpp/background_anneal.py): when it
+"""Annealing on a spare core during a budgeted certify (mtpp/engine/background.py): when it
 runs and when it does not, its partitions re-checked and its report lines all delivered,
 its halt prompt, its failure a note that loses nothing."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mtpp
-import mtpp.background_anneal as background
+import mtpp.engine.background as background
 from heuristics.partition.anneal import CYCLE_MOVES, Annealed, anneal_partition, spread_start
 from mtpp import Problem
 

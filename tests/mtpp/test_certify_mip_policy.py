@@ -1,4 +1,4 @@
-"""Where a budgeted certify spends its MIP time (mtpp/certify_phases.py): the exact and guess
+"""Where a budgeted certify spends its MIP time (mtpp/engine/phases.py): the exact and guess
 MIPs are skipped where ``auto`` would hand them to a fallback backend, guess runs after the
 bounds that were still rising, and the pigeonhole updates go on near the best bound too."""
 
@@ -10,13 +10,13 @@ from types import SimpleNamespace
 import pytest
 
 import mtpp
-import mtpp.certificate
-import mtpp.certify_phases
+import mtpp.engine.certificate
+import mtpp.engine.phases
 from formulations.pigeonhole import PigeonholeBound
 from formulations.size import estimate_model_size
 from mtpp.bounds.simple import simple_lower_bound
-from mtpp.certificate import certify
 from mtpp.core.problem import Problem
+from mtpp.engine.certificate import certify
 from solvers.gurobi import SIZE_LIMIT, GurobiBackend
 from solvers.registry import AutoBackend, backend_class
 from solvers.result import Status
@@ -45,11 +45,11 @@ def test_the_weak_fallback_rule_reads_the_model_size(size_limited: None) -> None
     g = mtpp.regal_graph(60, seed=4)
     small, large = Problem(g, 2), Problem(g, 16)
     assert estimate_model_size(large, "exact").rows > SIZE_LIMIT >= estimate_model_size(small, "exact").rows
-    assert mtpp.certify_phases.weak_fallback(small, "exact", "auto") == ""
-    why = mtpp.certify_phases.weak_fallback(large, "exact", "AUTO")
+    assert mtpp.engine.phases.weak_fallback(small, "exact", "auto") == ""
+    why = mtpp.engine.phases.weak_fallback(large, "exact", "AUTO")
     assert "would run its MIP" in why and "not gurobi" in why
-    assert mtpp.certify_phases.weak_fallback(large, "exact", "highs") == ""  # a named solver runs it
-    assert mtpp.certify_phases.weak_fallback(large, "bottleneck", "auto") == ""
+    assert mtpp.engine.phases.weak_fallback(large, "exact", "highs") == ""  # a named solver runs it
+    assert mtpp.engine.phases.weak_fallback(large, "bottleneck", "auto") == ""
 
 
 @needs_gurobi
@@ -65,8 +65,8 @@ def test_a_budgeted_auto_call_skips_the_exact_mip_only_gurobi_would_solve_well(s
 
 def test_with_a_budget_guess_runs_after_the_resumed_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, int | None, tuple[str, ...]]] = []
-    mip_phase = mtpp.certificate.mip_phase
-    resume = mtpp.certificate.pigeonhole_resume_phase
+    mip_phase = mtpp.engine.certificate.mip_phase
+    resume = mtpp.engine.certificate.pigeonhole_resume_phase
 
     def logged_mips(run, methods, *args):
         calls.append(("mips", run.problem.k, tuple(methods)))
@@ -76,8 +76,8 @@ def test_with_a_budget_guess_runs_after_the_resumed_bounds(monkeypatch: pytest.M
         calls.append(("resume", None, ()))
         return resume(*args)
 
-    monkeypatch.setattr(mtpp.certificate, "mip_phase", logged_mips)
-    monkeypatch.setattr(mtpp.certificate, "pigeonhole_resume_phase", logged_resume)
+    monkeypatch.setattr(mtpp.engine.certificate, "mip_phase", logged_mips)
+    monkeypatch.setattr(mtpp.engine.certificate, "pigeonhole_resume_phase", logged_resume)
     g = mtpp.layered_graph(30, seed=2)
     bounds = "simple,pigeonhole,bottleneck,exact,guess"
     certify(g, k=[2, 3], bounds=bounds, orderer="kahn", budget=8)
@@ -93,7 +93,7 @@ def test_with_a_budget_guess_runs_after_the_resumed_bounds(monkeypatch: pytest.M
 def test_the_updates_go_on_within_the_resume_gap_of_the_best_bound(monkeypatch, part, resumed) -> None:
     """Stopped by the clock at ``part`` of the simple bound (which leads): the updates go on
     where that is within PIGEONHOLE_RESUME_GAP, a bound still rising."""
-    assert 0.9 < mtpp.certify_phases.PIGEONHOLE_RESUME_GAP <= 0.97
+    assert 0.9 < mtpp.engine.phases.PIGEONHOLE_RESUME_GAP <= 0.97
     calls = []
 
     def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64, seed=None):
@@ -102,7 +102,7 @@ def test_the_updates_go_on_within_the_resume_gap_of_the_best_bound(monkeypatch, 
         bound = part * simple_lower_bound(problem)
         return PigeonholeBound(bound, 1, 1, Status.TIME_LIMIT, solver, "", time_limit, 0.0, updates=updates)
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
     cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,pigeonhole", orderer="kahn", budget=6)
     assert cert.lower_bound_method == "simple"
     assert calls == ([False, True] if resumed else [False])
@@ -133,7 +133,7 @@ def test_the_exact_mip_run_first_stops_at_the_first_k_it_does_not_prove(monkeypa
             method=method, bound=bound, status="time_limit", proven_optimal=False
         ), None
 
-    monkeypatch.setattr(mtpp.certify_phases, "bound_record", fake)
+    monkeypatch.setattr(mtpp.engine.phases, "bound_record", fake)
     g = mtpp.layered_graph(40, seed=5)
     certs = certify(g, k=[2, 3, 4], bounds="simple,exact", orderer="kahn", budget=8, solver="highs")
     assert calls == [(2, "exact"), (2, "exact")]
@@ -168,11 +168,11 @@ def test_the_exact_mip_leaves_the_waiting_pigeonhole_updates_their_share(monkeyp
     start = time.perf_counter()
     budget = 12.0
     left_now = lambda: budget - (time.perf_counter() - start)  # noqa: E731
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", stopped)
-    monkeypatch.setattr(mtpp.certify_phases, "bound_record", exact)
-    monkeypatch.setattr(mtpp.certify_phases, "EXACT_FIRST_SHARE", 0.0)  # no probe: the MIP phase only
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", stopped)
+    monkeypatch.setattr(mtpp.engine.phases, "bound_record", exact)
+    monkeypatch.setattr(mtpp.engine.phases, "EXACT_FIRST_SHARE", 0.0)  # no probe: the MIP phase only
     g = mtpp.layered_graph(40, seed=5)
     certify(g, k=[2, 3], bounds="simple,pigeonhole,exact", orderer="kahn", budget=budget, solver="highs")
     k, limit, left = limits[0]
-    assert k == 2 and limit <= left / (2.0 + mtpp.certify_phases.RESUME_WEIGHT) + 0.1
+    assert k == 2 and limit <= left / (2.0 + mtpp.engine.phases.RESUME_WEIGHT) + 0.1
     assert resumed == [2, 3]

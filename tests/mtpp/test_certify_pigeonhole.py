@@ -1,4 +1,4 @@
-"""The pigeonhole bound in certify (mtpp/certify_phases.py: pigeonhole_phase): it leads on a
+"""The pigeonhole bound in certify (mtpp/engine/phases.py: pigeonhole_phase): it leads on a
 REGAL-style graph, stands in for the bottleneck MIP whose block it solved, is skipped at the
 larger ks after two it could not lift, and reaches the CLI and batch."""
 
@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 
 import mtpp
-import mtpp.certify_phases
+import mtpp.engine.phases
 from formulations.pigeonhole import PigeonholeBound
 from mtpp.batch.tasks import NO_SOLVER, Settings, make_tasks, parse_methods
-from mtpp.certificate import certify
-from mtpp.certify_phases import STALL_GAP, Run, pigeonhole_phase, pigeonhole_resume_phase
 from mtpp.core.records import BoundRecord
+from mtpp.engine.certificate import certify
+from mtpp.engine.phases import STALL_GAP, Run, pigeonhole_phase, pigeonhole_resume_phase
 from solvers.result import Status
 
 
@@ -50,7 +50,7 @@ def test_each_k_seeds_the_next_with_its_best_weighting(monkeypatch) -> None:
         updates = SimpleNamespace(finished=True, stalled=False, best_weights=best)
         return PigeonholeBound(None, 1, 1, Status.OPTIMAL, solver, "", 0.1, 0.0, message="simulated", updates=updates)
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
     certify(mtpp.layered_graph(60, seed=7), k=[2, 4, 8], bounds="simple,pigeonhole", orderer="kahn", budget=10)
     assert seeds == [None, 2.0, 2.0]
 
@@ -62,7 +62,7 @@ def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypa
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", timed_out)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", timed_out)
     g = mtpp.layered_graph(60, seed=7)
     certs = certify(g, k=[2, 4, 8, 16], bounds="simple,pigeonhole", orderer="kahn", budget=10)
     assert calls == [2, 4]
@@ -79,7 +79,7 @@ def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", timed_out)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", timed_out)
     problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
     runs = []
     for k, gap in ((2, 0.1 * STALL_GAP), (4, 10 * STALL_GAP), (8, 10 * STALL_GAP), (16, 10 * STALL_GAP)):
@@ -100,7 +100,7 @@ def test_the_first_k_probes_its_first_weighting_before_its_share(monkeypatch, so
     (max_mips=1); where it solved none and stands below MIP_PROBE_GAP of the best bound
     (simulated), the updates stop there and every MIP is skipped at the larger ks too, else
     they go on from the probe (resume) with the rest of the k's time; later ks get no probe."""
-    probe = mtpp.certify_phases.MIP_PROBE_SECONDS
+    probe = mtpp.engine.phases.MIP_PROBE_SECONDS
     calls = []
 
     def simulated(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
@@ -108,7 +108,7 @@ def test_the_first_k_probes_its_first_weighting_before_its_share(monkeypatch, so
         state = SimpleNamespace(finished=True, stalled=False, best_weights=None)
         return PigeonholeBound(None, 1, solved, Status.TIME_LIMIT, solver, "", probe, 0.0, updates=state)
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
     problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
     runs = []
     for k in (2, 4):
@@ -142,7 +142,7 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
         status = Status.OPTIMAL if resume else Status.TIME_LIMIT
         return PigeonholeBound(bound, 1, 1, status, solver, "", time_limit, 0.0, message="simulated", updates=updates)
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
     g = mtpp.layered_graph(60, seed=7)
     certs = certify(g, k=[2, 4], bounds="simple,pigeonhole", orderer="kahn", budget=10, threads=2)
     assert calls == [(2, False, 2), (4, False, 2), (4, True, 2)]
@@ -163,7 +163,7 @@ def test_the_resumed_updates_share_the_time_by_gap(monkeypatch) -> None:
         limits[problem.k] = time_limit
         return resume.result  # the same bound: only the time under test
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
     problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
     runs = []
     for k, gap in ((2, 0.02), (4, 0.2)):
@@ -177,7 +177,7 @@ def test_the_resumed_updates_share_the_time_by_gap(monkeypatch) -> None:
         run.pigeonhole = result
         runs.append(run)
     gaps = [1.0 - r.lb / r.ub_hi for r in runs]
-    total = mtpp.certify_phases.PIGEONHOLE_RESUME_SHARE * 100.0
+    total = mtpp.engine.phases.PIGEONHOLE_RESUME_SHARE * 100.0
     pigeonhole_resume_phase(runs, "highs", 1, lambda: 100.0, lambda line: None, lambda p: "")
     assert limits[2] == pytest.approx(total * gaps[0] / sum(gaps), rel=0.01)
     assert limits[4] == pytest.approx(total, rel=0.01)  # k = 2 took none of its share: all of it is left
@@ -205,7 +205,7 @@ def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch)
         bound = target * share if target else None
         return PigeonholeBound(bound, 40, 40, status, solver, "", time_limit, 0.0, message="simulated", updates=updates)
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
     lines: list[str] = []
     g = mtpp.layered_graph(60, seed=7)
     certs = certify(g, k=[4, 8], bounds="simple,pigeonhole", orderer="kahn", budget=10, report=lines.append)
@@ -221,7 +221,7 @@ def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
     def broken(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         raise RuntimeError("simulated solver crash")
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", broken)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", broken)
     cert = certify(mtpp.layered_graph(30, seed=2), k=4, bounds="simple,pigeonhole", orderer="kahn")
     rec = cert.bound("pigeonhole")
     assert rec.status == "error" and "simulated solver crash" in rec.message and rec.bound is None
@@ -253,13 +253,13 @@ def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weightin
     exact and guess MIPs are skipped at that k with the reason; where it solved one, or its
     bound came near the best (0.9 of the partition's cost), they run.  The exact MIP may have
     run before the pigeonhole bound (exact_first_phase), and then stands."""
-    seconds = mtpp.certify_phases.MIP_PROBE_SECONDS + 1.0
+    seconds = mtpp.engine.phases.MIP_PROBE_SECONDS + 1.0
 
     def simulated(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         bound = 0.9 * target if near else None
         return PigeonholeBound(bound, 1, solved, Status.TIME_LIMIT, solver, "", seconds, 0.0, message="simulated")
 
-    monkeypatch.setattr(mtpp.certify_phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
     g = mtpp.layered_graph(40, seed=3)
     certs = certify(g, k=[4, 8], bounds="simple,pigeonhole,bottleneck,exact,guess", orderer="kahn", budget=20)
     for cert in certs:
@@ -294,10 +294,10 @@ def test_with_a_budget_the_clique_bound_runs_after_the_other_bounds(monkeypatch)
         return wrapper
 
     for name in ("clique_lower_bounds", "pigeonhole_bound"):
-        monkeypatch.setattr(mtpp.certify_phases, name, logged(name, getattr(mtpp.certify_phases, name)))
+        monkeypatch.setattr(mtpp.engine.phases, name, logged(name, getattr(mtpp.engine.phases, name)))
     # the order is under test, not the shares: with PIGEONHOLE_RESUME_SHARE's 85%, the resumed
     # updates can leave the clique bound under MIN_RUN_SECONDS of this 12-s budget on a slow machine
-    monkeypatch.setattr(mtpp.certify_phases, "PIGEONHOLE_RESUME_SHARE", 0.5)
+    monkeypatch.setattr(mtpp.engine.phases, "PIGEONHOLE_RESUME_SHARE", 0.5)
     g = mtpp.layered_graph(80, seed=3)
     cert = certify(g, k=8, bounds="simple,pigeonhole,bottleneck,clique", orderer="kahn", budget=12)
     assert not cert.optimal

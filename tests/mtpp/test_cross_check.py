@@ -1,12 +1,12 @@
 """The cross-check's agreement test is the optimality test applied to the second
-backend's dual bound before its own tolerance margin (mtpp/cross_check.py): a
+backend's dual bound before its own tolerance margin (mtpp/engine/cross_check.py): a
 difference inside that margin is no disagreement, one beyond it lowers the bound."""
 
 from __future__ import annotations
 
 import pytest
 
-import mtpp.cross_check as cc
+import mtpp.engine.cross_check as cc
 from mtpp import Graph, Problem
 from mtpp.core.records import BoundRecord
 from solvers.registry import AUTO_ORDER, backend_class

@@ -267,7 +267,7 @@ def test_a_solve_whose_build_would_outlast_its_limit_is_not_started(monkeypatch:
 
 
 def test_other_threads_run_while_it_solves(backend_name: str) -> None:
-    """certify anneals on a spare core while the bounds' MIPs solve (mtpp/background_anneal.py):
+    """certify anneals on a spare core while the bounds' MIPs solve (mtpp/engine/background.py):
     that needs every backend to release the interpreter lock, which SCIP's ``optimize`` did not
     (a thread ticking every millisecond beside it got 4 ticks a second)."""
     import threading

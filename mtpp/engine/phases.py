@@ -1,7 +1,7 @@
 """The phases of one :func:`mtpp.certify` call (its module docstring says how the
 budget is spent): the state of each k (:class:`Run`), the partition search, the ideal
 DP for every open k at once, the MIPs per k with the cross-check, and the sharing of
-bounds across k.  :mod:`mtpp.certificate` composes them."""
+bounds across k.  :mod:`mtpp.engine.certificate` composes them."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from mtpp.bounds.reach import PROBE, RISING_PROBE, ReachBound, Stood, reach_lowe
 from mtpp.core.evaluate import Evaluation, evaluate
 from mtpp.core.problem import Problem
 from mtpp.core.records import BOUND_METHODS, OPTIMALITY_TOLERANCE, BoundRecord, checked, closes, failed, skipped
-from mtpp.cross_check import CROSS_CHECK_TIME, cross_check
+from mtpp.engine.cross_check import CROSS_CHECK_TIME, cross_check
 from mtpp.partitioner import partition
 from solvers.registry import AutoBackend
 from solvers.result import Status
@@ -75,7 +75,7 @@ presolve does not look at the clock in some steps (measured on layered graphs: t
 12 s after an 11.7 s limit on a loaded machine).  A MIP gets its share less this, and is
 skipped when its share cannot cover it: a MIP stopped inside presolve proves nothing anyway."""
 MIP_PHASE_ORDER = ("bottleneck", "exact", "guess")
-"""The order the MIPs run in at each k (:mod:`mtpp.certificate`)."""
+"""The order the MIPs run in at each k (:mod:`mtpp.engine.certificate`)."""
 STALLS_TO_SKIP = {"bottleneck": 2, "exact": 1, "guess": 1}
 """After how many ks where a MIP stopped at its time limit without lifting the bound of the
 methods before it the MIP is not tried at the larger ks of a budgeted call.  One for the MIPs
@@ -96,7 +96,7 @@ EXACT_FIRST_SHARE = 0.1
 pigeonhole bound (:func:`exact_first_phase`)."""
 DEMOTED = ("guess",)
 """MIPs that a budgeted call runs after the pigeonhole and reach bounds have gone on
-(:mod:`mtpp.certificate`), with what they leave: guess-the-bottleneck never gave a better
+(:mod:`mtpp.engine.certificate`), with what they leave: guess-the-bottleneck never gave a better
 bound than the bottleneck MIP it refines (equal when both finished, below when stopped), and
 the pigeonhole bound, which holds the bottleneck MIP's, still rose when resumed (REGAL-style,
 57 ops, k = 8: 1,593 -> 1,633 in 10.6 s, where guess had ended at 1,382 after 13 s)."""
@@ -290,7 +290,7 @@ class Run:
 
     def adopt(self, candidate: Evaluation, order: np.ndarray, source: str) -> bool:
         """Take ``candidate`` (already re-checked at this k) if it is better (one at a time:
-        :mod:`mtpp.background_anneal` adopts from its own thread)."""
+        :mod:`mtpp.engine.background` adopts from its own thread)."""
         with _ADOPT_LOCK:
             if candidate.bottleneck >= self.best_eval.bottleneck:
                 return False

@@ -17,7 +17,7 @@ order cut into ``k`` segments of equal work) instead of its best, and the one af
 best again: every cycle from the best partition restarts from the same local optimum, and
 where the best partition is one block (input/output dominates) annealing from it cannot
 move.  A better partition is re-checked by :func:`mtpp.evaluate` and adopted at its k and every larger k, as the
-foreground annealing does (:func:`mtpp.certify_phases.anneal_phase`).  Its report lines
+foreground annealing does (:func:`mtpp.engine.phases.anneal_phase`).  Its report lines
 wait in a queue until the main thread reports next (:meth:`BackgroundAnnealer.relay`): a
 solve points file descriptor 1 at ``/dev/null`` (:mod:`solvers.quiet`), and a line
 printed from this thread meanwhile would be lost.
@@ -45,9 +45,9 @@ import threading
 from collections.abc import Callable
 
 from heuristics.partition.anneal import CYCLE_MOVES, CYCLE_SECONDS, anneal_partition, spread_start
-from mtpp.certify_phases import MIN_RUN_SECONDS, Report, Run, share_annealed
 from mtpp.core.problem import Problem
 from mtpp.core.records import closes
+from mtpp.engine.phases import MIN_RUN_SECONDS, Report, Run, share_annealed
 
 STALL_DECAY = 0.5
 """A k's claim on the next cycle is its relative gap times this to the power of its cycles

@@ -55,7 +55,7 @@ reach bound (``REACH_SHARE``) for the ks still open, the orderer's search
 (BRKGA by default) for the ks still open (``PARTITION_SHARE`` of what is left,
 split evenly among them), annealing, the exact MIP at the smallest open ks while it
 runs on ``auto``'s first backend and proves each
-(:func:`mtpp.certify_phases.exact_first_phase`), the pigeonhole bound (``PIGEONHOLE_SHARE``; skipped at the
+(:func:`mtpp.engine.phases.exact_first_phase`), the pigeonhole bound (``PIGEONHOLE_SHARE``; skipped at the
 larger ks after two that it could not lift), then the MIPs with what is left: at each k ``bottleneck``
 (not where the pigeonhole bound solved its block's MIP), then ``exact``,
 each with its share of the time left over the methods
@@ -63,7 +63,7 @@ and the ks still open (a k already proven gives its time back; the bottleneck MI
 weighs twice); a MIP that stopped at its time limit without lifting the bound of the
 methods before it is skipped at the larger ks, and with ``solver="auto"`` ``exact`` and
 ``guess`` are skipped where ``auto`` would hand their model to a fallback backend
-(:data:`mtpp.certify_phases.FALLBACK_SKIPPED`).  Where the pigeonhole bound leads (or stands
+(:data:`mtpp.engine.phases.FALLBACK_SKIPPED`).  Where the pigeonhole bound leads (or stands
 within ``PIGEONHOLE_RESUME_GAP`` of the best bound) and the
 clock stopped its updates, they go on (``PIGEONHOLE_RESUME_SHARE`` of what the MIPs left;
 where they stalled instead, with a second wind: a fresh, slower step),
@@ -80,7 +80,7 @@ DP, which cuts each open k's partition from the prefixes of all the orders the s
 found (:mod:`heuristics.partition.merge_dp`).  From the end of the ideal DP to the end of
 the bounds, a budgeted call that may improve its partitions (``fill_budget``) anneals on
 a spare core, if the process has one beside the solver's threads
-(:mod:`mtpp.background_anneal`): the solvers and the compiled kernels release the
+(:mod:`mtpp.engine.background`): the solvers and the compiled kernels release the
 interpreter lock.
 """
 
@@ -100,9 +100,17 @@ from heuristics.partition.ideals import DEFAULT_MAX_IDEALS
 from heuristics.partition.orderers import get_orderer
 from heuristics.partition.presolve import Presolved
 from heuristics.partition.presolve import presolve as presolve_problem
-from mtpp.background_anneal import background_annealer
 from mtpp.bounds.cut import cut_lower_bound
-from mtpp.certify_phases import (
+from mtpp.core.errors import InvalidParameterError, entry_point
+from mtpp.core.evaluate import evaluate
+from mtpp.core.graph import Graph
+from mtpp.core.problem import Problem
+from mtpp.core.records import BOUND_METHODS, MIP_METHODS, SOLVER_METHODS, BoundRecord, PresolveRecord, checked, closes
+from mtpp.core.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
+from mtpp.core.result import FieldsEqual, Result, ResultStatus, Step
+from mtpp.core.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
+from mtpp.engine.background import background_annealer
+from mtpp.engine.phases import (
     DEMOTED,
     MIP_PHASE_ORDER,
     QUICK_ORDERER,
@@ -127,14 +135,6 @@ from mtpp.certify_phases import (
     search_phase,
     share_lower_bounds,
 )
-from mtpp.core.errors import InvalidParameterError, entry_point
-from mtpp.core.evaluate import evaluate
-from mtpp.core.graph import Graph
-from mtpp.core.problem import Problem
-from mtpp.core.records import BOUND_METHODS, MIP_METHODS, SOLVER_METHODS, BoundRecord, PresolveRecord, checked, closes
-from mtpp.core.records import OPTIMALITY_TOLERANCE as OPTIMALITY_TOLERANCE  # its old home: kept one release
-from mtpp.core.result import FieldsEqual, Result, ResultStatus, Step
-from mtpp.core.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
 from mtpp.partitioner import as_problem, partition
 
 METHODS = BOUND_METHODS
