@@ -1,6 +1,6 @@
 """Proven optimal at every k on real models (issue 13): the ideal DP and the cut bound
 inside ``mtpp.certify`` against the MIPs alone.  Run by hand:
-``python benchmarks/ideal_dp.py [--budget S] [--mip-budget S] [--mip-k 4 16 64] [--models ...]``.
+``python -m benchmarks.ideal_dp [--budget S] [--mip-budget S] [--mip-k 4 16 64] [--models ...]``.
 
 Graphs: the ONNX model-zoo architectures shipped with ``onnx`` (through
 :func:`mtpp.from_onnx`), BERT-base and a GPT-2-style model (``GPT2Config()``, 12
@@ -21,21 +21,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-from benchmarks.real_models import ONNX_MODELS, bert_graph, git_commit  # noqa: E402
-from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals  # noqa: E402
-from mtpp import Graph  # noqa: E402
-from mtpp.core.presets import get_device  # noqa: E402
-from mtpp.engine.certificate import certify  # noqa: E402
-from mtpp.io.onnx_model import from_onnx  # noqa: E402
+from benchmarks._common import ONNX_MODELS, bert_graph, git_commit, zoo_graph
+from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
+from mtpp import Graph, certify
+from mtpp.core.presets import get_device
 
 KS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 
@@ -56,10 +47,7 @@ def load(name: str, seq: int) -> Graph:
         return bert_graph(seq)[0]
     if name == "gpt2":
         return gpt2_graph(seq)
-    import onnx
-
-    light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
-    return from_onnx(light / f"light_{name}.onnx", device_spec="a100")
+    return zoo_graph(name, "a100")
 
 
 def main() -> None:

@@ -1,10 +1,10 @@
 """Presolve on operator-level and ONNX-zoo graphs (issue 21, item 5).  Run by hand:
-``python benchmarks/presolve.py [--quick] [--budget S] [--nopre-budget S] [--graphs ...]``.
+``python -m benchmarks.presolve [--quick] [--budget S] [--nopre-budget S] [--graphs ...]``.
 
 Graphs: every ``benchmarks/graphs/ops/*.json`` (operator-level BERT, GPT-2 and
 ResNet-50 with their views, constants, inputs and outputs kept as zero-cost ops;
 rebuilt by ``benchmarks/build_op_graphs.py``) and the ONNX model-zoo graphs of
-``benchmarks/ideal_dp.py`` (:data:`benchmarks.real_models.ONNX_MODELS` through
+``benchmarks/ideal_dp.py`` (:data:`benchmarks._common.ONNX_MODELS` through
 :func:`mtpp.from_onnx`), all priced on the ``a100`` preset (microseconds, bytes, its
 bandwidth; unlimited memory).
 
@@ -32,23 +32,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+from benchmarks._common import ONNX_MODELS, OPS_GRAPHS, git_commit, timed, zoo_graph
+from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals
+from heuristics.partition.presolve import presolve
+from mtpp import Certificate, Graph, certify, load_example, load_graph
+from mtpp.core.presets import get_device
 
-from benchmarks.real_models import ONNX_MODELS, git_commit  # noqa: E402
-from heuristics.partition.ideals import DEFAULT_MAX_IDEALS, enumerate_ideals  # noqa: E402
-from heuristics.partition.presolve import presolve  # noqa: E402
-from mtpp import Graph, load_example, load_graph  # noqa: E402
-from mtpp.core.presets import get_device  # noqa: E402
-from mtpp.engine.certificate import Certificate, certify  # noqa: E402
-
-OPS_DIR = ROOT / "benchmarks" / "graphs" / "ops"
 KS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 QUICK_ZOO = ["onnx:squeezenet", "onnx:resnet50", "onnx:inception_v1"]
 GOAL_SECONDS = 10.0
@@ -56,19 +47,14 @@ GOAL_SECONDS = 10.0
 
 def all_graphs() -> list[str]:
     """The operator graphs on disk, then the zoo graphs (``onnx:`` + model)."""
-    return [p.stem for p in sorted(OPS_DIR.glob("*.json"))] + [f"onnx:{m}" for m in ONNX_MODELS]
+    return [p.stem for p in sorted(OPS_GRAPHS.glob("*.json"))] + [f"onnx:{m}" for m in ONNX_MODELS]
 
 
 def load(name: str) -> Graph:
     """An operator graph by file stem, or ``onnx:<zoo model>``."""
     if name.startswith("onnx:"):
-        import onnx
-
-        from mtpp.io.onnx_model import from_onnx
-
-        light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
-        return from_onnx(light / f"light_{name[5:]}.onnx", device_spec="a100")
-    return load_graph(OPS_DIR / f"{name}.json")
+        return zoo_graph(name[5:], "a100")
+    return load_graph(OPS_GRAPHS / f"{name}.json")
 
 
 def count_ideals(g: Graph, cap: int) -> str:
@@ -90,10 +76,8 @@ class Row:
     off: dict[int, tuple[float, Certificate]] = field(default_factory=dict)
 
 
-def timed(problem: object, **kwargs: object) -> tuple[float, Certificate]:
-    t0 = time.perf_counter()
-    cert = certify(problem, **kwargs)  # type: ignore[call-overload]
-    return time.perf_counter() - t0, cert
+def certified(problem: object, **kwargs: object) -> tuple[float, Certificate]:
+    return timed(lambda: certify(problem, **kwargs))  # type: ignore[call-overload]
 
 
 def proven(cert: Certificate) -> str:
@@ -163,11 +147,11 @@ def main() -> None:
             count_ideals(g, args.ideal_cap),
             count_ideals(pre.problem.graph, args.ideal_cap),
         )
-        row.wall_all, row.certs = timed(problem, k=args.k, budget=args.budget)
+        row.wall_all, row.certs = certified(problem, k=args.k, budget=args.budget)
         for k in compare_k:
             pk = spec.problem(g, k)
-            row.on[k] = timed(pk, budget=args.nopre_budget)
-            row.off[k] = timed(pk, budget=args.nopre_budget, presolve=False)
+            row.on[k] = certified(pk, budget=args.nopre_budget)
+            row.off[k] = certified(pk, budget=args.nopre_budget, presolve=False)
         rows.append(row)
         removed = ", ".join(f"{c} {r}" for r, c in pre.removed.items() if c) or "none"
         print(

@@ -1,6 +1,6 @@
 """Real models: how much better than today's pipeline splitters is mtpp, and how far
 from optimal is each (issue 6, section 5).  Run by hand:
-``python benchmarks/real_models.py [--time-limit S] [--mip-time S] [--k 2 4 8 16]``.
+``python -m benchmarks.real_models [--time-limit S] [--mip-time S] [--k 2 4 8 16]``.
 
 Graphs: the ONNX model-zoo architectures shipped with ``onnx``
 (``onnx/backend/test/data/light``) and BERT-base (``transformers``, random weights,
@@ -25,43 +25,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-from mtpp import Graph, evaluate  # noqa: E402
-from mtpp.core.presets import get_device  # noqa: E402
-from mtpp.engine.certificate import certify  # noqa: E402
-from mtpp.io.onnx_model import from_onnx  # noqa: E402
-from mtpp.partitioner import partition  # noqa: E402
-
-ONNX_MODELS = [
-    "bvlc_alexnet",
-    "zfnet512",
-    "vgg19",
-    "squeezenet",
-    "inception_v1",
-    "resnet50",
-    "shufflenet",
-    "inception_v2",
-    "densenet121",
-]
-
-
-def git_commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    return (out.stdout.strip() or "?") + ("+dirty" if dirty else "")
+from benchmarks._common import ONNX_MODELS, bert_graph, git_commit, zoo_path
+from mtpp import Graph, certify, evaluate
+from mtpp.core.presets import get_device
+from mtpp.io.onnx_model import from_onnx
+from mtpp.partitioner import partition
 
 
 def uniform_split(g: Graph, k: int) -> np.ndarray:
@@ -81,20 +53,6 @@ def balanced_split(g: Graph, k: int) -> np.ndarray:
     return a
 
 
-def bert_graph(seq: int) -> tuple[Graph, float]:
-    import torch
-    import transformers
-
-    from mtpp.io.torch_model import from_torch
-
-    torch.manual_seed(0)
-    model = transformers.BertModel(transformers.BertConfig()).eval()
-    ids = torch.randint(0, 1000, (1, seq))
-    t = time.perf_counter()
-    g = from_torch(model, (ids,), device_spec="a100", name="bert-base")
-    return g, time.perf_counter() - t
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--k", type=int, nargs="+", default=[2, 4, 8, 16])
@@ -104,9 +62,6 @@ def main() -> None:
     parser.add_argument("--seq", type=int, default=128, help="BERT sequence length")
     args = parser.parse_args()
 
-    import onnx
-
-    light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
     spec = get_device("a100")
     print(
         f"mtpp real-model benchmark at commit {git_commit()}; {os.cpu_count()} cores; device a100; "
@@ -117,8 +72,9 @@ def main() -> None:
         if name == "bert-base":
             g, dt = bert_graph(args.seq)
         else:
+            path = zoo_path(name)
             t = time.perf_counter()
-            g = from_onnx(light / f"light_{name}.onnx", device_spec=spec)
+            g = from_onnx(path, device_spec=spec)
             dt = time.perf_counter() - t
         print(
             f"import {name}: n={g.n} m={g.m} in {dt:.2f} s; work {g.work.sum():.1f} us, "

@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "partition": "mtpp.partitioner",
     "Solution": "mtpp.solution",
-    "certify": "mtpp.engine.certificate",
+    "certify": "mtpp.engine.certify",
     "schedule": "mtpp.scheduling",
     "Schedule": "mtpp.scheduling",
     "peak_memory": "mtpp.core.memory",

@@ -37,7 +37,7 @@ from heuristics.neural.proof_data import DataSpec, Example, done_shards, write_m
 from mtpp.core.evaluate import dag_numbering
 from mtpp.core.graph import Graph
 from mtpp.core.problem import Problem
-from mtpp.engine.certificate import certify
+from mtpp.engine.certify import certify
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
 from mtpp.scheduling import schedule

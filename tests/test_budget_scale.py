@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-import mtpp.engine.phases as phases
+import mtpp.engine.solver_bounds as solver_bounds
 from heuristics.kahn import kahn_order
 from heuristics.partition.orderers import get_orderer
 from heuristics.partition.segments import prepare
@@ -24,6 +24,7 @@ from heuristics.partition.slicegraph import (
     split_value,
 )
 from mtpp import Problem, certify, evaluate, partition
+from mtpp.engine.partitions import Search
 from mtpp.generators import layered_graph
 from tests.oracle import random_dag
 
@@ -61,10 +62,10 @@ def test_the_equal_work_split_is_the_best_of_its_piece_counts() -> None:
         arrays = prepare(problem, order)
         k = min(problem.k, problem.graph.n)
         params = (problem.param_budget, 1.0 / problem.bandwidth, problem.peak_aware)
-        value, starts = equal_work_split(*arrays, k, *params)
-        assert value == split_value(*arrays, starts, *params)
+        value, starts = equal_work_split(arrays, k, *params)
+        assert value == split_value(arrays, starts, *params)
         for j in {1, k, max(1, k // 2)}:
-            assert value <= split_value(*arrays, equal_work_starts(arrays.work, j), *params) + 1e-12
+            assert value <= split_value(arrays, equal_work_starts(arrays.work, j), *params) + 1e-12
         assert starts[0] == 0 and np.all(np.diff(starts) > 0) and len(starts) <= k
 
 
@@ -103,18 +104,22 @@ def test_partition_with_a_spent_time_limit_still_returns_a_checked_partition() -
 
 
 def test_certify_skips_a_mip_the_solver_could_not_stop_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(phases, "SOLVER_STOP_SECONDS_PER_NONZERO", 1.0)  # every model "too slow to stop"
+    monkeypatch.setattr(solver_bounds.Mips, "STOP_SECONDS_PER_NONZERO", 1.0)  # every model "too slow to stop"
     g = layered_graph(30, seed=2)
     cert = certify(g, 3, bounds="simple,bottleneck,exact", solver="highs", budget=20, orderer="kahn")
     assert not cert.optimal  # (else the MIPs are skipped for that reason)
     for method in ("bottleneck", "exact"):
         record = cert.bound(method)
         assert record is not None and record.status == "skipped" and "past its time limit" in record.message
-    assert phases.solver_lateness(Problem(g, 8), "exact") > phases.solver_lateness(Problem(g, 8), "bottleneck") > 0
+    assert (
+        solver_bounds.solver_lateness(Problem(g, 8), "exact")
+        > solver_bounds.solver_lateness(Problem(g, 8), "bottleneck")
+        > 0
+    )
 
 
 def test_certify_skips_a_search_whose_dps_do_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(phases, "SEARCH_MIN_DECODES", 10**9)
+    monkeypatch.setattr(Search, "MIN_DECODES", 10**9)
     g = layered_graph(40, seed=4)
     cert = certify(g, 4, bounds="simple", budget=30, orderer="brkga-100")
     if not cert.optimal:

@@ -24,7 +24,7 @@ from mtpp.cli import main
 from mtpp.core.errors import GraphError, GraphFormatError, InvalidParameterError
 from mtpp.core.evaluate import evaluate
 from mtpp.core.problem import Problem
-from mtpp.engine.certificate import certify
+from mtpp.engine.certify import certify
 from mtpp.generators import layered_graph
 from mtpp.io.graph_file import graph_from_dict, load_graph
 from mtpp.partitioner import partition
@@ -217,16 +217,6 @@ def test_node_link_with_edges_key_as_networkx_36_writes_it(tmp_path: Path) -> No
 def test_integral_float_edge_ids_are_indices() -> None:
     g = mtpp.Graph.from_arrays([1, 1, 1], [0, 0, 0], [1, 1, 1], np.array([[0.0, 1.0], [1.0, 2.0]]))
     assert g.edges() == [(0, 1), (1, 2)]
-
-
-def test_old_imports_of_the_checks_still_work() -> None:
-    from mtpp.core.problem import _check_real, check_k, check_seed, check_time_limit
-    from mtpp.core.validation import check_k as home
-
-    assert check_k is home
-    assert check_seed(3) == 3 and check_time_limit(2) == 2.0 and _check_real("x", 1, positive=True, allow_inf=False)
-    with pytest.raises(InvalidParameterError, match="seed must be an integer >= 0, got -1"):
-        check_seed(-1)
 
 
 @pytest.mark.parametrize("value", [np.int64(2), 2])

@@ -363,7 +363,7 @@ def _run_slicegraph(graph: Graph, task: Task, orderer: str, machine: dict[str, A
 
 
 def _run_bound(graph: Graph, task: Task, machine: dict[str, Any], limit: float) -> dict[str, Any]:
-    from mtpp.engine.certificate import certify
+    from mtpp.engine.certify import certify
 
     s = task.settings
     solver = "auto" if task.solver == NO_SOLVER else task.solver

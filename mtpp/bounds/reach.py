@@ -97,7 +97,7 @@ PROBE = 1 / 64
 doubles the step, until one stands (then bisection)."""
 RISING_PROBE = 1 / 8
 """The first step of a shaving search that goes on where shaving already beat the other bounds
-(:func:`mtpp.engine.phases.reach_resume_phase`): no test need say that it cannot.  From where
+(:class:`mtpp.engine.combinatorial.ReachResume`): no test need say that it cannot.  From where
 certify's first shaving stopped, 35 s on unseen 500- and 250-op layered graphs at k = 8 reached
 161,339 / 164,681 / 74,796 (seeds 9102 / 9104 / 9103) against 154,017 / 160,487 / 73,906 with
 :data:`PROBE` (20 s on 9103)."""

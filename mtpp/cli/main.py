@@ -28,7 +28,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.console import Console
@@ -54,6 +54,9 @@ from mtpp.core.graph import Graph
 from mtpp.core.problem import Problem
 from mtpp.io.graph_file import load_graph
 from mtpp.io.json_file import read_json
+
+if TYPE_CHECKING:
+    from mtpp.results_schema import EvaluationDocument
 
 EXIT_INTERNAL, EXIT_USAGE = 1, 2
 DEBUG_ENV = "MTPP_DEBUG"
@@ -230,7 +233,6 @@ def _problem(
 
 def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     from mtpp.partitioner import partition
-    from mtpp.results_schema import solution_document
 
     problem = _problem(load_graph(args.file), args)
     err = notes(args)
@@ -250,7 +252,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
         with writing(args.plot):
             plot_stages(sol.evaluation.costs, sol.lower_bound, args.plot, f"{args.file}, k={problem.k}")
-    if emit_json(solution_document(sol), args):
+    if emit_json(sol, args):
         return 0
     g = problem.graph
     out.print(_costs_table(problem, sol.evaluation, f"{g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
@@ -266,7 +268,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
-    from mtpp.engine.certificate import certify, export_models
+    from mtpp.engine.certify import certify, export_models
     from mtpp.results_schema import certificate_document, certificate_evaluation, certificates_document
 
     graph = load_graph(args.file)
@@ -376,6 +378,28 @@ def _other_graph(named: dict[str, Any], graph: Graph) -> str | None:
     return "; ".join(diffs) or None
 
 
+def _evaluation_document(problem: Problem, ev: Evaluation, order: Sequence[int] | None) -> EvaluationDocument:
+    """The ``mtpp-evaluation`` document (:mod:`mtpp.results_schema`) of a re-checked
+    partition (``order``: its run order as node indices; default the graph's
+    topological order) with the simple bound."""
+    from mtpp.bounds.simple import simple_lower_bound
+    from mtpp.results_schema import EvaluationDocument, document_gap, graph_fields, partition_fields
+
+    seq = problem.graph.topological_order if order is None else np.asarray(order, dtype=np.int64)
+    lb = simple_lower_bound(problem)
+    gap = document_gap(ev.upper_bound, lb)
+    return EvaluationDocument(
+        **graph_fields(problem.graph),
+        **partition_fields(problem, ev, seq),
+        upper_bound=ev.upper_bound,
+        lower_bound=lb,
+        lower_bound_method="simple",
+        gap=gap,
+        optimal=gap == 0.0,
+        wall_time=0.0,
+    )
+
+
 def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     graph = load_graph(args.file)
     raw, raw_order, stored, named = _read_partition(args.partition)
@@ -391,9 +415,7 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
         ev = evaluate(problem, {str(key): block for key, block in raw.items()}, order)
     except UnknownNodeError as exc:
         raise InputFileError(f"{args.partition}: node {exc.node_id!r} is not in {args.file}") from None
-    from mtpp.results_schema import evaluation_document
-
-    if emit_json(evaluation_document(problem, ev, order), args):
+    if emit_json(_evaluation_document(problem, ev, order), args):
         return 0
     out.print(_costs_table(problem, ev, f"{args.partition} on {args.file}"))
     machine = f"k={problem.k}, B={problem.bandwidth:g}, M={problem.memory:g}, R={problem.reserve:g}"

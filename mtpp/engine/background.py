@@ -17,7 +17,7 @@ order cut into ``k`` segments of equal work) instead of its best, and the one af
 best again: every cycle from the best partition restarts from the same local optimum, and
 where the best partition is one block (input/output dominates) annealing from it cannot
 move.  A better partition is re-checked by :func:`mtpp.evaluate` and adopted at its k and every larger k, as the
-foreground annealing does (:func:`mtpp.engine.phases.anneal_phase`).  Its report lines
+foreground annealing does (:class:`mtpp.engine.partitions.Anneal`).  Its report lines
 wait in a queue until the main thread reports next (:meth:`BackgroundAnnealer.relay`): a
 solve points file descriptor 1 at ``/dev/null`` (:mod:`solvers.quiet`), and a line
 printed from this thread meanwhile would be lost.
@@ -30,24 +30,20 @@ nothing: a budgeted call (an unbudgeted one stays deterministic), whose partitio
 improved (``fill_budget``), on a process with more usable cores than the solver threads
 and parallel jobs take (:func:`spare_cores`).
 
-Where the interpreter lock was held, the thread starved: on a 500-op layered graph it
-annealed 0.01-0.8 million moves a second (0.14 million in one 17-s cycle beside a SCIP
-solve) where it now anneals 6-16 million.  Measured on a 2-core machine:
-``benchmarks/wide_bounds.py`` (figures in ``README.md``).
+The solvers and kernels must release the interpreter lock for this to pay: where they
+held it, the thread starved (``docs/decisions.md``).
 """
 
 from __future__ import annotations
 
 import collections
-import math
 import os
 import threading
-from collections.abc import Callable
 
 from heuristics.partition.anneal import CYCLE_MOVES, CYCLE_SECONDS, anneal_partition, spread_start
-from mtpp.core.problem import Problem
 from mtpp.core.records import closes
-from mtpp.engine.phases import MIN_RUN_SECONDS, Report, Run, share_annealed
+from mtpp.engine.call import MIN_RUN_SECONDS, QUICK_ORDERER, Call, Run, share_annealed
+from mtpp.engine.method import ALL_KS, Method
 
 STALL_DECAY = 0.5
 """A k's claim on the next cycle is its relative gap times this to the power of its cycles
@@ -85,19 +81,12 @@ class BackgroundAnnealer:
     """The annealing thread of a budgeted certify call (module docstring): ``start()`` it
     once the first partitions are in, ``stop()`` it before the certificates are built."""
 
-    def __init__(
-        self,
-        runs: list[Run],
-        left: Callable[[], float],
-        say: Report,
-        tag: Callable[[Problem], str],
-        seed: int = 0,
-    ) -> None:
-        self.runs = runs
-        self.left = left
-        self.say = say
+    def __init__(self, call: Call, seed: int = 0) -> None:
+        self.call = call
+        self.runs = call.runs
+        self.left = call.left
+        self.say = call.budget.say
         self._lines: collections.deque[str] = collections.deque()
-        self.tag = tag
         self.seed = seed
         self.cycles = 0
         self.improved = 0
@@ -187,7 +176,7 @@ class BackgroundAnnealer:
             self._skip.add(problem.k)
             return
         if res.bottleneck < run.ub and share_annealed(
-            self.runs, run, res, "annealing in the background", self._lines.append, self.tag
+            self.call, run, res, "annealing in the background", self._lines.append
         ):
             self.improved += 1
             self._stalls[problem.k] = 0
@@ -198,16 +187,50 @@ class BackgroundAnnealer:
         return f"background annealing: {self.cycles} cycles, {self.improved} better partitions"
 
 
-def background_annealer(
-    runs: list[Run],
-    left: Callable[[], float],
-    say: Report,
-    tag: Callable[[Problem], str],
-    threads: int,
-    n_jobs: int,
-    seed: int,
-) -> BackgroundAnnealer | None:
-    """A started :class:`BackgroundAnnealer` where a core is spare and time is left, else ``None``."""
-    if spare_cores(threads, n_jobs) < 1 or not math.isfinite(left()) or left() < MIN_RUN_SECONDS + STOP_MARGIN:
-        return None
-    return BackgroundAnnealer(runs, left, say, tag, seed).start()
+class BackgroundStart(Method):
+    """From the end of the ideal DP (which proves tiny and narrow graphs at once) to the
+    end of the bounds, a budgeted call that may improve its partitions anneals on a spare
+    core (:class:`BackgroundAnnealer`): the solvers and the compiled kernels release the
+    interpreter lock."""
+
+    name = "background annealing"
+    scope = ALL_KS
+    needs = "a budget and fill_budget, an orderer other than kahn, a core the solver threads leave spare"
+    share = f"a spare core while the bounds run; it stops {STOP_MARGIN:g} s before the budget's end"
+    skipped = f"without a spare core or with less than {MIN_RUN_SECONDS + STOP_MARGIN:g} s left"
+
+    def wanted(self, call: Call) -> bool:
+        o = call.options
+        return call.budgeted and o.fill_budget and o.orderer != QUICK_ORDERER
+
+    def run(self, call: Call) -> None:
+        o = call.options
+        if spare_cores(o.threads, o.n_jobs) < 1 or call.left() < MIN_RUN_SECONDS + STOP_MARGIN:
+            return
+        call.relay = BackgroundAnnealer(call, o.seed + 2).start()
+
+
+class BackgroundStop(Method):
+    """The end of the background annealing: its thread stops within one chunk of moves and
+    its report lines are flushed, so the last methods and the certificates see a settled
+    state."""
+
+    name = "background annealing, stopped"
+    scope = ALL_KS
+    needs = "background annealing running"
+    share = "none"
+    skipped = "when it did not run"
+
+    def wanted(self, call: Call) -> bool:
+        return call.relay is not None
+
+    def run(self, call: Call) -> None:
+        stop_background(call)
+
+
+def stop_background(call: Call) -> None:
+    """Stop the call's background annealer, if one runs, and report its summary."""
+    annealer, call.relay = call.relay, None
+    if annealer is not None:
+        annealer.stop()
+        call.say(annealer.summary())

@@ -32,13 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mtpp.core.devices import CostedOp, DeviceSpec, costed_graph
+from mtpp.core.devices import DeviceSpec
 from mtpp.core.errors import InvalidParameterError, MtppError
 from mtpp.core.evaluate import Evaluation, evaluate
 from mtpp.core.graph import Graph
 from mtpp.core.presets import get_device
 from mtpp.core.problem import Problem
 from mtpp.core.records import closes
+from mtpp.io.costed import CostedOp, costed_graph
 from mtpp.io.torch_model import torch_costed_ops
 from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
 from mtpp.pipelining.contract import unit_graph
@@ -263,7 +264,7 @@ def plan_stages(
     ``bounds`` and ``time_limit`` (seconds per MIP) go to :func:`mtpp.certify`,
     unless ``certificate`` (an earlier plan's ``unrestricted`` for the same model
     and ``k``) is reused; ``presolve`` goes to :func:`mtpp.certify` too."""
-    from mtpp.engine.certificate import certify
+    from mtpp.engine.certify import certify
 
     if rule not in RULES:
         raise InvalidParameterError(f"unknown rule {rule!r}; choose from {', '.join(RULES)}")

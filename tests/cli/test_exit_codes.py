@@ -39,10 +39,10 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
         importlib.import_module(module)  # imported first: a module loaded under the patch would keep `forbidden`
     for target in (
         "mtpp.partitioner.partition",
-        "mtpp.engine.certificate.certify",
+        "mtpp.engine.certify.certify",
         "mtpp.scheduling.schedule",
         "mtpp.placement.api.place",
-        "mtpp.engine.certificate.export_models",
+        "mtpp.engine.certify.export_models",
     ):
         monkeypatch.setattr(target, forbidden)
 

@@ -419,7 +419,7 @@ def check(case: Case, solver: str, time_limit: float = 20.0, with_certify: bool 
     from formulations.bounds import solve_bound
     from formulations.errors import InfeasibleFormulationError
     from formulations.pigeonhole import pigeonhole_bound
-    from mtpp.engine.certificate import certify
+    from mtpp.engine.certify import certify
     from mtpp.partitioner import partition
     from solvers.errors import SolverLicenseError
 
@@ -499,7 +499,7 @@ def check_combinatorial(case: Case) -> list[str]:
     from mtpp.bounds.cut import cut_lower_bound
     from mtpp.bounds.reach import reach_lower_bound
     from mtpp.core.records import COMBINATORIAL_METHODS
-    from mtpp.engine.certificate import certify
+    from mtpp.engine.certify import certify
     from mtpp.partitioner import partition
 
     p, opt = case.problem, case.opt

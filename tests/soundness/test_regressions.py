@@ -424,7 +424,7 @@ def test_upper_bounds_are_never_below_the_exact_cost() -> None:
 def test_a_method_that_raises_is_a_failed_record(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug inside one bound method costs that method only: its record says ``error``
     with the exception, and the certificate keeps the partition and the other bounds."""
-    import mtpp.engine.phases as phases
+    import mtpp.engine.combinatorial as phases
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("planted")
@@ -441,7 +441,7 @@ def test_a_method_that_raises_is_a_failed_record(monkeypatch: pytest.MonkeyPatch
 def test_an_unhandled_exception_leaves_as_an_mtpp_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """What no method catches still leaves the entry point as an ``MtppError``
     (:class:`mtpp.core.errors.InternalError`), the original chained as its cause."""
-    import mtpp.engine.certificate as certificate
+    import mtpp.engine.plan as certificate
     from mtpp.core.errors import InternalError
 
     def broken(*args: object, **kwargs: object) -> None:

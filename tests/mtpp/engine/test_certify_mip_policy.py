@@ -1,4 +1,4 @@
-"""Where a budgeted certify spends its MIP time (mtpp/engine/phases.py): the exact and guess
+"""Where a budgeted certify spends its MIP time (mtpp/engine): the exact and guess
 MIPs are skipped where ``auto`` would hand them to a fallback backend, guess runs after the
 bounds that were still rising, and the pigeonhole updates go on near the best bound too."""
 
@@ -11,12 +11,12 @@ import pytest
 
 import mtpp
 import mtpp.engine.certificate
-import mtpp.engine.phases
+import mtpp.engine.solver_bounds
 from formulations.pigeonhole import PigeonholeBound
 from formulations.size import estimate_model_size
 from mtpp.bounds.simple import simple_lower_bound
 from mtpp.core.problem import Problem
-from mtpp.engine.certificate import certify
+from mtpp.engine.certify import certify
 from solvers.gurobi import SIZE_LIMIT, GurobiBackend
 from solvers.registry import AutoBackend, backend_class
 from solvers.result import Status
@@ -45,11 +45,11 @@ def test_the_weak_fallback_rule_reads_the_model_size(size_limited: None) -> None
     g = mtpp.regal_graph(60, seed=4)
     small, large = Problem(g, 2), Problem(g, 16)
     assert estimate_model_size(large, "exact").rows > SIZE_LIMIT >= estimate_model_size(small, "exact").rows
-    assert mtpp.engine.phases.weak_fallback(small, "exact", "auto") == ""
-    why = mtpp.engine.phases.weak_fallback(large, "exact", "AUTO")
+    assert mtpp.engine.solver_bounds.weak_fallback(small, "exact", "auto") == ""
+    why = mtpp.engine.solver_bounds.weak_fallback(large, "exact", "AUTO")
     assert "would run its MIP" in why and "not gurobi" in why
-    assert mtpp.engine.phases.weak_fallback(large, "exact", "highs") == ""  # a named solver runs it
-    assert mtpp.engine.phases.weak_fallback(large, "bottleneck", "auto") == ""
+    assert mtpp.engine.solver_bounds.weak_fallback(large, "exact", "highs") == ""  # a named solver runs it
+    assert mtpp.engine.solver_bounds.weak_fallback(large, "bottleneck", "auto") == ""
 
 
 @needs_gurobi
@@ -64,20 +64,24 @@ def test_a_budgeted_auto_call_skips_the_exact_mip_only_gurobi_would_solve_well(s
 
 
 def test_with_a_budget_guess_runs_after_the_resumed_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mtpp.engine.solver_bounds import Mips, PigeonholeResume
+
     calls: list[tuple[str, int | None, tuple[str, ...]]] = []
-    mip_phase = mtpp.engine.certificate.mip_phase
-    resume = mtpp.engine.certificate.pigeonhole_resume_phase
+    at_k = Mips.at_k
+    resume = PigeonholeResume.run
 
-    def logged_mips(run, methods, *args):
-        calls.append(("mips", run.problem.k, tuple(methods)))
-        return mip_phase(run, methods, *args)
+    def logged_mips(self, call, run, methods, *args):
+        stalls = args[-1]
+        if stalls is not None or not call.budgeted:  # the MIP methods' own calls, not the exact MIP's probe
+            calls.append(("mips", run.problem.k, tuple(methods)))
+        return at_k(self, call, run, methods, *args)
 
-    def logged_resume(*args):
+    def logged_resume(self, call):
         calls.append(("resume", None, ()))
-        return resume(*args)
+        return resume(self, call)
 
-    monkeypatch.setattr(mtpp.engine.certificate, "mip_phase", logged_mips)
-    monkeypatch.setattr(mtpp.engine.certificate, "pigeonhole_resume_phase", logged_resume)
+    monkeypatch.setattr(Mips, "at_k", logged_mips)
+    monkeypatch.setattr(PigeonholeResume, "run", logged_resume)
     g = mtpp.layered_graph(30, seed=2)
     bounds = "simple,pigeonhole,bottleneck,exact,guess"
     certify(g, k=[2, 3], bounds=bounds, orderer="kahn", budget=8)
@@ -93,7 +97,7 @@ def test_with_a_budget_guess_runs_after_the_resumed_bounds(monkeypatch: pytest.M
 def test_the_updates_go_on_within_the_resume_gap_of_the_best_bound(monkeypatch, part, resumed) -> None:
     """Stopped by the clock at ``part`` of the simple bound (which leads): the updates go on
     where that is within PIGEONHOLE_RESUME_GAP, a bound still rising."""
-    assert 0.9 < mtpp.engine.phases.PIGEONHOLE_RESUME_GAP <= 0.97
+    assert 0.9 < mtpp.engine.solver_bounds.PigeonholeResume.GAP <= 0.97
     calls = []
 
     def simulated(problem, solver, time_limit, target, threads, resume=None, max_mips=64, seed=None):
@@ -102,7 +106,7 @@ def test_the_updates_go_on_within_the_resume_gap_of_the_best_bound(monkeypatch, 
         bound = part * simple_lower_bound(problem)
         return PigeonholeBound(bound, 1, 1, Status.TIME_LIMIT, solver, "", time_limit, 0.0, updates=updates)
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", simulated)
     cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,pigeonhole", orderer="kahn", budget=6)
     assert cert.lower_bound_method == "simple"
     assert calls == ([False, True] if resumed else [False])
@@ -133,7 +137,7 @@ def test_the_exact_mip_run_first_stops_at_the_first_k_it_does_not_prove(monkeypa
             method=method, bound=bound, status="time_limit", proven_optimal=False
         ), None
 
-    monkeypatch.setattr(mtpp.engine.phases, "bound_record", fake)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "bound_record", fake)
     g = mtpp.layered_graph(40, seed=5)
     certs = certify(g, k=[2, 3, 4], bounds="simple,exact", orderer="kahn", budget=8, solver="highs")
     assert calls == [(2, "exact"), (2, "exact")]
@@ -168,11 +172,11 @@ def test_the_exact_mip_leaves_the_waiting_pigeonhole_updates_their_share(monkeyp
     start = time.perf_counter()
     budget = 12.0
     left_now = lambda: budget - (time.perf_counter() - start)  # noqa: E731
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", stopped)
-    monkeypatch.setattr(mtpp.engine.phases, "bound_record", exact)
-    monkeypatch.setattr(mtpp.engine.phases, "EXACT_FIRST_SHARE", 0.0)  # no probe: the MIP phase only
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", stopped)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "bound_record", exact)
+    monkeypatch.setattr(mtpp.engine.solver_bounds.ExactFirst, "SHARE", 0.0)  # no probe: the MIP phase only
     g = mtpp.layered_graph(40, seed=5)
     certify(g, k=[2, 3], bounds="simple,pigeonhole,exact", orderer="kahn", budget=budget, solver="highs")
     k, limit, left = limits[0]
-    assert k == 2 and limit <= left / (2.0 + mtpp.engine.phases.RESUME_WEIGHT) + 0.1
+    assert k == 2 and limit <= left / (2.0 + mtpp.engine.solver_bounds.Mips.RESUME_WEIGHT) + 0.1
     assert resumed == [2, 3]

@@ -1,4 +1,4 @@
-"""The pigeonhole bound in certify (mtpp/engine/phases.py: pigeonhole_phase): it leads on a
+"""The pigeonhole bound in certify (mtpp/engine/solver_bounds.py): it leads on a
 REGAL-style graph, stands in for the bottleneck MIP whose block it solved, is skipped at the
 larger ks after two it could not lift, and reaches the CLI and batch."""
 
@@ -10,13 +10,24 @@ from types import SimpleNamespace
 import pytest
 
 import mtpp
-import mtpp.engine.phases
+import mtpp.engine.combinatorial
+import mtpp.engine.solver_bounds
 from formulations.pigeonhole import PigeonholeBound
 from mtpp.batch.tasks import NO_SOLVER, Settings, make_tasks, parse_methods
+from mtpp.core.budget import Budget
 from mtpp.core.records import BoundRecord
-from mtpp.engine.certificate import certify
-from mtpp.engine.phases import STALL_GAP, Run, pigeonhole_phase, pigeonhole_resume_phase
+from mtpp.engine.call import Call, Options, Run
+from mtpp.engine.certify import certify
+from mtpp.engine.solver_bounds import STALL_GAP, Pigeonhole, PigeonholeResume
 from solvers.result import Status
+
+
+def call_of(runs: list[Run], time_limit: float = 60.0, left: float = 100.0) -> Call:
+    """A budgeted certify call of ``left`` seconds over ``runs`` (the pigeonhole bound on HiGHS)."""
+    options = Options(("simple", "pigeonhole"), "highs", time_limit, 1, 1, "kahn", 0, 1, True, True)
+    call = Call(options, Budget(left), runs[0].problem, [r.problem for r in runs])
+    call.runs.extend(runs)
+    return call
 
 
 def test_the_pigeonhole_bound_leads_and_stands_in_for_the_bottleneck_mip() -> None:
@@ -38,7 +49,7 @@ def test_the_pigeonhole_bound_leads_and_stands_in_for_the_bottleneck_mip() -> No
 
 
 def test_each_k_seeds_the_next_with_its_best_weighting(monkeypatch) -> None:
-    """pigeonhole_phase: the smallest k runs unseeded, each larger k gets the best weighting of
+    """Pigeonhole: the smallest k runs unseeded, each larger k gets the best weighting of
     the last k that had one (a k whose updates found none passes the earlier one on)."""
     import numpy as np
 
@@ -50,7 +61,7 @@ def test_each_k_seeds_the_next_with_its_best_weighting(monkeypatch) -> None:
         updates = SimpleNamespace(finished=True, stalled=False, best_weights=best)
         return PigeonholeBound(None, 1, 1, Status.OPTIMAL, solver, "", 0.1, 0.0, message="simulated", updates=updates)
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", simulated)
     certify(mtpp.layered_graph(60, seed=7), k=[2, 4, 8], bounds="simple,pigeonhole", orderer="kahn", budget=10)
     assert seeds == [None, 2.0, 2.0]
 
@@ -62,7 +73,7 @@ def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypa
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", timed_out)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", timed_out)
     g = mtpp.layered_graph(60, seed=7)
     certs = certify(g, k=[2, 4, 8, 16], bounds="simple,pigeonhole", orderer="kahn", budget=10)
     assert calls == [2, 4]
@@ -71,7 +82,7 @@ def test_the_pigeonhole_bound_is_skipped_after_two_ks_it_could_not_lift(monkeypa
 
 
 def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
-    """pigeonhole_phase: a k whose bound stood within STALL_GAP of its partition before the
+    """Pigeonhole: a k whose bound stood within STALL_GAP of its partition before the
     (simulated) bound timed out there does not count towards PIGEONHOLE_STALLS."""
     calls = []
 
@@ -79,7 +90,7 @@ def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
         calls.append(problem.k)
         return PigeonholeBound(None, 1, 0, Status.TIME_LIMIT, solver, "", time_limit, 0.0, message="simulated")
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", timed_out)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", timed_out)
     problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
     runs = []
     for k, gap in ((2, 0.1 * STALL_GAP), (4, 10 * STALL_GAP), (8, 10 * STALL_GAP), (16, 10 * STALL_GAP)):
@@ -88,7 +99,7 @@ def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
             method="simple", bound=sol.evaluation.bottleneck * (1 - gap), status="optimal", proven_optimal=True
         )
         runs.append(Run(sol.problem, sol.evaluation, sol.index_order, "kahn", [near], []))
-    pigeonhole_phase(runs, "highs", 1, 1.0, lambda: 100.0, lambda line: None, lambda p: "")
+    Pigeonhole().run(call_of(runs, time_limit=1.0))
     assert calls == [2, 4, 8]
     assert [r.records[-1].status for r in runs] == ["time_limit", "time_limit", "time_limit", "skipped"]
     assert "k=4, k=8" in runs[3].records[-1].message
@@ -96,11 +107,11 @@ def test_a_k_with_nothing_left_to_lift_is_no_stall(monkeypatch) -> None:
 
 @pytest.mark.parametrize("solved", [0, 1])
 def test_the_first_k_probes_its_first_weighting_before_its_share(monkeypatch, solved) -> None:
-    """pigeonhole_phase with a budget: at the first k its first weighting gets MIP_PROBE_SECONDS
+    """Pigeonhole with a budget: at the first k its first weighting gets MIP_PROBE_SECONDS
     (max_mips=1); where it solved none and stands below MIP_PROBE_GAP of the best bound
     (simulated), the updates stop there and every MIP is skipped at the larger ks too, else
     they go on from the probe (resume) with the rest of the k's time; later ks get no probe."""
-    probe = mtpp.engine.phases.MIP_PROBE_SECONDS
+    probe = mtpp.engine.solver_bounds.MIP_PROBE_SECONDS
     calls = []
 
     def simulated(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
@@ -108,7 +119,7 @@ def test_the_first_k_probes_its_first_weighting_before_its_share(monkeypatch, so
         state = SimpleNamespace(finished=True, stalled=False, best_weights=None)
         return PigeonholeBound(None, 1, solved, Status.TIME_LIMIT, solver, "", probe, 0.0, updates=state)
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", simulated)
     problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
     runs = []
     for k in (2, 4):
@@ -117,7 +128,7 @@ def test_the_first_k_probes_its_first_weighting_before_its_share(monkeypatch, so
             method="simple", bound=0.5 * sol.evaluation.bottleneck, status="optimal", proven_optimal=True
         )
         runs.append(Run(sol.problem, sol.evaluation, sol.index_order, "kahn", [best], []))
-    pigeonhole_phase(runs, "highs", 1, 60.0, lambda: 100.0, lambda line: None, lambda p: "")
+    Pigeonhole().run(call_of(runs))
     assert calls[0] == (2, probe, 1, False)
     if solved:
         (k, limit, _, resumed), later = calls[1], calls[2:]
@@ -129,7 +140,7 @@ def test_the_first_k_probes_its_first_weighting_before_its_share(monkeypatch, so
 
 
 def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_stopped_it(monkeypatch) -> None:
-    """pigeonhole_resume_phase: at k = 4 the (simulated) pigeonhole bound leads and was
+    """PigeonholeResume: at k = 4 the (simulated) pigeonhole bound leads and was
     stopped by the clock, so it goes on, and its record is replaced by the resumed result;
     at k = 2 it was stopped too but the simple bound leads, so it does not.  Both calls get
     certify's solver threads."""
@@ -142,7 +153,7 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
         status = Status.OPTIMAL if resume else Status.TIME_LIMIT
         return PigeonholeBound(bound, 1, 1, status, solver, "", time_limit, 0.0, message="simulated", updates=updates)
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", simulated)
     g = mtpp.layered_graph(60, seed=7)
     certs = certify(g, k=[2, 4], bounds="simple,pigeonhole", orderer="kahn", budget=10, threads=2)
     assert calls == [(2, False, 2), (4, False, 2), (4, True, 2)]
@@ -153,7 +164,7 @@ def test_the_updates_go_on_after_the_mips_where_the_bound_leads_and_the_clock_st
 
 
 def test_the_resumed_updates_share_the_time_by_gap(monkeypatch) -> None:
-    """pigeonhole_resume_phase: each k whose updates go on gets the part of the time left that
+    """PigeonholeResume: each k whose updates go on gets the part of the time left that
     its relative gap 1 - LB / UB has among the gaps still waiting (what one k leaves goes to
     the next), not an even split: here k = 2 (gap 2%) and k = 4 (gap 20%, both led by the
     pigeonhole bound and stopped by the clock)."""
@@ -163,9 +174,10 @@ def test_the_resumed_updates_share_the_time_by_gap(monkeypatch) -> None:
         limits[problem.k] = time_limit
         return resume.result  # the same bound: only the time under test
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", simulated)
     problem = mtpp.Problem(mtpp.layered_graph(60, seed=7), k=2)
     runs = []
+    pigeonhole = Pigeonhole()
     for k, gap in ((2, 0.02), (4, 0.2)):
         sol = mtpp.partition(replace(problem, k=k), orderer="kahn")
         bound = (1.0 - gap) * sol.evaluation.bottleneck
@@ -173,19 +185,20 @@ def test_the_resumed_updates_share_the_time_by_gap(monkeypatch) -> None:
         result = PigeonholeBound(bound, 3, 3, Status.TIME_LIMIT, "highs", "", 1.0, 0.0, updates=updates)
         updates.result = result
         record = BoundRecord(method="pigeonhole", bound=bound, status="time_limit", proven_optimal=False)
-        run = Run(sol.problem, sol.evaluation, sol.index_order, "kahn", [record], [])
-        run.pigeonhole = result
-        runs.append(run)
+        runs.append(Run(sol.problem, sol.evaluation, sol.index_order, "kahn", [record], []))
+        pigeonhole.last[k] = result
     gaps = [1.0 - r.lb / r.ub_hi for r in runs]
-    total = mtpp.engine.phases.PIGEONHOLE_RESUME_SHARE * 100.0
-    pigeonhole_resume_phase(runs, "highs", 1, lambda: 100.0, lambda line: None, lambda p: "")
+    total = PigeonholeResume.SHARE * 100.0
+    call = call_of(runs)
+    call.register(pigeonhole)
+    PigeonholeResume().run(call)
     assert limits[2] == pytest.approx(total * gaps[0] / sum(gaps), rel=0.01)
     assert limits[4] == pytest.approx(total, rel=0.01)  # k = 2 took none of its share: all of it is left
     assert limits[2] < 0.1 * total  # an even split would give it half
 
 
 def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch) -> None:
-    """pigeonhole_resume_phase: where the (simulated) updates stalled, near the best bound,
+    """PigeonholeResume: where the (simulated) updates stalled, near the best bound,
     they go on with a second wind (formulations.pigeonhole.second_wind: a fresh, slower step,
     WIND_MIPS more MIPs), after the updates the clock stopped; the k's record becomes the
     wind's result."""
@@ -205,7 +218,7 @@ def test_stalled_updates_go_on_with_a_second_wind_after_the_resumes(monkeypatch)
         bound = target * share if target else None
         return PigeonholeBound(bound, 40, 40, status, solver, "", time_limit, 0.0, message="simulated", updates=updates)
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", simulated)
     lines: list[str] = []
     g = mtpp.layered_graph(60, seed=7)
     certs = certify(g, k=[4, 8], bounds="simple,pigeonhole", orderer="kahn", budget=10, report=lines.append)
@@ -221,7 +234,7 @@ def test_a_failing_solver_leaves_an_error_record(monkeypatch) -> None:
     def broken(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         raise RuntimeError("simulated solver crash")
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", broken)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", broken)
     cert = certify(mtpp.layered_graph(30, seed=2), k=4, bounds="simple,pigeonhole", orderer="kahn")
     rec = cert.bound("pigeonhole")
     assert rec.status == "error" and "simulated solver crash" in rec.message and rec.bound is None
@@ -253,13 +266,13 @@ def test_the_larger_mips_are_skipped_where_the_pigeonhole_mip_solved_no_weightin
     exact and guess MIPs are skipped at that k with the reason; where it solved one, or its
     bound came near the best (0.9 of the partition's cost), they run.  The exact MIP may have
     run before the pigeonhole bound (exact_first_phase), and then stands."""
-    seconds = mtpp.engine.phases.MIP_PROBE_SECONDS + 1.0
+    seconds = mtpp.engine.solver_bounds.MIP_PROBE_SECONDS + 1.0
 
     def simulated(problem, solver, time_limit, target, threads, seed=None, max_mips=64, resume=None):
         bound = 0.9 * target if near else None
         return PigeonholeBound(bound, 1, solved, Status.TIME_LIMIT, solver, "", seconds, 0.0, message="simulated")
 
-    monkeypatch.setattr(mtpp.engine.phases, "pigeonhole_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "pigeonhole_bound", simulated)
     g = mtpp.layered_graph(40, seed=3)
     certs = certify(g, k=[4, 8], bounds="simple,pigeonhole,bottleneck,exact,guess", orderer="kahn", budget=20)
     for cert in certs:
@@ -293,11 +306,14 @@ def test_with_a_budget_the_clique_bound_runs_after_the_other_bounds(monkeypatch)
 
         return wrapper
 
-    for name in ("clique_lower_bounds", "pigeonhole_bound"):
-        monkeypatch.setattr(mtpp.engine.phases, name, logged(name, getattr(mtpp.engine.phases, name)))
+    for module, name in (
+        (mtpp.engine.combinatorial, "clique_lower_bounds"),
+        (mtpp.engine.solver_bounds, "pigeonhole_bound"),
+    ):
+        monkeypatch.setattr(module, name, logged(name, getattr(module, name)))
     # the order is under test, not the shares: with PIGEONHOLE_RESUME_SHARE's 85%, the resumed
     # updates can leave the clique bound under MIN_RUN_SECONDS of this 12-s budget on a slow machine
-    monkeypatch.setattr(mtpp.engine.phases, "PIGEONHOLE_RESUME_SHARE", 0.5)
+    monkeypatch.setattr(mtpp.engine.solver_bounds.PigeonholeResume, "SHARE", 0.5)
     g = mtpp.layered_graph(80, seed=3)
     cert = certify(g, k=8, bounds="simple,pigeonhole,bottleneck,clique", orderer="kahn", budget=12)
     assert not cert.optimal

@@ -27,6 +27,11 @@ def _compiled() -> None:
     mtpp.certify(mtpp.regal_graph(30, seed=4401), k=[2, 4], bounds="simple,cut,crossing,pigeonhole")
 
 
+def fake_call(runs: object, left: object) -> object:
+    """What the annealer reads of a certify call: its runs, its clock and its report."""
+    return SimpleNamespace(runs=runs, left=left, budget=SimpleNamespace(say=print), tag=lambda problem: "")
+
+
 def _certify(monkeypatch: pytest.MonkeyPatch, cores: int, **kwargs: object) -> tuple[list[mtpp.Certificate], list[str]]:
     monkeypatch.setattr(background, "usable_cores", lambda: cores)
     lines: list[str] = []
@@ -106,7 +111,7 @@ def test_the_widest_gap_gets_the_cycles_until_they_stall(monkeypatch: pytest.Mon
         for k, lb in ((2, 99.8), (8, 60.0))
     ]
     clock = iter(range(12, -1, -1))  # seconds left: the thread stops when they run out
-    annealer = background.BackgroundAnnealer(runs, lambda: float(next(clock)), print, lambda p: "")  # type: ignore[arg-type]
+    annealer = background.BackgroundAnnealer(fake_call(runs, lambda: float(next(clock))))  # type: ignore[arg-type]
     annealer._loop()
     assert annealer._error is None
     # 0.4 x 0.5^s stays above 0.002 for s <= 7 stalls; then k = 2 has its turn, and halves
@@ -129,7 +134,7 @@ def test_a_stalled_k_alternates_restarts_from_fresh_starts_with_cycles_from_its_
     monkeypatch.setattr(background, "anneal_partition", nothing_better)
     run = SimpleNamespace(problem=problem, lb=10.0, ub=100.0, ub_hi=100.0, best_eval=SimpleNamespace(assignment=best))
     clock = iter(range(6, -1, -1))
-    annealer = background.BackgroundAnnealer([run], lambda: float(next(clock)), print, lambda p: "")  # type: ignore[list-item]
+    annealer = background.BackgroundAnnealer(fake_call([run], lambda: float(next(clock))))  # type: ignore[arg-type]
     annealer._loop()
     assert annealer._error is None and len(starts) >= 4
     assert all(start is best for start in starts[0::2])  # the first cycle, and every other one after a stall
@@ -164,7 +169,7 @@ def test_its_kernels_are_compiled_on_the_calling_thread_before_it_starts(monkeyp
     best = np.zeros(problem.graph.n, dtype=np.int64)
     run = SimpleNamespace(problem=problem, lb=10.0, ub=100.0, ub_hi=100.0, best_eval=SimpleNamespace(assignment=best))
     clock = iter(range(4, -1, -1))
-    annealer = background.BackgroundAnnealer([run], lambda: float(next(clock, 0)), print, lambda p: "")  # type: ignore[list-item]
+    annealer = background.BackgroundAnnealer(fake_call([run], lambda: float(next(clock, 0))))  # type: ignore[arg-type]
     annealer.start()
     waited = time.monotonic() + 30.0
     while len(calls) < 3 and time.monotonic() < waited:  # the thread's first cycle (stop() may not pre-empt it)
@@ -205,6 +210,6 @@ def test_cycles_count_moves_on_small_graphs_only(monkeypatch: pytest.MonkeyPatch
             ub=2.0,
             best_eval=SimpleNamespace(assignment=None),
         )
-        background.BackgroundAnnealer([run], lambda: 10.0, print, lambda p: "")._cycle(run, 2.0)  # type: ignore[list-item,arg-type]
+        background.BackgroundAnnealer(fake_call([run], lambda: 10.0))._cycle(run, 2.0)  # type: ignore[arg-type]
     # 8 n^3 moves while below the counted cycle's cap (2^24); from 128 ops the two-second cycle
     assert seen == {50: 8 * 50**3, 127: 8 * 127**3, 128: None, 500: None}

@@ -7,11 +7,14 @@ import types
 import numpy as np
 
 import mtpp
+import mtpp.engine.background
+import mtpp.engine.partitions
+import mtpp.engine.solver_bounds
 from heuristics.partition.band_dp import band_dp
 from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp, ideal_dp_all
 from mtpp import Problem
 from mtpp.cli.main import main
-from mtpp.engine.certificate import certify
+from mtpp.engine.certify import certify
 from tests.oracle import brute_force_optimum, random_dag
 
 FAST = "simple,cut,ideal-dp"
@@ -40,14 +43,14 @@ def test_several_k_are_proven_optimal_and_match_brute_force():
 
 
 def test_bounds_shared_across_k_never_exceed_the_optimum(monkeypatch):
-    import mtpp.engine.phases
+    import mtpp.engine.combinatorial
 
     def dp_only_at_k3(problem, ks, **options):  # the DP runs out of time below k = 3
         results = ideal_dp_all(problem, ks, **options)
         simulated = IdealDpResult("time_limit", None, None, None, 0.0, "simulated")
         return [r if k >= 3 else simulated for k, r in zip(ks, results)]
 
-    monkeypatch.setattr(mtpp.engine.phases, "ideal_dp_all", dp_only_at_k3)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "ideal_dp_all", dp_only_at_k3)
     rng = np.random.default_rng(41)
     shared = 0
     for _ in range(25):
@@ -111,16 +114,16 @@ def test_cli_certifies_several_k(tmp_path, capsys):
 
 
 def test_cli_fill_flag_reaches_certify(tmp_path, capsys, monkeypatch):
-    import mtpp.engine.certificate
+    import mtpp.engine.certify
 
     given = []
-    real = mtpp.engine.certificate.certify
+    real = mtpp.engine.certify.certify
 
     def recording(*args, **kwargs):
         given.append(kwargs["fill_budget"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(mtpp.engine.certificate, "certify", recording)
+    monkeypatch.setattr(mtpp.engine.certify, "certify", recording)
     path = tmp_path / "g.json"
     random_dag(np.random.default_rng(44), 6, p=0.4).to_json(path)
     for flag in ([], ["--no-fill"], ["--fill"]):
@@ -139,17 +142,18 @@ def test_a_mip_that_did_not_lift_the_bound_is_skipped_at_larger_k(monkeypatch):
         )
         return record, None
 
-    monkeypatch.setattr(mtpp.engine.phases, "bound_record", stalled)
-    monkeypatch.setattr(mtpp.engine.phases, "EXACT_FIRST_SHARE", 0.0)  # the MIP phase's rule alone
-    monkeypatch.setattr(mtpp.engine.phases, "BAND_SHARE", 0.0)  # and the whole fill for the last search
+    monkeypatch.setattr(mtpp.engine.solver_bounds, "bound_record", stalled)
+    monkeypatch.setattr(mtpp.engine.solver_bounds.ExactFirst, "SHARE", 0.0)  # the MIP phase's rule alone
+    monkeypatch.setattr(mtpp.engine.partitions.Band, "SHARE", 0.0)  # and the whole fill for the last search
     searches = []
-    real_partition = mtpp.engine.phases.partition
+    real_partition = mtpp.engine.partitions.partition
 
-    def counted(problem, **kwargs):
-        searches.append((problem.k, kwargs["seed"], kwargs["orderer"]))
-        return real_partition(problem, **kwargs)
+    def counted(problem, *args, **kwargs):
+        if kwargs.get("orderer") != "kahn":  # the searches, not the first partitions
+            searches.append((problem.k, kwargs["seed"], kwargs["orderer"]))
+        return real_partition(problem, *args, **kwargs)
 
-    monkeypatch.setattr(mtpp.engine.phases, "partition", counted)
+    monkeypatch.setattr(mtpp.engine.partitions, "partition", counted)
     g = mtpp.layered_graph(60, seed=7)
     certs = certify(g, k=[2, 4, 8], bounds="simple,exact", budget=8)
     assert [k for k, _ in calls] == [2]  # ran at k = 2 only
@@ -180,7 +184,7 @@ def test_a_growing_mip_below_the_bottleneck_bound_is_skipped_at_larger_k(monkeyp
     k = 2 runs again at k = 4."""
     calls = []
     g = mtpp.layered_graph(60, seed=7)
-    monkeypatch.setattr(mtpp.engine.phases, "EXACT_FIRST_SHARE", 0.0)  # exact in the MIP phase, after bottleneck
+    monkeypatch.setattr(mtpp.engine.solver_bounds.ExactFirst, "SHARE", 0.0)  # exact in the MIP phase, after bottleneck
     for lift, runs_at_4 in ((1.1, False), (1.3, True)):
 
         def fake(problem, method, solver, time_limit, *args, lift=lift):
@@ -191,7 +195,7 @@ def test_a_growing_mip_below_the_bottleneck_bound_is_skipped_at_larger_k(monkeyp
             )
             return record, None
 
-        monkeypatch.setattr(mtpp.engine.phases, "bound_record", fake)
+        monkeypatch.setattr(mtpp.engine.solver_bounds, "bound_record", fake)
         calls.clear()
         certs = certify(g, k=[2, 4], bounds="simple,bottleneck,exact", budget=30, orderer="kahn")
         assert ((4, "exact") in calls) == runs_at_4
@@ -205,7 +209,7 @@ def test_the_ideal_dp_leaves_half_of_the_budget_to_the_other_bounds(monkeypatch)
         given.append(options["time_limit"])
         return ideal_dp_all(problem, ks, **options)
 
-    monkeypatch.setattr(mtpp.engine.phases, "ideal_dp_all", recording)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "ideal_dp_all", recording)
     g = mtpp.layered_graph(40, seed=3)
     certify(g, k=[2, 4], bounds="simple,ideal-dp", orderer="kahn", budget=20)
     assert len(given) == 1 and 0 < given[0] <= 0.5 * 20
@@ -215,7 +219,7 @@ def test_the_ideal_dp_leaves_half_of_the_budget_to_the_other_bounds(monkeypatch)
 
 def test_the_multi_order_dp_cuts_partitions_from_the_orders_of_every_k(monkeypatch):
     merged = []
-    real_merge = mtpp.engine.phases.merge_orders
+    real_merge = mtpp.engine.partitions.merge_orders
 
     def spied(problem, orders, upper_bound, *args, **kwargs):
         seg = real_merge(problem, orders, upper_bound, *args, **kwargs)
@@ -223,8 +227,8 @@ def test_the_multi_order_dp_cuts_partitions_from_the_orders_of_every_k(monkeypat
         merged.append((problem.k, len(distinct), upper_bound, None if seg is None else seg.assignment))
         return seg
 
-    monkeypatch.setattr(mtpp.engine.phases, "merge_orders", spied)
-    monkeypatch.setattr(mtpp.engine.certificate, "anneal_phase", lambda *args, **kwargs: None)  # the merge alone
+    monkeypatch.setattr(mtpp.engine.partitions, "merge_orders", spied)
+    monkeypatch.setattr(mtpp.engine.partitions.Anneal, "run", lambda *args, **kwargs: None)  # the merge alone
     g = mtpp.layered_graph(150, seed=9910)
     certs = certify(g, k=[4, 8, 16, 32], bounds="simple,cut", orderer="random-20")
     open_ks = [c.k for c in certs if not c.optimal]
@@ -247,26 +251,29 @@ def test_the_fill_stops_where_a_later_round_could_not_search_every_open_k(monkey
     """Rounds go on while their search fits at every open k: here a search needs 2 s (two
     SliceGraph DPs of 1 s) and each round's is capped at 1 s, so of the 4.7 s the fill
     has, three rounds search and the 1.7 s left go to annealing alone."""
-    import mtpp.engine.phases as phases
+    from mtpp.core.budget import Budget
+    from mtpp.engine.call import Call, Options
+    from mtpp.engine.partitions import Anneal, Fill, Search
 
     seeds = []
 
-    def search(runs, orderer, seed, time_limit, left, say, tag, total=None, fill=False):
+    def search(self, call, seed, total=None, fill=False):
         seeds.append(seed)
-        time.sleep(time_limit)
+        time.sleep(call.options.time_limit)
 
-    monkeypatch.setattr(phases, "anneal_phase", lambda *args, **kwargs: None)
-    monkeypatch.setattr(phases, "search_phase", search)
-    run = types.SimpleNamespace(lb=1.0, ub_hi=2.0, decode_seconds=1.0)
-    deadline = time.perf_counter() + 6.0  # the fill's end: 95% of it less a second
-    phases.fill_phase([run], "brkga", 0, 1.0, lambda: deadline - time.perf_counter(), print, lambda p: "")
+    monkeypatch.setattr(Anneal, "anneal", lambda *args, **kwargs: None)
+    monkeypatch.setattr(Search, "search", search)
+    options = Options((), "auto", 1.0, 1, 1, "brkga", 0, 1, True, False)
+    call = Call(options, Budget(6.0), None, [])  # type: ignore[arg-type]  # the fill's end: 95% of it less a second
+    call.runs.append(types.SimpleNamespace(closed=False, decode_seconds=1.0))  # type: ignore[arg-type]
+    Fill().run(call)
     assert seeds == [1, 2, 3]
 
 
 def test_the_band_dp_reshapes_the_best_partition_of_every_open_k(monkeypatch):
     """After the bounds, the ideal DP on bands of each open k's best partition: a better
     partition it finds is re-checked and adopted; a batch row (no fill) never runs it."""
-    import mtpp.engine.phases as phases
+    import mtpp.engine.partitions as partitions
 
     calls = []
 
@@ -275,13 +282,13 @@ def test_the_band_dp_reshapes_the_best_partition_of_every_open_k(monkeypatch):
         calls.append((problem.k, band, upper_bound, None if res is None else res[1]))
         return res
 
-    monkeypatch.setattr(phases, "band_dp", spied)
-    monkeypatch.setattr(mtpp.engine.certificate, "fill_phase", lambda *args, **kwargs: None)  # the band DP alone
-    monkeypatch.setattr(mtpp.engine.certificate, "anneal_phase", lambda *args, **kwargs: None)
-    monkeypatch.setattr(mtpp.engine.certificate, "background_annealer", lambda *args, **kwargs: None)
+    monkeypatch.setattr(partitions, "band_dp", spied)
+    monkeypatch.setattr(partitions.Fill, "run", lambda *args, **kwargs: None)  # the band DP alone
+    monkeypatch.setattr(partitions.Anneal, "run", lambda *args, **kwargs: None)
+    monkeypatch.setattr(mtpp.engine.background.BackgroundStart, "run", lambda *args, **kwargs: None)
     g = mtpp.layered_graph(110, seed=8131)
     cert = certify(g, k=[16], bounds="simple,cut", orderer="random-2", budget=8, max_ideals=1)[0]
-    assert calls and {k for k, *_ in calls} == {16} and calls[0][1] == phases.BANDS[0]
+    assert calls and {k for k, *_ in calls} == {16} and calls[0][1] == partitions.Band.BANDS[0]
     improved = [(ub, a) for _, _, ub, a in calls if a is not None]
     assert improved  # two random orders sliced: the band DP moves their boundaries
     for ub, assignment in improved:

@@ -1,4 +1,4 @@
-"""The reach bound in certify (mtpp/engine/phases.py: reach_phase, reach_resume_phase): where
+"""The reach bound in certify (mtpp/engine: reach_phase, reach_resume_phase): where
 it leads and its shaving did not finish, the shaving goes on after the MIPs."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import mtpp
-import mtpp.engine.phases
+import mtpp.engine.combinatorial
 from mtpp.bounds.reach import PROBE, RISING_PROBE, ReachBound
-from mtpp.engine.certificate import certify
+from mtpp.engine.certify import certify
 
 
 def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch) -> None:
@@ -25,7 +25,7 @@ def test_shaving_goes_on_after_the_mips_where_the_reach_bound_leads(monkeypatch)
             return ReachBound(None, 0, 0, False, time_limit)
         return ReachBound(0.95 * upper, 2, 2, True, 0.01)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     g = mtpp.layered_graph(60, seed=7)
     cert = certify(g, k=4, bounds="simple,reach", orderer="kahn", budget=10)
     ub = cert.upper_bound
@@ -49,7 +49,7 @@ def test_a_k_whose_first_test_ran_out_of_its_share_is_tried_again(monkeypatch) -
             return ReachBound(None, 0, 0, False, time_limit)
         return ReachBound(0.9 * upper, 3, 0, True, 0.01) if sweeps_first else ReachBound(None, 0, 0, True, 0.01)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     certs = certify(mtpp.layered_graph(60, seed=7), k=[4, 8], bounds="simple,reach", orderer="kahn", budget=10)
     sweeps = [(k, limit) for k, first, limit in calls if first]
     assert [k for k, _ in sweeps] == [4, 8, 4]
@@ -65,7 +65,7 @@ def test_no_shaving_after_the_mips_where_it_finished(monkeypatch) -> None:
         calls.append(sweeps_first)
         return ReachBound(0.9 * upper if sweeps_first else 0.92 * upper, 3, 0 if sweeps_first else 3, True, 0.01)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [True, False]
     assert cert.lower_bound == pytest.approx(0.92 * cert.upper_bound, rel=1e-9)
@@ -82,7 +82,7 @@ def test_shaving_runs_after_the_mips_where_the_sweeps_did_not_lead(monkeypatch) 
             return ReachBound(None, 3, 0, True, 0.003)  # a pass: about 0.25 x 0.001 s x 60 ops
         return ReachBound(0.95 * upper, 4, 4, True, 0.01)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,reach", orderer="kahn", budget=10)
     simple = cert.bound("simple")
     assert simple is not None and [c[0] for c in calls] == [True, False]
@@ -99,7 +99,7 @@ def test_no_shaving_where_the_sweeps_did_not_lead_and_a_pass_would_not_fit(monke
         calls.append(sweeps_first)
         return ReachBound(None, 1, 0, True, 1.0)  # a pass: about 0.25 x 1 s x 60 ops, past the budget
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     cert = certify(mtpp.layered_graph(60, seed=7), k=4, bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [True]
     record = cert.bound("reach")
@@ -113,10 +113,10 @@ def test_no_shaving_where_the_sweeps_did_not_lead_on_a_graph_whose_work_dominate
         calls.append(sweeps_first)
         return ReachBound(None, 3, 0, True, 0.003)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     g = mtpp.regal_graph(40, seed=11)
-    assert not mtpp.engine.phases.io_heavy(mtpp.Problem(g, 4))  # its tensors weigh a quarter of its work
-    assert mtpp.engine.phases.io_heavy(mtpp.Problem(mtpp.layered_graph(60, seed=7), 4))
+    assert not mtpp.engine.combinatorial.io_heavy(mtpp.Problem(g, 4))  # its tensors weigh a quarter of its work
+    assert mtpp.engine.combinatorial.io_heavy(mtpp.Problem(mtpp.layered_graph(60, seed=7), 4))
     certify(g, k=4, bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [True]
 
@@ -138,7 +138,7 @@ def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_first(monkeypatch) ->
             return ReachBound(None, 0, 0, False, time_limit)
         return ReachBound(0.97 * upper, 2, 2, True, 0.01)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     certs = certify(mtpp.layered_graph(60, seed=7), k=[4, 8], bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [(4, True), (8, True), (4, False), (4, False), (8, False)]
     assert probes == [PROBE, PROBE, PROBE, RISING_PROBE, PROBE]
@@ -160,7 +160,7 @@ def test_after_the_mips_the_ks_where_the_sweeps_lead_shave_widest_gap_first(monk
             return ReachBound(None, 0, 0, False, time_limit)
         return ReachBound(0.97 * upper, 2, 2, True, 0.01)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     certify(mtpp.layered_graph(60, seed=7), k=[4, 8], bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [(4, True), (8, True), (4, False), (8, False), (8, False), (4, False)]
 
@@ -181,7 +181,7 @@ def test_where_the_sweeps_did_not_lead_the_small_ks_shave_first_until_one_lifts_
             return ReachBound((0.9 if first else 0.95) * upper, 2, 2, not first, 0.01)
         return ReachBound(None, 1, 1, True, 0.01)
 
-    monkeypatch.setattr(mtpp.engine.phases, "reach_lower_bound", simulated)
+    monkeypatch.setattr(mtpp.engine.combinatorial, "reach_lower_bound", simulated)
     certs = certify(mtpp.layered_graph(60, seed=7), k=[4, 8, 16], bounds="simple,reach", orderer="kahn", budget=10)
     assert calls == [(4, True), (8, True), (16, True), (4, False), (8, False), (4, False)]
     assert probes[3:] == [PROBE, PROBE, RISING_PROBE]

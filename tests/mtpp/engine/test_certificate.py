@@ -5,7 +5,8 @@ import pytest
 
 import mtpp
 from mtpp import Certificate, InvalidParameterError, Problem, certify, evaluate
-from mtpp.engine.certificate import OPTIMALITY_TOLERANCE, parse_bounds
+from mtpp.core.records import OPTIMALITY_TOLERANCE
+from mtpp.engine.certify import parse_bounds
 from solvers.errors import UnknownSolverError
 from tests.oracle import brute_force_optimum, random_dag
 
@@ -156,7 +157,7 @@ def test_a_k_already_proven_gives_its_mip_time_back(monkeypatch: pytest.MonkeyPa
     """The MIPs of an open k share the budget only with the ks still open: here k = 8
     is proven by the cut bound (one op alone outweighs any other block), so k = 2's bottleneck MIP
     may take (nearly) all of it, not half."""
-    import mtpp.engine.phases as cm
+    import mtpp.engine.solver_bounds as cm
     from mtpp.core.records import BoundRecord
 
     given: list[float] = []
