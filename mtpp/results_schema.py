@@ -27,8 +27,10 @@ whose ``certificates`` list holds one ``mtpp-certificate`` per k.  Every result 
 stores it.
 
 Infinite values are written as ``null``, so the output is strict JSON.  The models
-below are the schema: ``SolutionDocument.model_json_schema()`` and so on.  The
-builders read the result objects through their attributes only.
+below are the schema: ``SolutionDocument.model_json_schema()`` and so on.  This module
+holds the document types and the fields every document shares (:func:`graph_fields`,
+:func:`partition_fields`); each result builds its own document
+(:meth:`mtpp.core.result.Result.to_json`).
 """
 
 from __future__ import annotations
@@ -48,9 +50,6 @@ if TYPE_CHECKING:
     from mtpp.core.evaluate import Evaluation
     from mtpp.core.problem import Problem
     from mtpp.engine.certificate import Certificate
-    from mtpp.placement.api import Placement
-    from mtpp.scheduling import Schedule
-    from mtpp.solution import Solution
 
 VERSION: Literal[1] = 1
 NodeIdJson = Union[StrictStr, StrictInt]
@@ -61,8 +60,9 @@ def finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def relative_gap(upper: float, lower: float | None) -> float | None:
-    """``(upper - lower) / upper`` (0 when ``upper`` is 0, never negative)."""
+def document_gap(upper: float, lower: float | None) -> float | None:
+    """A document's ``gap``: ``(upper - lower) / upper`` (0 when ``upper`` is 0, never
+    negative; ``None`` without a lower bound or with an infinite upper bound)."""
     if lower is None or not math.isfinite(upper):
         return None
     return 0.0 if upper <= 0 else max(0.0, (upper - lower) / upper)
@@ -228,7 +228,8 @@ DOCUMENTS: dict[str, type[_Document]] = {
 }
 
 
-def _graph_fields(graph: Graph) -> dict[str, Any]:
+def graph_fields(graph: Graph) -> dict[str, Any]:
+    """The fields of every document that name the graph and the mtpp that wrote it."""
     import mtpp
 
     return {
@@ -241,7 +242,7 @@ def _graph_fields(graph: Graph) -> dict[str, Any]:
     }
 
 
-def _partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> dict[str, Any]:
+def partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> dict[str, Any]:
     """Machine, assignment, order and blocks of a checked partition; ``O(n + k)``."""
     g, k = problem.graph, problem.k
     c = ev.costs
@@ -267,46 +268,6 @@ def _partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> di
     }
 
 
-def solution_document(sol: Solution) -> SolutionDocument:
-    """The document of a :class:`mtpp.Solution`."""
-    gap = relative_gap(sol.bottleneck, sol.lower_bound)
-    return SolutionDocument(
-        **_graph_fields(sol.problem.graph),
-        **_partition_fields(sol.problem, sol.evaluation, sol.index_order),
-        upper_bound=sol.bottleneck,
-        lower_bound=sol.lower_bound,
-        lower_bound_method="simple",
-        gap=gap,
-        optimal=gap == 0.0,
-        wall_time=sol.wall_time,
-        orderer=sol.orderer,
-        seed=sol.seed,
-        evaluations=sol.evaluations,
-        stopped_by_time=sol.stopped_by_time,
-        note=sol.note,
-    )
-
-
-def evaluation_document(problem: Problem, ev: Evaluation, order: Any = None) -> EvaluationDocument:
-    """The document of a re-checked partition (``order``: its run order as node
-    indices; default the graph's topological order) with the simple bound."""
-    from mtpp.bounds.simple import simple_lower_bound
-
-    seq = problem.graph.topological_order if order is None else np.asarray(order, dtype=np.int64)
-    lb = simple_lower_bound(problem)
-    gap = relative_gap(ev.upper_bound, lb)
-    return EvaluationDocument(
-        **_graph_fields(problem.graph),
-        **_partition_fields(problem, ev, seq),
-        upper_bound=ev.upper_bound,
-        lower_bound=lb,
-        lower_bound_method="simple",
-        gap=gap,
-        optimal=gap == 0.0,
-        wall_time=0.0,
-    )
-
-
 def certificate_evaluation(cert: Certificate, problem: Problem) -> tuple[Evaluation, np.ndarray]:
     """The certificate's partition re-checked by :func:`mtpp.evaluate` on ``problem``,
     and its run order as node indices."""
@@ -325,70 +286,16 @@ def certificate_document(cert: Certificate, problem: Problem) -> CertificateDocu
     ev, order = certificate_evaluation(cert, problem)
     bounds = [BoundDocument(**{f: getattr(r, f) for f in BoundDocument.model_fields}) for r in cert.bounds]
     return CertificateDocument(
-        **_graph_fields(g),
-        **_partition_fields(problem, ev, order),
+        **graph_fields(g),
+        **partition_fields(problem, ev, order),
         upper_bound=cert.upper_bound,
         lower_bound=cert.lower_bound,
         lower_bound_method=cert.lower_bound_method,
-        gap=relative_gap(cert.upper_bound, cert.lower_bound),
+        gap=document_gap(cert.upper_bound, cert.lower_bound),
         optimal=cert.optimal,
         wall_time=cert.wall_time,
         partition_source=cert.partition_source,
         bounds=bounds,
         notes=list(cert.notes),
         presolve=cert.presolve,
-    )
-
-
-def schedule_document(sched: Schedule, graph: Graph) -> ScheduleDocument:
-    """The document of a :class:`mtpp.Schedule` of ``graph``."""
-    stages = [
-        StageDocument(
-            method=s.method,
-            peak=finite(s.peak),
-            lower_bound=s.lower_bound,
-            status=s.status,
-            wall_time=s.wall_time,
-            detail=s.detail,
-        )
-        for s in sched.stages
-    ]
-    return ScheduleDocument(
-        **_graph_fields(graph),
-        upper_bound=finite(sched.peak),
-        lower_bound=sched.lower_bound,
-        lower_bound_method=sched.bound_method,
-        gap=relative_gap(sched.peak, sched.lower_bound),
-        optimal=sched.optimal,
-        wall_time=sched.wall_time,
-        method=sched.method,
-        status=sched.status,
-        order=list(sched.order),
-        stages=stages,
-    )
-
-
-def placement_document(p: Placement, graph: Graph) -> PlacementDocument:
-    """The document of a :class:`mtpp.Placement` of ``graph``."""
-    ids = graph.ids
-    return PlacementDocument(
-        **_graph_fields(graph),
-        objective=p.objective,
-        upper_bound=finite(p.upper_bound),
-        lower_bound=finite(p.lower_bound),
-        lower_bound_method=p.steps[-1].method,
-        gap=relative_gap(p.upper_bound, finite(p.lower_bound)),
-        optimal=p.optimal,
-        wall_time=p.wall_time,
-        method=p.method,
-        devices=list(p.devices),
-        assignment={str(ids[v]): p.devices[j] for v, j in enumerate(p.device)},
-        order=[ids[v] for v in p.index_order],
-        start=list(p.start),
-        end=list(p.end),
-        makespan=p.makespan,
-        peak_memory=dict(zip(p.devices, p.peak_memory)),
-        memory_feasible=p.memory_feasible,
-        candidates={name: finite(v) for name, v in p.candidates.items()},
-        cpsat_status=p.cpsat_status,
     )

@@ -33,6 +33,7 @@ from mtpp.core.validation import (
     check_seed,
     legacy_positional,
 )
+from mtpp.results_schema import ScheduleDocument, StageDocument, document_gap, finite, graph_fields
 
 if TYPE_CHECKING:
     from formulations.schedule import ScheduleModel
@@ -133,12 +134,34 @@ class Schedule(Result):
             for s in self.stages
         )
 
-    def _document(self) -> Any:
-        from mtpp.results_schema import schedule_document
-
+    def _document(self) -> ScheduleDocument:
+        """The ``mtpp-schedule`` document (:mod:`mtpp.results_schema`)."""
         if self.graph is None:
             raise InvalidParameterError("this schedule has no graph: build it with mtpp.schedule()")
-        return schedule_document(self, self.graph)
+        stages = [
+            StageDocument(
+                method=s.method,
+                peak=finite(s.peak),
+                lower_bound=s.lower_bound,
+                status=s.status,
+                wall_time=s.wall_time,
+                detail=s.detail,
+            )
+            for s in self.stages
+        ]
+        return ScheduleDocument(
+            **graph_fields(self.graph),
+            upper_bound=finite(self.peak),
+            lower_bound=self.lower_bound,
+            lower_bound_method=self.bound_method,
+            gap=document_gap(self.peak, self.lower_bound),
+            optimal=self.optimal,
+            wall_time=self.wall_time,
+            method=self.method,
+            status=self.status,
+            order=list(self.order),
+            stages=stages,
+        )
 
 
 # ---------------------------------------------------------------------- search

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -12,6 +11,7 @@ from mtpp.core.graph import NodeId
 from mtpp.core.problem import Problem
 from mtpp.core.records import closes
 from mtpp.core.result import Result, ResultStatus, Step
+from mtpp.results_schema import SolutionDocument, document_gap, graph_fields, partition_fields
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,21 @@ class Solution(Result):
             members[int(self.assignment[v])].append(ids[v])
         return members
 
-    def _document(self) -> Any:
+    def _document(self) -> SolutionDocument:
         """The ``mtpp-solution`` document (:mod:`mtpp.results_schema`); ``O(n + k)``."""
-        from mtpp.results_schema import solution_document
-
-        return solution_document(self)
+        gap = document_gap(self.bottleneck, self.lower_bound)
+        return SolutionDocument(
+            **graph_fields(self.problem.graph),
+            **partition_fields(self.problem, self.evaluation, self.index_order),
+            upper_bound=self.bottleneck,
+            lower_bound=self.lower_bound,
+            lower_bound_method="simple",
+            gap=gap,
+            optimal=gap == 0.0,
+            wall_time=self.wall_time,
+            orderer=self.orderer,
+            seed=self.seed,
+            evaluations=self.evaluations,
+            stopped_by_time=self.stopped_by_time,
+            note=self.note,
+        )

@@ -3,7 +3,7 @@
 * :func:`notes`: the stderr console for notes and progress, silent with ``--quiet``
   or ``--json``; :func:`progress_bar` / :func:`working`: a bar or a spinner there;
   :func:`compile_notice`: one line when numba starts compiling kernels.
-* :func:`emit_json`: a result document (:mod:`mtpp.results_schema`) to ``-o`` and, with
+* :func:`emit_json`: a result's document (:mod:`mtpp.results_schema`) to ``-o`` and, with
   ``--json``, to stdout; :func:`write_text` / :func:`writing`: an OS error while
   writing a file becomes a :class:`WriteError` naming it (exit 1, one line);
   :func:`reserved_stdout` points fd 1 at stderr while a ``--json`` command runs, so
@@ -20,8 +20,8 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -36,6 +36,7 @@ from rich.progress import (
 from heuristics.brkga import Progress as ProgressCallback
 from mtpp.core.graph import Graph
 from mtpp.core.jit import compiling
+from mtpp.core.result import Result
 
 
 def notes(args: argparse.Namespace) -> Console:
@@ -177,11 +178,11 @@ MIN_LEFT = 0.01
 """The least a call is handed: its methods then stop at their first check."""
 
 
-def emit_json(document: Any, args: argparse.Namespace) -> bool:
-    """Write the result document (pydantic, :mod:`mtpp.results_schema`) to
-    ``--output`` if given; print it and return True with ``--json`` (the caller then
-    prints nothing else)."""
-    text = document.model_dump_json(indent=2)
+def emit_json(document: Result | BaseModel, args: argparse.Namespace) -> bool:
+    """Write a result's JSON document (:meth:`mtpp.core.result.Result.to_json`), or a
+    document of :mod:`mtpp.results_schema`, to ``--output`` if given; print it and
+    return True with ``--json`` (the caller then prints nothing else)."""
+    text = document.to_json(indent=2) if isinstance(document, Result) else document.model_dump_json(indent=2)
     if getattr(args, "output", None):
         write_text(args.output, text + "\n")
     if args.json:

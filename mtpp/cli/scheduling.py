@@ -64,7 +64,6 @@ def add_scheduling_commands(sub: Any) -> None:
 
 
 def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
-    from mtpp.results_schema import schedule_document
     from mtpp.scheduling import schedule
 
     graph = load_graph(args.file)
@@ -81,7 +80,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
             weights=args.weights,
             incumbent=args.incumbent,
         )
-    if emit_json(schedule_document(sched, graph), args):
+    if emit_json(sched, args):
         return 0
     table = Table(title=f"peak memory of {graph.name or args.file}: n={graph.n}, m={graph.m}{units_label(graph)}")
     for col in ("stage", "peak", "lower bound", "status", "seconds"):
@@ -103,7 +102,6 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
 def cmd_place(args: argparse.Namespace, out: Console) -> int:
     from mtpp.core.presets import get_devices
     from mtpp.placement.api import place
-    from mtpp.results_schema import placement_document
 
     graph = load_graph(args.file)
     devices = get_devices(_device_set(args.devices))  # an unknown preset fails here, before any work
@@ -119,7 +117,7 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
             seed=args.seed,
             threads=args.threads,
         )
-    if emit_json(placement_document(p, graph), args):
+    if emit_json(p, args):
         return 0
     table = Table(title=f"placement of {graph.name or args.file} on {', '.join(p.devices)}{units_label(graph)}")
     table.add_column("candidate")

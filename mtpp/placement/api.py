@@ -80,6 +80,7 @@ from mtpp.core.validation import (
     check_seed,
     legacy_positional,
 )
+from mtpp.results_schema import PlacementDocument, document_gap, finite, graph_fields
 
 METHODS = ("auto", "single", "heft", "brkga", "cpsat", "coarse-brkga")
 LEGACY_ARGS = (
@@ -210,12 +211,32 @@ class Placement(FieldsEqual, Result, BaseModel):
             kept = [Step(self.lower_bound_method, ResultStatus.BOUND, None, self.lower_bound, 0.0, "no bound kept")]
         return (*tried, *failed, *cpsat, *kept)
 
-    def _document(self) -> Any:
-        from mtpp.results_schema import placement_document
-
+    def _document(self) -> PlacementDocument:
+        """The ``mtpp-placement`` document (:mod:`mtpp.results_schema`)."""
         if self._graph is None:
             raise InvalidParameterError("this placement has no graph: build it with mtpp.place()")
-        return placement_document(self, self._graph)
+        ids = self._graph.ids
+        return PlacementDocument(
+            **graph_fields(self._graph),
+            objective=self.objective,
+            upper_bound=finite(self.upper_bound),
+            lower_bound=finite(self.lower_bound),
+            lower_bound_method=self.steps[-1].method,
+            gap=document_gap(self.upper_bound, finite(self.lower_bound)),
+            optimal=self.optimal,
+            wall_time=self.wall_time,
+            method=self.method,
+            devices=list(self.devices),
+            assignment={str(ids[v]): self.devices[j] for v, j in enumerate(self.device)},
+            order=[ids[v] for v in self.index_order],
+            start=list(self.start),
+            end=list(self.end),
+            makespan=self.makespan,
+            peak_memory=dict(zip(self.devices, self.peak_memory)),
+            memory_feasible=self.memory_feasible,
+            candidates={name: finite(v) for name, v in self.candidates.items()},
+            cpsat_status=self.cpsat_status,
+        )
 
 
 def _score(sim: Any, objective: str) -> tuple[int, float]:
