@@ -23,7 +23,7 @@ test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 --dist worksteal
 
 bench: $(STAMP)
-	$(VENV)/bin/python benchmarks/slicegraph_speed.py
+	$(VENV)/bin/python -m benchmarks.slicegraph_speed
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

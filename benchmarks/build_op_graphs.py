@@ -1,5 +1,5 @@
 """Operator-level graphs shaped like profiled ones (issue 21, item 5), rebuilt by hand:
-``python benchmarks/build_op_graphs.py [--out DIR] [--seq 128] [--models bert-3 ...]``.
+``python -m benchmarks.build_op_graphs [--out DIR] [--seq 128] [--models bert-3 ...]``.
 
 Profiled operator graphs are 40-70% zero-cost ops (views, constants, reads of inputs,
 dangling outputs).  :func:`mtpp.from_torch` with ``keep_zero_cost_ops=True`` keeps
@@ -23,20 +23,14 @@ parameters).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from benchmarks._common import OPS_GRAPHS, git_commit
+from mtpp import Graph
 
-from benchmarks.real_models import git_commit  # noqa: E402
-from mtpp import Graph  # noqa: E402
-
-OUT = ROOT / "benchmarks" / "graphs" / "ops"
+OUT = OPS_GRAPHS
 MODELS = ("bert-3", "bert-6", "bert-12", "gpt2-6", "gpt2-12", "resnet50")
 
 

@@ -1,7 +1,7 @@
 """Do learned orders make peak-memory proofs come faster?  (issue 25, item 4)
 
-    python benchmarks/neural_incumbent.py                    # 250, 500, 1000 ops, 6 graphs each
-    python benchmarks/neural_incumbent.py --sizes 250 --count 3 --time-limit 10
+    python -m benchmarks.neural_incumbent                    # 250, 500, 1000 ops, 6 graphs each
+    python -m benchmarks.neural_incumbent --sizes 250 --count 3 --time-limit 10
 
 On unseen layered graphs (Topoformer App. A generator, seeds from 3 * 10^6 on, which
 neither training nor the data sets draw), ``mtpp.schedule(method="search")`` is run
@@ -16,20 +16,13 @@ many graphs each proves, the mean wall time to the answer, the mean certified ga
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-
-from benchmarks.peak_memory import git_commit  # noqa: E402
-from mtpp.generators import layered_graph  # noqa: E402
-from mtpp.scheduling import schedule  # noqa: E402
+from benchmarks._common import git_commit
+from mtpp.generators import layered_graph
+from mtpp.scheduling import schedule
 
 TEST_SEED = 3_000_000
 

@@ -1,8 +1,8 @@
 """Learned orderers for the partitioner: quality of SliceGraph partitions at equal wall time.
 
-    python benchmarks/neural_mtpp.py                 # 30 graphs x k in {4, 8, 16} (~15 min on 2 cores)
-    python benchmarks/neural_mtpp.py --graphs 5      # quick look
-    python benchmarks/neural_mtpp.py --graphs 4 --nodes 500 1000 2000 -k 8 16   # the issue's sizes
+    python -m benchmarks.neural_mtpp                 # 30 graphs x k in {4, 8, 16} (~15 min on 2 cores)
+    python -m benchmarks.neural_mtpp --graphs 5      # quick look
+    python -m benchmarks.neural_mtpp --graphs 4 --nodes 500 1000 2000 -k 8 16   # the issue's sizes
 
 Unseen REGAL-style graphs (MTPP paper App. C.2, 50-200 nodes, or ``--nodes`` each; seeds
 from 10^6 on (``--first-seed``), which training never draws).  ``--weights`` names the ``topoformer-mtpp``
@@ -21,23 +21,15 @@ learned ``topoformer-sample-16`` took on the same graph (``@t(sample)``);
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
+import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-
-import torch  # noqa: E402
-
-from benchmarks.peak_memory import git_commit  # noqa: E402
-from mtpp.generators.regal import regal_graph  # noqa: E402
-from mtpp.partitioner import partition  # noqa: E402
+from benchmarks._common import git_commit
+from mtpp.generators.regal import regal_graph
+from mtpp.partitioner import partition
 
 TEST_SEED = 1_000_000
 FIXED = ("topoformer", "topoformer-sample-16", "topoformer-sample-100", "random-100", "brkga-100", "brkga-10000")

@@ -1,7 +1,7 @@
 """Learned peak-memory orders against the classical ones, in the form of Topoformer Table 1.
 
-    python benchmarks/neural_peak.py                       # the full table (~30 min on 2 cores)
-    python benchmarks/neural_peak.py --n500 20 --n1000 5 --n2000 2   # quick look
+    python -m benchmarks.neural_peak                       # the full table (~30 min on 2 cores)
+    python -m benchmarks.neural_peak --n500 20 --n1000 5 --n2000 2   # quick look
 
 Test sets: ``--n500`` unseen 500-node layered graphs (Topoformer App. A generator,
 seeds from 10^6 on (``--first-seed``), which training never draws; half with the parameter costs of
@@ -34,34 +34,25 @@ the share of graphs where each method is at least as good as each neural decoder
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
+import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+from benchmarks._common import git_commit, shared_graphs
+from heuristics.brkga import BrkgaParams
+from heuristics.neural.inference import topoformer_order
+from heuristics.neural.objectives import PeakMemory
+from heuristics.peak_memory.learned_rule import RuleWeights, rule_order, rule_sample
+from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order
+from heuristics.peak_memory.state_dp import state_dp
+from mtpp import Graph
+from mtpp.core.memory import peak_memory
+from mtpp.generators import layered_graph
+from mtpp.scheduling import schedule
 
-import torch  # noqa: E402
-
-from benchmarks.peak_memory import git_commit  # noqa: E402
-from heuristics.brkga import BrkgaParams  # noqa: E402
-from heuristics.neural.inference import topoformer_order  # noqa: E402
-from heuristics.neural.objectives import PeakMemory  # noqa: E402
-from heuristics.peak_memory.learned_rule import RuleWeights, rule_order, rule_sample  # noqa: E402
-from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order  # noqa: E402
-from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
-from mtpp import Graph, load_graph  # noqa: E402
-from mtpp.core.memory import peak_memory  # noqa: E402
-from mtpp.generators import layered_graph  # noqa: E402
-from mtpp.scheduling import schedule  # noqa: E402
-
-SHARED = ROOT.parent / "shared" / "graphs" / "layered"
 TEST_SEED = 1_000_000
 NEURAL = ("neural greedy", "neural sample-16", "neural beam-16")
 COMPARED = tuple(f"{m}'" for m in NEURAL)  # the --compare weights
@@ -135,7 +126,7 @@ def main() -> None:
         if count:
             sets[f"{n}-node ({count})"] = test_graphs(n, count, args.first_seed)
     if not args.no_shared:
-        shared = [(p.stem[:28], load_graph(p)) for p in sorted(SHARED.glob("*.json"))]
+        shared = [(p.stem[:28], g) for p, g in shared_graphs("*.json")]
         sets[f"shared ({len(shared)})"] = shared
     gaps: dict[str, dict[str, list[float]]] = {}
     bound_gaps: dict[str, dict[str, list[float]]] = {}

@@ -1,13 +1,13 @@
 """Peak-memory orders on layered graphs, in the form of Topoformer Table 1 (run by hand).
 
-    python benchmarks/peak_memory.py                 # ~15 min on 2 cores
-    python benchmarks/peak_memory.py --n100 3 --n500 1 --n1000 1 --cpsat-limit 10 --limit 10   # quick look
-    python benchmarks/peak_memory.py --certified --limit 60   # certified gaps of mtpp.schedule, ~25 min
+    python -m benchmarks.peak_memory                 # ~15 min on 2 cores
+    python -m benchmarks.peak_memory --n100 3 --n500 1 --n1000 1 --cpsat-limit 10 --limit 10   # quick look
+    python -m benchmarks.peak_memory --certified --limit 60   # certified gaps of mtpp.schedule, ~25 min
 
 ``--certified`` runs ``mtpp.schedule(graph, method="auto", time_limit=--limit)``
 (one wall-clock budget for the whole call) on unseen layered graphs of 100, 250,
 500 and 1000 ops (seeds 1000, 1001, ...; ``--count`` each), the shared graphs and
-the ONNX model-zoo architectures of ``benchmarks/real_models.py`` (imported on the
+the ONNX model-zoo architectures of ``benchmarks/_common.py`` (imported on the
 a100 preset), and prints per graph the best order, the proven bound, the certified
 gap ``(peak - bound) / peak``, the bound's method, the number of parts the graph
 splits into and the wall time, then per set the mean / max gap and the count proven
@@ -37,48 +37,30 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+from benchmarks._common import ONNX_MODELS, git_commit, shared_graphs, zoo_graph
+from formulations.cpsat_schedule import solve_schedule
+from formulations.schedule import build_schedule
+from heuristics.brkga import BrkgaParams
+from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order
+from heuristics.peak_memory.state_dp import state_dp
+from mtpp import Graph
+from mtpp.bounds.peak_memory import forced_live_bound
+from mtpp.core.memory import local_lower_bound, peak_memory
+from mtpp.generators import layered_graph
+from solvers.result import Status
 
-from formulations.cpsat_schedule import solve_schedule  # noqa: E402
-from formulations.schedule import build_schedule  # noqa: E402
-from heuristics.brkga import BrkgaParams  # noqa: E402
-from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order  # noqa: E402
-from heuristics.peak_memory.state_dp import state_dp  # noqa: E402
-from mtpp import Graph, load_graph  # noqa: E402
-from mtpp.bounds.peak_memory import forced_live_bound  # noqa: E402
-from mtpp.core.memory import local_lower_bound, peak_memory  # noqa: E402
-from mtpp.generators import layered_graph  # noqa: E402
-from solvers.result import Status  # noqa: E402
-
-SHARED = ROOT.parent / "shared" / "graphs" / "layered"
 METHODS = ("dfs", "bfs", "random-100", "greedy", "beam-1000", "brkga", "dp-all", "cpsat")
-
-
-def git_commit() -> str:
-    def git(*args: str) -> str:
-        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return out.stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "?"
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    return head + ("+dirty" if dirty else "")
 
 
 def graphs(n: int, count: int, shared: bool) -> list[tuple[str, Graph]]:
     out = [(f"layered({n}, seed={s})", layered_graph(n, s, param_costs=True)) for s in range(count)]
     if shared:
-        for path in sorted(SHARED.glob(f"random_layered_n{n}_*.json")):
-            out.append((f"shared {path.name[:22]}", load_graph(path)))
+        out += [(f"shared {path.name[:22]}", g) for path, g in shared_graphs(f"random_layered_n{n}_*.json")]
     return out
 
 
@@ -128,9 +110,7 @@ CERTIFIED_SEED = 1000  # unseen by the tests and the default table (seeds 0, 1, 
 
 
 def certified_sets(count: int, sizes: list[int]) -> list[tuple[str, list[tuple[str, Graph]]]]:
-    from benchmarks.real_models import ONNX_MODELS
     from mtpp.core.presets import get_device
-    from mtpp.io.onnx_model import from_onnx
 
     sets = []
     for n in sizes:
@@ -138,13 +118,10 @@ def certified_sets(count: int, sizes: list[int]) -> list[tuple[str, list[tuple[s
             (f"layered({n}, seed={s})", layered_graph(n, s, param_costs=True))
             for s in range(CERTIFIED_SEED, CERTIFIED_SEED + count)
         ]
-        gs += [(f"shared {p.name[:22]}", load_graph(p)) for p in sorted(SHARED.glob(f"random_layered_n{n}_*.json"))]
+        gs += [(f"shared {p.name[:22]}", g) for p, g in shared_graphs(f"random_layered_n{n}_*.json")]
         sets.append((f"layered {n}", gs))
-    import onnx
-
-    light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
     spec = get_device("a100")
-    sets.append(("onnx zoo", [(m, from_onnx(light / f"light_{m}.onnx", device_spec=spec)) for m in ONNX_MODELS]))
+    sets.append(("onnx zoo", [(m, zoo_graph(m, spec)) for m in ONNX_MODELS]))
     return sets
 
 

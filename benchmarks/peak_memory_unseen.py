@@ -1,7 +1,7 @@
 """Certified peak-memory gaps of ``mtpp.schedule`` on unseen layered graphs (issue 26; run by hand).
 
-    python benchmarks/peak_memory_unseen.py                       # 10 seeds x 250, 500, 1000 ops, 60 s each: ~30 min
-    python benchmarks/peak_memory_unseen.py --seconds 30 --sizes 250 500 --count 5   # a shorter look
+    python -m benchmarks.peak_memory_unseen                       # 10 seeds x 250, 500, 1000 ops, 60 s each: ~30 min
+    python -m benchmarks.peak_memory_unseen --seconds 30 --sizes 250 500 --count 5   # a shorter look
 
 Runs ``mtpp.schedule(mtpp.layered_graph(n, seed=s), time_limit=--seconds)`` (method
 ``auto``, one thread) for the seeds ``7001, 7002, ...`` (``--count`` of them, kept
@@ -11,35 +11,22 @@ peak``, the method that proved the bound and the wall time, then per size the
 mean / max gap and the count proven optimal.  Goals (issue 26): <= 1% at 250 ops
 with at least half proven, <= 3% at 500, <= 5% at 1,000.  To compare commits on one
 machine, run the same command from a worktree of the other commit
-(``git worktree add /tmp/before COMMIT``) back to back.
+(``git worktree add /tmp/before COMMIT``) back to back, or this script with the other
+commit's library (``PYTHONPATH=/tmp/before python -m benchmarks.peak_memory_unseen``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-
-import mtpp  # noqa: E402
+import mtpp
+from benchmarks._common import git_commit
 
 FIRST_SEED = 7001
-
-
-def git_commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "?"
-    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def main() -> None:

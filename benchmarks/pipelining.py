@@ -23,8 +23,8 @@ rounds, one thread; each round runs every stage of every plan for that ``k`` onc
 "Layers" are the module calls at call depth 2 (ResNet: stem modules and the 16
 bottleneck blocks; GPT-2: embeddings, the 12 blocks, the final norm).
 
-    python benchmarks/pipelining.py            # 13 minutes on 2 cores shared by other jobs (load ~8)
-    python benchmarks/pipelining.py --quick    # k = 2, 4 only, GPT-2 with 6 layers
+    python -m benchmarks.pipelining            # 13 minutes on 2 cores shared by other jobs (load ~8)
+    python -m benchmarks.pipelining --quick    # k = 2, 4 only, GPT-2 with 6 layers
 """
 
 from __future__ import annotations
@@ -32,22 +32,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+import torch
+from torch import nn
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
-
-from mtpp import Problem, evaluate  # noqa: E402
-from mtpp.pipelining import plan_stages, trace_model  # noqa: E402
+from benchmarks._common import git_commit
+from mtpp import Problem, evaluate
+from mtpp.pipelining import plan_stages, trace_model
 
 REPEATS = 5
 LAYER_DEPTH = 2
@@ -207,9 +200,8 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per MIP bound (default 10)")
     opts = parser.parse_args()
     torch.set_num_threads(1)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     print(
-        f"mtpp pipelining benchmark at commit {commit.stdout.strip() or '?'}; torch {torch.__version__}, "
+        f"mtpp pipelining benchmark at commit {git_commit()}; torch {torch.__version__}, "
         f"1 thread, {os.cpu_count()} cores"
     )
     ks = [2, 4] if opts.quick else [2, 4, 8]

@@ -1,6 +1,6 @@
 """Heterogeneous placement: how good are the placements, and how far from optimal
 (issue 8, section 5).  Run by hand:
-``nice python benchmarks/placement.py [--time-limit S] [--cp-time S] [--seeds K]
+``nice python -m benchmarks.placement [--time-limit S] [--cp-time S] [--seeds K]
 [--regal-time S] [--regal-cp-time S] [--spec cpu]``.
 
 (a) HSDAG Table 2 form.  inception_v2, resnet50, densenet121 (the ONNX model-zoo
@@ -30,54 +30,25 @@
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-from heuristics.placement.baselines import all_single_devices  # noqa: E402
-from mtpp.core.graph import Graph  # noqa: E402
-from mtpp.core.presets import get_devices  # noqa: E402
-from mtpp.core.simulator import PlacementContext, simulate  # noqa: E402
-from mtpp.generators import regal_graph  # noqa: E402
-from mtpp.placement.api import Placement, place  # noqa: E402
+from benchmarks._common import bert_graph, git_commit, zoo_graph
+from heuristics.placement.baselines import all_single_devices
+from mtpp.core.graph import Graph
+from mtpp.core.presets import get_devices
+from mtpp.core.simulator import PlacementContext, simulate
+from mtpp.generators import regal_graph
+from mtpp.placement.api import Placement, place
 
 MODELS = ["inception_v2", "resnet50", "densenet121", "bert-base"]
 
 
-def git_commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    return (out.stdout.strip() or "?") + ("+dirty" if dirty else "")
-
-
 def load(name: str, spec: str) -> Graph:
     if name == "bert-base":
-        import torch
-        import transformers
-
-        from mtpp.io.torch_model import from_torch
-
-        torch.manual_seed(0)
-        model = transformers.BertModel(transformers.BertConfig()).eval()
-        ids = torch.randint(0, 1000, (1, 128))
-        return from_torch(model, (ids,), device_spec=spec, name="bert-base")
-    import onnx
-
-    from mtpp.io.onnx_model import from_onnx
-
-    light = Path(str(onnx.__file__)).parent / "backend" / "test" / "data" / "light"
-    return from_onnx(light / f"light_{name}.onnx", device_spec=spec)
+        return bert_graph(128, spec)[0]
+    return zoo_graph(name, spec)
 
 
 def checked(g: Graph, devices: str, p: Placement) -> float:

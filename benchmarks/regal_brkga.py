@@ -1,7 +1,7 @@
 """REGAL-style learned BRKGA against uniform BRKGA at the same evaluation budget (REGAL Table 1 form).
 
-    python benchmarks/regal_brkga.py                  # 40 graphs per objective (~15 min on 2 cores)
-    python benchmarks/regal_brkga.py --graphs 5       # quick look
+    python -m benchmarks.regal_brkga                  # 40 graphs per objective (~15 min on 2 cores)
+    python -m benchmarks.regal_brkga --graphs 5       # quick look
 
 For each unseen graph (seeds from 10^6 on, which training never draws): BRKGA with
 uniform mutants, BRKGA with the mutant distributions of the shipped REGAL GNN
@@ -24,28 +24,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch (OpenMP reads it once)
 
 import numpy as np
+import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import torch  # noqa: E402
-
-from benchmarks.peak_memory import git_commit  # noqa: E402
-from heuristics.brkga import BrkgaParams, brkga  # noqa: E402
-from heuristics.neural.objectives import OrderObjective, make_objective  # noqa: E402
-from heuristics.neural.prior_mutants import topoformer_brkga  # noqa: E402
-from heuristics.neural.regal import load_regal, regal_brkga, uniform_brkga  # noqa: E402
-from heuristics.traversal import classic_priorities  # noqa: E402
-from mtpp.core.graph import Graph  # noqa: E402
-from mtpp.generators.layered import layered_graph  # noqa: E402
-from mtpp.generators.regal import regal_graph  # noqa: E402
+from benchmarks._common import git_commit
+from heuristics.brkga import BrkgaParams, brkga
+from heuristics.neural.objectives import OrderObjective, make_objective
+from heuristics.neural.prior_mutants import topoformer_brkga
+from heuristics.neural.regal import load_regal, regal_brkga, uniform_brkga
+from heuristics.traversal import classic_priorities
+from mtpp.core.graph import Graph
+from mtpp.generators.layered import layered_graph
+from mtpp.generators.regal import regal_graph
 
 TEST_SEED = 1_000_000
 

@@ -1,10 +1,10 @@
 """Budgets and memory at scale (issue 24): every command on graphs of 1,000 to 20,000
 ops, its wall time against the budget it was given and its peak memory.
 
-    python benchmarks/scale.py                              # n = 1k 2k 5k 10k 20k, budget 20 s (~40 min)
-    python benchmarks/scale.py --sizes 1000 5000 --budget 10
-    python benchmarks/scale.py --gpt2-layers 48             # also an op-level GPT-2 (needs torch, transformers)
-    python benchmarks/scale.py --sizes 10000 --budget 10 --learned --only learned   # the learned methods, CP-SAT place
+    python -m benchmarks.scale                              # n = 1k 2k 5k 10k 20k, budget 20 s (~40 min)
+    python -m benchmarks.scale --sizes 1000 5000 --budget 10
+    python -m benchmarks.scale --gpt2-layers 48             # also an op-level GPT-2 (needs torch, transformers)
+    python -m benchmarks.scale --sizes 10000 --budget 10 --learned --only learned   # the learned methods, CP-SAT place
 
 Graphs: ``mtpp generate layered -n N --seed 4242`` (a seed the tests never use) and,
 with ``--gpt2-layers``, a GPT-2 of that many layers at operator level
@@ -28,7 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks._common import ROOT, git_commit
+
 MTPP = [sys.executable, "-m", "mtpp"]
 
 
@@ -80,7 +81,6 @@ def gpt2_graph(layers: int, out: str) -> bool:
         from mtpp.io.torch_model import from_torch
     except ImportError:
         return False
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     class Hidden(torch.nn.Module):  # the hidden states only: no key/value cache in the output
         def __init__(self) -> None:
@@ -105,7 +105,6 @@ def main() -> None:
     )
     ap.add_argument("--learned", action="store_true", help="also the learned methods and CP-SAT placement")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     work = Path(tempfile.mkdtemp(prefix="mtpp-scale-"))
     graphs = []
     for n in args.sizes:
@@ -120,6 +119,7 @@ def main() -> None:
         else:
             print("gpt2: torch / transformers not installed; skipped")
     cap = max(args.budget + 2.0, 1.1 * args.budget)
+    print(f"mtpp scale benchmark at commit {git_commit()}; {os.cpu_count()} cores")
     print(f"budget {args.budget:g} s; 'over' = wall / {cap:g} s (<= 1 keeps the promise)")
     print(f"{'graph':<14} {'command':<20} {'wall s':>8} {'over':>6} {'peak GB':>8} {'exit':>5}")
     worst = 0.0

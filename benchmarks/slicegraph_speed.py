@@ -1,4 +1,5 @@
-"""SliceGraph speed and memory, measured and printed (run by hand: ``make bench``).
+"""SliceGraph speed and memory, measured and printed (run by hand: ``make bench``, or
+``python -m benchmarks.slicegraph_speed``).
 
 1. One SliceGraph evaluation (order given) at n = 2000, k = 64, against the
    straightforward reference of :mod:`benchmarks.reference` in the same process;
@@ -15,29 +16,15 @@ import os
 import resource
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-
-from benchmarks.reference import reference_slice_value  # noqa: E402
-from heuristics.kahn import kahn_order  # noqa: E402
-from heuristics.partition.slicegraph import slice_order  # noqa: E402
-from mtpp import Problem, partition  # noqa: E402
-from mtpp.generators import layered_graph  # noqa: E402
-
-
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+from benchmarks._common import ROOT, best_of, git_commit, print_table, timed
+from benchmarks.reference import reference_slice_value
+from heuristics.kahn import kahn_order
+from heuristics.partition.slicegraph import slice_order
+from mtpp import Problem, partition
+from mtpp.generators import layered_graph
 
 
 def peak_rss_mib() -> float:
@@ -45,8 +32,7 @@ def peak_rss_mib() -> float:
 
 
 def main() -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    print(f"mtpp SliceGraph benchmark at commit {commit.stdout.strip() or '?'}; {os.cpu_count()} cores")
+    print(f"mtpp SliceGraph benchmark at commit {git_commit()}; {os.cpu_count()} cores")
     rows = []
 
     g = layered_graph(2000, seed=0)
@@ -54,9 +40,7 @@ def main() -> None:
     order = kahn_order(g, np.random.default_rng(0).random(g.n))
     slice_order(problem, order)  # JIT warm-up (cached on disk after the first run)
     ours = best_of(lambda: slice_order(problem, order))
-    t = time.perf_counter()
-    ref_value = reference_slice_value(problem, order)
-    ref = time.perf_counter() - t
+    ref, ref_value = timed(lambda: reference_slice_value(problem, order))
     value = slice_order(problem, order).bottleneck
     assert abs(value - ref_value) <= 1e-9 * max(1.0, ref_value), (value, ref_value)
     note = f"reference {ref:.2f} s, x{ref / ours:.0f}"
@@ -76,9 +60,7 @@ def main() -> None:
 
     g200 = layered_graph(200, seed=1)
     partition(g200, 16, orderer="brkga-100")  # warm-up
-    t = time.perf_counter()
-    sol = partition(g200, 16, orderer="brkga-10000", seed=0)
-    brkga_time = time.perf_counter() - t
+    brkga_time, sol = timed(lambda: partition(g200, 16, orderer="brkga-10000", seed=0))
     rows.append(
         (
             f"brkga-10000, n=200 m={g200.m} k=16",
@@ -90,7 +72,13 @@ def main() -> None:
 
     for orderer in ("bfs", "random-10"):
         # a fresh process, so its peak resident memory is this run's alone
-        child = subprocess.run([sys.executable, __file__, "--big", orderer], capture_output=True, text=True, check=True)
+        child = subprocess.run(
+            [sys.executable, "-m", "benchmarks.slicegraph_speed", "--big", orderer],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         secs, rss, m, ub, ratio = child.stdout.split()
         rows.append(
             (
@@ -102,19 +90,15 @@ def main() -> None:
             )
         )
 
-    width = max(len(r[0]) for r in rows)
-    print(f"{'case':<{width}}  {'seconds':>8}  {'target':>7}  notes")
-    for name, secs, target, note in rows:
-        tgt = f"{target:.1f}" if target else "-"
-        print(f"{name:<{width}}  {secs:8.3f}  {tgt:>7}  {note}")
+    table = [(name, f"{secs:.3f}", f"{target:.1f}" if target else "-", note) for name, secs, target, note in rows]
+    print_table(("case", "seconds", "target", "notes"), table, align="<>><")
 
 
 def big(orderer: str) -> None:
     g = layered_graph(10_000, seed=2)
     partition(layered_graph(50, seed=0), 2, orderer=orderer)  # JIT warm-up
-    t = time.perf_counter()
-    sol = partition(g, 16, orderer=orderer, seed=0)
-    print(time.perf_counter() - t, peak_rss_mib(), g.m, sol.bottleneck, sol.ratio)
+    secs, sol = timed(lambda: partition(g, 16, orderer=orderer, seed=0))
+    print(secs, peak_rss_mib(), g.m, sol.bottleneck, sol.ratio)
 
 
 if __name__ == "__main__":

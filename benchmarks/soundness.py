@@ -2,9 +2,9 @@
 (rational arithmetic), every backend x every bound method, and the methods that need no
 solver (the instances and the checks of ``tests/soundness``).
 
-    python benchmarks/soundness.py --cases 20000 --jobs 2              # all backends, and "none"
-    python benchmarks/soundness.py --cases 5000 --backends highs cpsat --seed 7
-    python benchmarks/soundness.py --cases 20000 --backends none --families needle mixed
+    python -m benchmarks.soundness --cases 20000 --jobs 2              # all backends, and "none"
+    python -m benchmarks.soundness --cases 5000 --backends highs cpsat --seed 7
+    python -m benchmarks.soundness --cases 20000 --backends none --families needle mixed
 
 ``none`` is a pseudo-backend: it runs only the backend-free check (simple bound, cut bound,
 ideal DP, ``certify`` without MIPs) on every instance; ``placement`` and ``schedule`` check
@@ -30,13 +30,9 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.peak_memory import git_commit  # noqa: E402
-from tests.soundness.instances import (  # noqa: E402
+from benchmarks._common import git_commit
+from tests.soundness.instances import (
     FAMILIES,
     MAX_N,
     NOT_TIGHT,

@@ -6,14 +6,14 @@ mtpp's seeded generators (``regal_graph(n, seed=seed)``: MTPP paper App. C.2;
 manifest ``DIR/testbed.json`` with the sha256 of every graph's canonical JSON, so
 anyone can regenerate the testbed and check it is the same (:func:`verify`).
 
-    python benchmarks/testbed.py generate DIR [--preset mixed-50]
-    python benchmarks/testbed.py verify DIR
-    python benchmarks/testbed.py run DIR [--preset mixed-50] -k 2 4 8 16 32 64 --jobs 2 --time-limit 60
+    python -m benchmarks.testbed generate DIR [--preset mixed-50]
+    python -m benchmarks.testbed verify DIR
+    python -m benchmarks.testbed run DIR [--preset mixed-50] -k 2 4 8 16 32 64 --jobs 2 --time-limit 60
 
 The paper's Table 3 experiment (issue: 50 REGAL-style graphs, 60 s per method, HiGHS
 and SCIP) is::
 
-    python benchmarks/testbed.py run DIR --preset regal-50 --methods all --time-limit 60 --solvers highs scip
+    python -m benchmarks.testbed run DIR --preset regal-50 --methods all --time-limit 60 --solvers highs scip
 
 ``run`` generates the testbed if needed, runs every task (:func:`mtpp.batch.run`,
 methods ``all``: SliceGraph with BRKGA and the four lower bounds) into
@@ -31,17 +31,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from mtpp.core.graph import Graph  # noqa: E402
+from benchmarks._common import git_commit
+from mtpp.core.graph import Graph
 
 KS = (2, 4, 8, 16, 32, 64)
 
@@ -139,14 +135,6 @@ def verify(directory: str | Path) -> list[str]:
         if not path.is_file() or graph_hash(load_graph(path)) != entry["sha256"]:
             problems.append(f"{entry['file']}: the file differs from the manifest")
     return problems
-
-
-def git_commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "?"
-    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def run_hierarchy(

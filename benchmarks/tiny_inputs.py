@@ -1,6 +1,6 @@
 """Tiny inputs are instant (issue 24, item 3).  Run by hand:
-``python benchmarks/tiny_inputs.py [--repeat R]``, or from a shell:
-``python benchmarks/tiny_inputs.py --shell [--repeat R] [--against REV]``.
+``python -m benchmarks.tiny_inputs [--repeat R]``, or from a shell:
+``python -m benchmarks.tiny_inputs --shell [--repeat R] [--against REV]``.
 
 Graphs: one op, and a chain of 20 ops (:meth:`mtpp.Graph.from_arrays`, unit weights).
 Calls, each with its defaults: ``mtpp.partition`` (k = 4), ``mtpp.certify`` (k = 4,
@@ -49,11 +49,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import mtpp  # noqa: E402
-from benchmarks.real_models import git_commit  # noqa: E402
+import mtpp
+from benchmarks._common import ROOT, git_commit
 
 
 def graphs() -> dict[str, mtpp.Graph]:

@@ -2,7 +2,7 @@
 trained (issue 25): an evolution strategy on layered graphs (Topoformer App. A) of
 400-2000 ops, against the best of 100 random orders of each, on one CPU core.
 
-    python benchmarks/train_learned_rule.py --out heuristics/peak_memory/weights/rule-peak.npz
+    python -m benchmarks.train_learned_rule --out heuristics/peak_memory/weights/rule-peak.npz
 
 Training graphs use seeds 6300.., validation graphs 6400.. (the benchmarks' unseen
 graphs are 2,000,000.., ``benchmarks/neural_peak.py``).  Deterministic in ``--seed``;
@@ -17,11 +17,8 @@ import platform
 import sys
 from pathlib import Path
 
-if not os.environ.get("PYTHONPATH"):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-
 import mtpp
+from benchmarks._common import git_commit
 from heuristics.peak_memory.learned_rule import fit_rule
 from heuristics.peak_memory.orders import random_orders
 
@@ -42,6 +39,7 @@ def main() -> None:
     ap.add_argument("--validation", type=int, default=24, help="validation graphs (seeds 6400..)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    print(f"training rule-peak at commit {git_commit()}", flush=True)
     train = graphs(6300, args.train, [400, 700, 1000, 1500, 2000])
     validation = graphs(6400, args.validation, [500, 1000, 2000])
     weights = fit_rule(train, validation, args.generations, seed=args.seed, report=lambda s: print(s, flush=True))

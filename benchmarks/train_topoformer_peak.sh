@@ -19,6 +19,7 @@ DEVICE=${DEVICE:-$(python3 -c 'import torch; print("cuda" if torch.cuda.is_avail
 IMITATION=${IMITATION:-200}
 TIME_LIMIT=${TIME_LIMIT:-3600}
 PY=${PYTHON:-python3}
+echo "training topoformer-peak at commit $(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo '?') into $RUN"
 
 # 1. data: graphs of 100-400 ops with orders proven minimum-peak (or within 0.5%), and
 #    500-900-op graphs with the best order mtpp.schedule finds in 6 s (median 7% above

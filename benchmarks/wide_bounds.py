@@ -3,9 +3,9 @@
 LB / UB per k (and each graph's LB and UB), how many ks are proven optimal, and which method
 gave each bound.
 
-    python benchmarks/wide_bounds.py                               # 4 layered graphs, 60 s each
-    python benchmarks/wide_bounds.py --kind regal --graphs 12 --budget 120
-    PYTHONPATH=/path/to/old/checkout python benchmarks/wide_bounds.py   # the same on another commit
+    python -m benchmarks.wide_bounds                               # 4 layered graphs, 60 s each
+    python -m benchmarks.wide_bounds --kind regal --graphs 12 --budget 120
+    PYTHONPATH=/path/to/old/checkout python -m benchmarks.wide_bounds   # the same on another commit
 
 Graphs on seeds 8001.. (``--first-seed``; never used by the tests): ``layered`` (``layered_graph(n, seed)``,
 n alternating 250 and 500), ``regal`` (the faithful App. C.2 generator) or
@@ -25,17 +25,11 @@ from __future__ import annotations
 import argparse
 import inspect
 import math
-import os
-import sys
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
-
-if not os.environ.get("PYTHONPATH"):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import mtpp
+from benchmarks._common import git_commit
 from mtpp import generators
 
 KS = [2, 4, 8, 16, 32, 64]
@@ -89,7 +83,8 @@ def main() -> None:
         values = [f"k={c.k}: {c.lower_bound:.6g} / {c.upper_bound:.6g}" for c in certs]
         print("    LB / UB  " + "  ".join(values), flush=True)
     seeds = f"seeds {args.first_seed}.." + (f", without {' '.join(args.without)}" if args.without else "")
-    print(f"\nmtpp {mtpp.__version__} at {mtpp.__file__}; budget {args.budget:g} s per graph, {seeds}")
+    print(f"\nbenchmark at commit {git_commit()}; mtpp {mtpp.__version__} at {mtpp.__file__}")
+    print(f"budget {args.budget:g} s per graph, {seeds}")
     print(f"{'k':>4} {'LB/UB (geomean)':>16} {'proven':>7}  bound by")
     for k in sorted(ratios):
         mean = math.exp(sum(math.log(max(r, 1e-12)) for r in ratios[k]) / len(ratios[k]))
