@@ -54,11 +54,12 @@ from typing import Any
 
 import numpy as np
 
-from mtpp.core.devices import CostedOp, DeviceSpec, costed_graph
+from mtpp.core.devices import DeviceSpec
 from mtpp.core.errors import InvalidParameterError, MtppError
 from mtpp.core.graph import Graph
 from mtpp.core.presets import get_device
 from mtpp.io import flops as F
+from mtpp.io.costed import CostedOp, costed_graph
 from mtpp.io.json_file import check_readable
 
 FallbackCost = float | Callable[[Any], float] | None

@@ -31,7 +31,7 @@ is used and the traced module is run once on the example inputs.
 * **Names**: a node's ``name`` is the qualified name of the innermost module whose
   call the op runs in (``nn_module_stack`` on the export path, the called submodule
   on the fx path; ``None`` at the top level); ``op`` is the ATen op.  The whole
-  stack of module calls is :attr:`mtpp.core.devices.CostedOp.scope`
+  stack of module calls is :attr:`mtpp.io.costed.CostedOp.scope`
   (:mod:`mtpp.pipelining` cuts there).
 
 **Operator granularity** (``keep_zero_cost_ops=True``): the graph a profiler
@@ -66,10 +66,11 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from mtpp.core.devices import CostedOp, DeviceSpec, costed_graph
+from mtpp.core.devices import DeviceSpec
 from mtpp.core.errors import InvalidParameterError, MtppError
 from mtpp.core.graph import Graph
 from mtpp.core.presets import get_device
+from mtpp.io.costed import CostedOp, costed_graph
 
 #: Ops that read only the parameter rows they output (their roofline bytes count
 #: those rows, while ``size_param`` still holds the whole table).

@@ -11,7 +11,7 @@ there).  The exclusive time of a call is spread over the traced ops whose innerm
 timed call it is, in proportion to their roofline work (equally if all are zero),
 so the ops' total is the measured forward time (less the time of calls that left
 no op in the trace, such as dropout in eval mode).  Calls are named as in the trace
-(:attr:`mtpp.core.devices.CostedOp.scope`: ``"act@1"`` is the second call of ``act``).
+(:attr:`mtpp.io.costed.CostedOp.scope`: ``"act@1"`` is the second call of ``act``).
 Times in microseconds.
 """
 
