@@ -1,8 +1,9 @@
 """Solver-neutral MILP layer: build a :class:`Model`, solve it with any backend.
 
-Knows nothing about MTPP.  Solver packages are imported only when a backend is used,
+Knows nothing about MTPP's problems (from :mod:`mtpp.core` it takes only the errors
+and the status vocabulary).  Solver packages are imported only when a backend is used,
 and this package's own modules on first use of a name (PEP 562): ``import
-solvers.errors`` (every mtpp error module does) costs no scipy.
+solvers.errors`` costs no scipy.
 """
 
 from __future__ import annotations

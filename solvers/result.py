@@ -1,44 +1,18 @@
-"""What a backend returns: a neutral, immutable record of one solve."""
+"""What a backend returns: a neutral, immutable record of one solve.
+
+``Status`` is :class:`mtpp.core.status.ResultStatus` (one vocabulary for solves and
+results); a backend ends a solve with one of its
+:data:`~mtpp.core.status.SOLVER_STATUSES`."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 
+from mtpp.core.status import ResultStatus as Status
 from solvers.model import ObjSense
-
-
-class Status(str, Enum):
-    """Why the solver stopped.
-
-    * ``OPTIMAL``: proven optimal; ``objective`` is attained by ``solution`` and
-      ``dual_bound`` matches it up to the solver's gap tolerance.
-    * ``TIME_LIMIT``: stopped by the time limit; ``dual_bound`` is still proven.
-    * ``BOUND_REACHED``: stopped because the proven dual bound reached the requested
-      ``dual_bound_target`` (it cannot improve a bound capped by that target); the
-      solver's own test may stop a hair short of the target, so ``dual_bound`` is
-      what was proven, not the target.
-    * ``RELAXED_OPTIMAL``: the backend solved a sound relaxation of the model to
-      optimality (CP-SAT with rounded coefficients) but its optimum does not map back
-      to a solution of the original model; ``dual_bound`` is valid, ``objective`` may
-      be missing.
-    * ``INFEASIBLE``, ``UNBOUNDED``: what the solver claims; a caller that knows its
-      model has solutions must treat ``INFEASIBLE`` as a solver failure;
-      ``INTERRUPTED``: another limit stopped it (the dual bound is still proven);
-      ``ERROR``: the solver failed (``message`` says why).
-    """
-
-    OPTIMAL = "optimal"
-    TIME_LIMIT = "time_limit"
-    BOUND_REACHED = "bound_reached"
-    RELAXED_OPTIMAL = "relaxed_optimal"
-    INFEASIBLE = "infeasible"
-    UNBOUNDED = "unbounded"
-    INTERRUPTED = "interrupted"
-    ERROR = "error"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ Every result (:class:`mtpp.Solution`, :class:`mtpp.Certificate`,
 * ``gap``: ``(upper_bound - lower_bound) / upper_bound`` as a **fraction** (0 when the
   upper bound is 0);
 * ``optimal``: the upper bound is proven optimal to the call's tolerance;
-* ``status``: one :class:`ResultStatus`;
+* ``status``: one :class:`mtpp.core.status.ResultStatus`;
 * ``wall_time``: seconds the call took;
 * ``steps``: the methods that produced the bounds, as :class:`Step` records;
 * ``order``: node ids (``index_order``: the same as node indices);
@@ -30,37 +30,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
-
-class ResultStatus(str, Enum):
-    """How a call, or one step of it, ended: one vocabulary above the solvers.
-
-    Every status of :class:`solvers.result.Status` is one of these, with its meaning
-    there; the calls add ``feasible`` (a valid result, the gap still open),
-    ``bound`` (a step that proves a bound and finds no solution, finished),
-    ``skipped`` (a step that did not run, e.g. the result was already proven),
-    ``too_wide`` (the ideal DP's lattice is over its cap) and ``no_improvement``
-    (the ideal DP proved that no partition beats the known one).  A string compares
-    equal to its status (``status == "optimal"``)."""
-
-    OPTIMAL = "optimal"
-    FEASIBLE = "feasible"
-    TIME_LIMIT = "time_limit"
-    BOUND_REACHED = "bound_reached"
-    RELAXED_OPTIMAL = "relaxed_optimal"
-    INFEASIBLE = "infeasible"
-    UNBOUNDED = "unbounded"
-    INTERRUPTED = "interrupted"
-    ERROR = "error"
-    BOUND = "bound"
-    SKIPPED = "skipped"
-    TOO_WIDE = "too_wide"
-    NO_IMPROVEMENT = "no_improvement"
-
-    def __str__(self) -> str:
-        return self.value
+from mtpp.core.status import ResultStatus
 
 
 @dataclass(frozen=True)

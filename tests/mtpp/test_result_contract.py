@@ -12,6 +12,7 @@ import pytest
 
 import mtpp
 from mtpp.core.result import Result, ResultStatus, relative_gap
+from mtpp.core.status import SOLVER_STATUSES
 from mtpp.results_schema import DOCUMENTS, CertificatesDocument
 from solvers.result import Status
 from tests.oracle import random_dag
@@ -67,9 +68,11 @@ def test_domain_names_are_aliases(results: dict[str, Result]) -> None:
         assert place.proven_optimal == place.optimal  # type: ignore[attr-defined]
 
 
-def test_one_status_vocabulary_extends_the_solvers() -> None:
-    assert {s.value for s in Status} <= {s.value for s in ResultStatus}
+def test_one_status_vocabulary_for_solves_and_results() -> None:
+    assert Status is ResultStatus and mtpp.ResultStatus is ResultStatus
+    assert SOLVER_STATUSES < set(ResultStatus) and ResultStatus.FEASIBLE not in SOLVER_STATUSES
     assert ResultStatus.OPTIMAL == "optimal" and str(ResultStatus.TIME_LIMIT) == "time_limit"
+    assert str(Status.OPTIMAL) == f"{Status.OPTIMAL}" == "optimal"
 
 
 def test_results_equal_themselves_read_back(results: dict[str, Result]) -> None:

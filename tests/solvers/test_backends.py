@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from mtpp.core.status import SOLVER_STATUSES
 from solvers.base import Backend, SolveOptions
 from solvers.errors import SolverLicenseError, SolverNotInstalledError, UnknownSolverError
 from solvers.model import Model, ObjSense
@@ -238,7 +239,7 @@ def test_status_maps_are_class_data_naming_real_statuses(name: str) -> None:
     if not cls.available():
         pytest.skip(f"{name} not installed")
     assert cls.STATUS_MAP and cls.neutral_status("no such status") is Status.ERROR
-    assert Status.OPTIMAL in cls.STATUS_MAP.values()
+    assert Status.OPTIMAL in cls.STATUS_MAP.values() and set(cls.STATUS_MAP.values()) <= SOLVER_STATUSES
 
 
 def test_safe_bound_moves_the_safe_way_for_both_senses() -> None:
