@@ -36,6 +36,7 @@ from mtpp.core.errors import (
     UnknownNodeError,
     WeightOverflowError,
 )
+from mtpp.core.schema import GraphDocument, NodeRecord, Units
 from mtpp.core.validation import check_instance, check_iterable
 
 if TYPE_CHECKING:
@@ -391,12 +392,27 @@ class Graph:
         g.add_edges_from(self.edges())
         return g
 
+    @classmethod
+    def from_document(cls, doc: GraphDocument) -> Graph:
+        """The graph of a document of the versioned mtpp JSON format
+        (:mod:`mtpp.core.schema`), validated like every graph."""
+        units = None if doc.units is None else doc.units.model_dump()
+        return cls.from_nodes((Node(**rec.model_dump()) for rec in doc.nodes), doc.edges, name=doc.name, units=units)
+
+    def to_document(self) -> GraphDocument:
+        """The graph as a document of the versioned mtpp JSON format
+        (:mod:`mtpp.core.schema`): :meth:`from_document` turns it back into this graph."""
+        return GraphDocument(
+            name=self.name,
+            units=None if self.units is None else Units(**self.units),
+            nodes=[NodeRecord(**vars(node)) for node in self.nodes()],
+            edges=[(u, v) for u, v in self.edges()],
+        )
+
     def to_json(self, path: str | None = None, indent: int | None = None) -> str:
         """Serialise to the versioned mtpp JSON format (:mod:`mtpp.core.schema`); write to
         ``path`` if given.  :func:`mtpp.load_graph` reads it back."""
-        from mtpp.core.schema import graph_to_model
-
-        text = graph_to_model(self).model_dump_json(indent=indent, exclude_none=True)
+        text = self.to_document().model_dump_json(indent=indent, exclude_none=True)
         if path is not None:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)

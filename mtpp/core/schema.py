@@ -10,9 +10,10 @@ A document looks like::
 Weights default to 0; ``name``, ``op`` and ``units`` are optional.  ``units`` says
 what ``work`` and the sizes are measured in, e.g. ``{"time": "us", "size": "bytes"}``
 (what ``mtpp import`` writes); tables and JSON results repeat it.  The schema checks the
-shape of the document; :class:`mtpp.Graph` then checks the graph itself (cycles,
-weights, unknown ids) and raises the typed errors of :mod:`mtpp.core.errors`.
-``GraphDocument.model_json_schema()`` gives the JSON Schema.
+shape of the document; :meth:`mtpp.Graph.from_document` then checks the graph itself
+(cycles, weights, unknown ids) and raises the typed errors of :mod:`mtpp.core.errors`,
+and :meth:`mtpp.Graph.to_document` writes one.  ``GraphDocument.model_json_schema()``
+gives the JSON Schema.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from __future__ import annotations
 from typing import Literal, Union
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
-
-from mtpp.core.graph import Graph, Node
 
 FORMAT: Literal["mtpp-graph"] = "mtpp-graph"
 VERSION: Literal[1] = 1
@@ -65,20 +64,3 @@ class GraphDocument(BaseModel):
     units: Units | None = None
     nodes: list[NodeRecord]
     edges: list[tuple[JsonNodeId, JsonNodeId]] = []
-
-    def to_graph(self) -> Graph:
-        """Validate the graph itself and build it."""
-        units = None if self.units is None else self.units.model_dump()
-        return Graph.from_nodes(
-            (Node(**rec.model_dump()) for rec in self.nodes), self.edges, name=self.name, units=units
-        )
-
-
-def graph_to_model(graph: Graph) -> GraphDocument:
-    """The document that :meth:`GraphDocument.to_graph` turns back into ``graph``."""
-    return GraphDocument(
-        name=graph.name,
-        units=None if graph.units is None else Units(**graph.units),
-        nodes=[NodeRecord(**vars(node)) for node in graph.nodes()],
-        edges=[(u, v) for u, v in graph.edges()],
-    )

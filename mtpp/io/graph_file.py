@@ -53,7 +53,7 @@ def graph_from_dict(data: Any, source: str = "<document>") -> Graph:
         doc = GraphDocument.model_validate(data)
     except ValidationError as exc:
         raise GraphFormatError(f"{source}: {_summarise(exc)}") from None
-    return doc.to_graph()
+    return Graph.from_document(doc)
 
 
 def _summarise(exc: ValidationError) -> str:

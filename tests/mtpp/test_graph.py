@@ -97,6 +97,7 @@ def test_json_round_trip(tmp_path):
     doc = json.loads(path.read_text())
     assert doc["format"] == "mtpp-graph" and doc["version"] == 1
     assert "properties" in GraphDocument.model_json_schema()
+    assert Graph.from_document(g.to_document()) == g and g.to_document().units is None
 
 
 def test_integer_ids_round_trip(tmp_path):
