@@ -46,7 +46,7 @@ model's own integer peak of a known order (:meth:`ScheduleModel.capacity`), or
 below the model optimum either.  ``exact`` is true when every demand is exactly ``scale x_i``
 (``rho = D = 0``): the model optimum is then ``scale OPT``.
 
-The model is a plain data record: :mod:`formulations.cpsat_schedule` turns it into a
+The model is a plain data record: :mod:`solvers.cpsat_schedule` turns it into a
 CP-SAT model.  It is not a MILP, so it does not go through :class:`solvers.Model`
 (a linear encoding of the cumulative constraint needs ``O(n^2)`` binaries).
 """

@@ -1,9 +1,10 @@
 """``mtpp.schedule``: a minimum-peak-memory topological order with a proven lower bound.
 
-Runs the heuristics of :mod:`heuristics.peak_memory.orders` and :mod:`heuristics.peak_memory.state_dp` and
-the CP-SAT model of :mod:`formulations.cpsat_schedule`, re-scores every order with the
-evaluator of :mod:`mtpp.core.memory` (Topoformer Eq. 1-3, 15) and keeps the best order and
-the best proven bound.
+Runs the heuristics of :mod:`heuristics.peak_memory.orders` and
+:mod:`heuristics.peak_memory.state_dp` and the CP-SAT model of :mod:`formulations.schedule`
+(solved by :mod:`solvers.cpsat_schedule`), re-scores every order with the evaluator of
+:mod:`mtpp.core.memory` (Topoformer Eq. 1-3, 15) and keeps the best order and the best
+proven bound.
 """
 
 from __future__ import annotations
@@ -424,8 +425,8 @@ def _run_search(search: _Search, seed: int) -> None:
 
 
 def _run_cpsat(search: _Search, threads: int | None, seed: int, time_limit: float | None, verbose: bool) -> None:
-    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
+    from solvers.cpsat_schedule import solve_schedule
 
     start = search.incumbent()
     model = build_schedule(search.graph, lower_bound=search.lower, upper_order=start)

@@ -2,7 +2,8 @@
 
 Methods: ``"single"`` (the best all-on-one-device placement), ``"heft"``,
 ``"brkga"`` (REGAL chromosome, seeded with HEFT and the single devices), ``"cpsat"``
-(:mod:`formulations.cpsat_placement`, hinted with the best of HEFT and the single
+(the model of :mod:`formulations.placement` solved by :mod:`solvers.cpsat_placement`,
+hinted with the best of HEFT and the single
 devices; proves a lower bound and solves small graphs exactly), ``"coarse-brkga"``
 (:func:`heuristics.placement.coarsen.coarsen` the graph by acyclic heavy-edge matching to
 ``coarse_target`` nodes, run the BRKGA on the coarse graph for half the time limit
@@ -486,7 +487,7 @@ def _run_cpsat(
     remaining = None if left is None else left - CPSAT_OVERRUN_PER_OP * ctx.graph.n
     if remaining is not None and remaining < CPSAT_MIN_SECONDS:  # it would end past the limit
         return None, model
-    from formulations.cpsat_placement import solve_placement
+    from solvers.cpsat_placement import solve_placement
 
     start = None if hint is None else (hint.place, hint.sim.start)
     # CP-SAT's random_seed is an int32: a larger seed (valid for place) raised TypeError

@@ -114,9 +114,9 @@ def test_search_splits_a_chain_of_blocks_and_agrees_with_the_exact_dp():
 
 
 def test_cpsat_equals_brute_force_on_tiny_dags():
-    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
     from mtpp.scheduling import _cpsat_lower
+    from solvers.cpsat_schedule import solve_schedule
     from solvers.result import Status
 
     rng = np.random.default_rng(11)
@@ -137,8 +137,8 @@ def test_cpsat_equals_brute_force_on_tiny_dags():
 
 
 def test_cpsat_hint_and_bounds_are_kept():
-    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
+    from solvers.cpsat_schedule import solve_schedule
 
     g = shared_graph(100)
     dfs = schedule(g, method="dfs")
@@ -207,9 +207,9 @@ def test_the_peak_is_rounded_up_to_the_orders_exact_peak():
 def test_cpsat_rows_and_bound_hold_when_demands_round_either_way():
     from fractions import Fraction
 
-    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
     from mtpp.scheduling import _cpsat_lower
+    from solvers.cpsat_schedule import solve_schedule
     from tests.soundness.schedule_checks import Exact, float_below
 
     # 1 and three 1e-9 tensors, all live at the sink's step: at scale 1 the small ones
@@ -244,8 +244,8 @@ def test_a_bound_above_the_upper_bound_is_a_failed_stage(monkeypatch):
 
 
 def test_a_method_that_raises_is_a_failed_stage_and_the_call_goes_on(monkeypatch):
-    import formulations.cpsat_schedule as cpsat
     import heuristics.peak_memory.state_dp as dp
+    import solvers.cpsat_schedule as cpsat
     from mtpp import scheduling
 
     g = _unproven_graph()

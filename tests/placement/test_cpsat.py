@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.cpsat_placement import solve_placement
 from formulations.placement import build_placement
 from heuristics.placement.baselines import heft
 from mtpp.core.device_sets import Device, DeviceSet
 from mtpp.core.graph import Graph
 from mtpp.core.simulator import PlacementContext
+from solvers.cpsat_placement import solve_placement
 from solvers.result import Status
 from tests.placement.reference import brute_force
 

@@ -76,7 +76,7 @@ def test_cpsat_bound_is_below_the_exact_optimum(seed: int, memory: bool) -> None
     :meth:`PlacementModel.proven_bound`: at most the exact optimum (over the
     memory-feasible placements with memory)."""
     pytest.importorskip("ortools")
-    from formulations.cpsat_placement import solve_placement
+    from solvers.cpsat_placement import solve_placement
     from solvers.result import Status
 
     g, ds, times = draw_instance(seed)

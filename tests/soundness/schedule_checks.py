@@ -200,7 +200,6 @@ def _schedule_checks(tag: str, s: mtpp.Schedule, exact: Exact, opt: Fraction) ->
 
 def _bound_checks(tag: str, graph: mtpp.Graph, exact: Exact, opt: Fraction, best: tuple[int, ...]) -> list[str]:
     """The bound methods called directly (module docstring)."""
-    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
     from heuristics.peak_memory.best_first import best_first_search
     from heuristics.peak_memory.orders import traversal_order
@@ -209,6 +208,7 @@ def _bound_checks(tag: str, graph: mtpp.Graph, exact: Exact, opt: Fraction, best
     from mtpp.bounds.peak_memory import forced_live_bound
     from mtpp.core.memory import local_lower_bound
     from mtpp.scheduling import _cpsat_lower
+    from solvers.cpsat_schedule import solve_schedule
     from solvers.result import Status
 
     found: list[str] = []

@@ -88,9 +88,9 @@ def test_dp_and_search_bounds_stay_below_the_exact_optimum():
 
 
 def test_cpsat_bound_stays_below_the_exact_optimum():
-    from formulations.cpsat_schedule import solve_schedule
     from formulations.schedule import build_schedule
     from mtpp.scheduling import _cpsat_lower
+    from solvers.cpsat_schedule import solve_schedule
 
     for g in cases(42, 15):
         opt = exact_optimum(g)

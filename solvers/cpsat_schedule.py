@@ -1,5 +1,9 @@
 """CP-SAT for the minimum-peak order model of :mod:`formulations.schedule`.
 
+The model comes as its plain integer data (:class:`ScheduleData`, which
+:class:`formulations.schedule.ScheduleModel` is); this adapter translates it into a
+CP-SAT model, solves it and translates the answer back (:class:`CpScheduleResult`).
+
 Positions are integer variables under ``AddAllDifferent`` and precedence rows; each
 tensor's last use is an ``AddMaxEquality`` over its consumers' positions; tensors and
 parameters are intervals of one ``AddCumulative`` whose capacity variable is
@@ -13,12 +17,46 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from formulations.schedule import ScheduleModel
 from solvers.cpsat_common import cp_solver, neutral_status, proven_bound
 from solvers.result import Status
+
+
+class ScheduleData(Protocol):
+    """What the translation reads of a minimum-peak order model
+    (:class:`formulations.schedule.ScheduleModel`, whose docstring has the model): per
+    node its earliest and latest position and its integer output and parameter
+    demands, the edges and the successor lists (CSR), the bounds of the capacity row,
+    and the model's positions, ends and capacity of a known order (for the hint)."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def edge_src(self) -> np.ndarray: ...
+    @property
+    def edge_dst(self) -> np.ndarray: ...
+    @property
+    def succ_ptr(self) -> np.ndarray: ...
+    @property
+    def succ_idx(self) -> np.ndarray: ...
+    @property
+    def out_demand(self) -> np.ndarray: ...
+    @property
+    def param_demand(self) -> np.ndarray: ...
+    @property
+    def earliest(self) -> np.ndarray: ...
+    @property
+    def latest(self) -> np.ndarray: ...
+    @property
+    def lower_bound(self) -> int: ...
+    @property
+    def upper_bound(self) -> int | None: ...
+    def positions(self, order: np.ndarray) -> np.ndarray: ...
+    def ends(self, pos: np.ndarray) -> np.ndarray: ...
+    def capacity(self, order: np.ndarray) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -37,7 +75,7 @@ class CpScheduleResult:
 
 
 def solve_schedule(
-    model: ScheduleModel,
+    model: ScheduleData,
     hint: np.ndarray | None = None,
     time_limit: float | None = 60.0,
     threads: int = 8,

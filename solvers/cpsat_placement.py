@@ -8,19 +8,60 @@ parameter intervals and the optional tensor-lifetime intervals (a relaxation of 
 simulator's memory: :mod:`formulations.placement`).  A known placement
 and its simulated start times are given as a complete hint.  ``ortools`` is
 imported only when a model is solved.
+
+The model comes as its plain integer data (:class:`PlacementData`, which
+:class:`formulations.placement.PlacementModel` is); this adapter translates it into a
+CP-SAT model, solves it and translates the answer back (:class:`CpPlacementResult`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from formulations.placement import PlacementModel
 from solvers.cpsat_common import cp_solver, neutral_status, proven_bound
 from solvers.result import Status
+
+
+class PlacementData(Protocol):
+    """What the translation reads of a placement model
+    (:class:`formulations.placement.PlacementModel`, whose docstring has the model):
+    ops, devices and edges; integer durations (``n x d``), transfer delays (``m x d x
+    d``) and the horizon; whether memory is modelled, with integer bytes and
+    capacities (``-1``: unlimited); the ops each device may run; each op's
+    topological position (to break ties between starts); and the map of graph times
+    to model units (for the hint)."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def d(self) -> int: ...
+    @property
+    def edge_src(self) -> np.ndarray: ...
+    @property
+    def edge_dst(self) -> np.ndarray: ...
+    @property
+    def dur(self) -> np.ndarray: ...
+    @property
+    def delay(self) -> np.ndarray: ...
+    @property
+    def horizon(self) -> int: ...
+    @property
+    def memory(self) -> bool: ...
+    @property
+    def out_bytes(self) -> np.ndarray: ...
+    @property
+    def param_bytes(self) -> np.ndarray: ...
+    @property
+    def capacity(self) -> np.ndarray: ...
+    @property
+    def allowed(self) -> np.ndarray: ...
+    @property
+    def topo_pos(self) -> np.ndarray: ...
+    def to_units(self, t: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -40,7 +81,7 @@ class CpPlacementResult:
 
 
 def solve_placement(
-    model: PlacementModel,
+    model: PlacementData,
     hint: tuple[np.ndarray, np.ndarray] | None = None,
     time_limit: float | None = 60.0,
     threads: int = 8,
@@ -49,8 +90,8 @@ def solve_placement(
 ) -> CpPlacementResult:
     """Minimise the makespan of ``model``; ``hint = (placement, start times in graph
     units)``.  ``OPTIMAL`` means CP-SAT proved the model optimum.  ``time_limit`` caps
-    the whole call: building the CP-SAT model in Python comes off the solver's limit
-    (seconds at 10,000 ops: place --method cpsat --time-limit 10 took 20.8 s)."""
+    the whole call: building the CP-SAT model in Python (seconds on large graphs) comes
+    off the solver's limit."""
     from importlib.metadata import version
 
     from ortools.sat.python import cp_model as cp
@@ -116,7 +157,7 @@ def solve_placement(
     )
 
 
-def _memory(m: Any, model: PlacementModel, s: list[Any], e: list[Any], x: list[list[Any]]) -> None:
+def _memory(m: Any, model: PlacementData, s: list[Any], e: list[Any], x: list[list[Any]]) -> None:
     """The per-device cumulatives of :mod:`formulations.placement` ("Memory"): a
     relaxation of the simulator's memory, because every buffer's model interval can be
     placed inside the image of its simulated lifetime (a copy's start is free between
