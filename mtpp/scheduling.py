@@ -32,7 +32,6 @@ from mtpp.core.validation import (
     check_optional_count,
     check_optional_time_limit,
     check_seed,
-    legacy_positional,
 )
 from mtpp.results_schema import ScheduleDocument, StageDocument, document_gap, finite, graph_fields
 
@@ -611,12 +610,9 @@ RUNNERS: dict[str, Callable[[_Search, _Options], None]] = {
 }
 """Method name -> what runs it: the one table :func:`schedule` dispatches by."""
 METHODS = tuple(RUNNERS)
-LEGACY_ARGS = ("objective", "method", "time_limit", "seed", "beam_width", "threads", "verbose", "weights")
-"""The order :func:`schedule` took these positionally before they became keyword-only."""
 
 
 @entry_point
-@legacy_positional(1, LEGACY_ARGS)
 def schedule(
     graph: Graph,
     *,
@@ -684,8 +680,7 @@ def schedule(
     ``time_limit`` (seconds, ``None`` = none) caps the wall time of the whole call
     (every stage gets a share of what is left; within a second or so on 1000 ops);
     ``threads`` sets CP-SAT's workers (default 1, as in every call: deterministic;
-    raise it for speed).  Everything after ``graph`` is keyword-only (passing it by
-    position still works for one release, with a ``DeprecationWarning``).  The lower
+    raise it for speed).  Everything after ``graph`` is keyword-only.  The lower
     bound is the best of :func:`local_lower_bound`, the forced-live bound, the
     min-cut live bound and every bound proven on the way that does not exceed the
     upper bound (the result contract of :mod:`mtpp.core.result`: a stage whose bound does,

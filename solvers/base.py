@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -194,17 +193,15 @@ class Backend(ABC):
         """Solver version string."""
 
     # ------------------------------------------------------------------ solve
-    def solve(self, model: Model, options: SolveOptions | None = None, **legacy: Any) -> SolveResult:
+    def solve(self, model: Model, options: SolveOptions | None = None) -> SolveResult:
         """Solve ``model`` under ``options`` (default :class:`SolveOptions`) and
         return a :class:`SolveResult`.
 
         The dual bound is always the solver's proven bound, never an incumbent.  A
         solver failure gives status ``ERROR`` (with the message); a licence that
         forbids the model raises :class:`~solvers.errors.SolverLicenseError` so that
-        a caller (the ``"auto"`` backend) can fall back to another solver.  The
-        options as keywords (``solve(model, time_limit=5)``) still work for one
-        release, with a :class:`DeprecationWarning`."""
-        opts = checked_options(model, options, legacy)
+        a caller (the ``"auto"`` backend) can fall back to another solver."""
+        opts = checked_options(model, options)
         if not opts.robust and math.isfinite(self.robust_range) and model.coefficient_range() > self.robust_range:
             opts = replace(opts, robust=True)
         t0 = time.perf_counter()
@@ -277,20 +274,9 @@ class Backend(ABC):
         )
 
 
-def checked_options(model: Model, options: SolveOptions | None, legacy: dict[str, Any]) -> SolveOptions:
-    """``options`` (or the deprecated keywords) checked against ``model``: a
-    positive time limit, at least one thread, a MIP start of one value per variable."""
-    if legacy:
-        known = {f.name for f in fields(SolveOptions)}
-        unknown = sorted(set(legacy) - known)
-        if unknown or options is not None:
-            raise TypeError(f"solve() takes one SolveOptions; unexpected keyword(s) {unknown or sorted(legacy)}")
-        warnings.warn(
-            "Backend.solve(model, **keywords) is deprecated: pass solve(model, SolveOptions(...))",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        options = SolveOptions(**legacy)
+def checked_options(model: Model, options: SolveOptions | None) -> SolveOptions:
+    """``options`` checked against ``model``: a positive time limit, at least one
+    thread, a MIP start of one value per variable."""
     opts = SolveOptions() if options is None else options
     if opts.time_limit is not None and not (opts.time_limit > 0):
         raise ValueError(f"time_limit must be > 0, got {opts.time_limit!r}")

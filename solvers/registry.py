@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 from dataclasses import replace
 from types import ModuleType
-from typing import Any
 
 from solvers.base import Backend, RawResult, SolveOptions, checked_options
 from solvers.errors import SolverError, SolverLicenseError, SolverNotInstalledError, UnknownSolverError
@@ -93,11 +92,11 @@ class AutoBackend(Backend):
                 continue
         return None
 
-    def solve(self, model: Model, options: SolveOptions | None = None, **legacy: Any) -> SolveResult:
+    def solve(self, model: Model, options: SolveOptions | None = None) -> SolveResult:
         """Like :meth:`Backend.solve`, on the first backend of ``order`` that takes the
         model; when an earlier one refused it, the result's ``message`` says which and
         why (a certificate's bound record then shows the fallback)."""
-        opts = checked_options(model, options, legacy)
+        opts = checked_options(model, options)
         reasons = []
         for i, name in enumerate(self.order):
             cls = backend_class(name)

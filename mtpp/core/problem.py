@@ -9,10 +9,7 @@ import numpy as np
 
 from mtpp.core.errors import WEIGHT_LIMIT, InvalidParameterError, WeightOverflowError
 from mtpp.core.graph import Graph
-from mtpp.core.validation import _check_real as _check_real  # their old home: kept for old imports
 from mtpp.core.validation import check_bool, check_instance, check_k, check_real
-from mtpp.core.validation import check_seed as check_seed
-from mtpp.core.validation import check_time_limit as check_time_limit
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,14 @@ their head, and trust them afterwards.
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from numbers import Integral, Real
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from mtpp.core.errors import InvalidParameterError
 
 T = TypeVar("T")
-F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_NODES = 10_000_000
 """The largest graph the generators build (``n``); a larger request is refused
@@ -96,9 +93,6 @@ def check_real(name: str, value: object, *, positive: bool, allow_inf: bool) -> 
     return x
 
 
-_check_real = check_real  # its name in mtpp.core.problem, kept for old imports
-
-
 def check_bool(name: str, value: object) -> bool:
     """``True`` or ``False`` (not ``0``/``1``, not a string)."""
     if not isinstance(value, bool):
@@ -127,36 +121,6 @@ def check_iterable(name: str, value: object, what: str) -> Iterable[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise InvalidParameterError(f"{name} must be {what}, got {_describe(value)}")
     return value
-
-
-def legacy_positional(positional: int, names: tuple[str, ...]) -> Callable[[F], F]:
-    """Decorate a function whose parameters after the first ``positional`` became
-    keyword-only: arguments still passed by position fill ``names`` in order, with a
-    :class:`DeprecationWarning` (one release); too many, or one also given by keyword,
-    raise :class:`InvalidParameterError`.  ``inspect.signature`` shows the new one."""
-
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if len(args) > positional:
-                extra = args[positional:]
-                if len(extra) > len(names):
-                    raise InvalidParameterError(f"{fn.__name__}() takes at most {len(names)} arguments after the first")
-                given = dict(zip(names, extra))
-                twice = sorted(given.keys() & kwargs.keys())
-                if twice:
-                    raise InvalidParameterError(f"{fn.__name__}() got {', '.join(twice)} both by position and keyword")
-                warnings.warn(
-                    f"{fn.__name__}(): pass {', '.join(given)} by keyword; positional use stops in the next release",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                args, kwargs = args[:positional], {**kwargs, **given}
-            return fn(*args, **kwargs)
-
-        return cast(F, call)
-
-    return wrap
 
 
 def _describe(value: object) -> str:

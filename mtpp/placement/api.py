@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -79,23 +78,10 @@ from mtpp.core.validation import (
     check_optional_count,
     check_optional_time_limit,
     check_seed,
-    legacy_positional,
 )
 from mtpp.results_schema import PlacementDocument, document_gap, finite, graph_fields
 
 METHODS = ("auto", "single", "heft", "brkga", "cpsat", "coarse-brkga")
-LEGACY_ARGS = (
-    "objective",
-    "method",
-    "time_limit",
-    "seed",
-    "times",
-    "cpsat_memory",
-    "cpsat_max_ops",
-    "threads",
-    "coarse_target",
-)
-"""The order :func:`place` took these positionally before they became keyword-only."""
 #: ``"auto"`` adds coarse-BRKGA on graphs with more ops than this.
 COARSE_AUTO_OPS = 300
 #: A placement is proven optimal when ``(value - bound) / value`` is at most this.
@@ -129,9 +115,7 @@ class Placement(FieldsEqual, Result, BaseModel):
     ``optimal``: the gap is zero (to :data:`OPTIMAL_RTOL`) for a placement that fits
     in memory.  ``candidates`` maps each method tried to its objective value (``inf``
     if its placement overflows memory); ``failures`` maps each method that failed (it
-    raised, or its bound exceeded the upper bound) to what happened.
-    ``objective_value`` and ``proven_optimal`` are the old names of ``upper_bound``
-    and ``optimal`` (deprecated)."""
+    raised, or its bound exceeded the upper bound) to what happened."""
 
     model_config = ConfigDict(frozen=True, ser_json_inf_nan="constants")
     _graph: Graph | None = PrivateAttr(default=None)
@@ -171,18 +155,6 @@ class Placement(FieldsEqual, Result, BaseModel):
         """The priority order as node ids."""
         ids = self._ids()
         return tuple(ids[v] for v in self.index_order)
-
-    @property
-    def objective_value(self) -> float:
-        """Deprecated name of :attr:`upper_bound`."""
-        warnings.warn("Placement.objective_value is now Placement.upper_bound", DeprecationWarning, stacklevel=2)
-        return self.upper_bound
-
-    @property
-    def proven_optimal(self) -> bool:
-        """Deprecated name of :attr:`optimal`."""
-        warnings.warn("Placement.proven_optimal is now Placement.optimal", DeprecationWarning, stacklevel=2)
-        return self.optimal
 
     @property
     def status(self) -> ResultStatus:
@@ -320,7 +292,6 @@ def coarse_brkga(
 
 
 @entry_point
-@legacy_positional(2, LEGACY_ARGS)
 def place(
     graph: Graph,
     devices: str | DeviceSet,
@@ -340,8 +311,7 @@ def place(
     ``coarse_target`` is the coarse graph's size for ``"coarse-brkga"`` (default
     :func:`heuristics.placement.coarsen.default_target`); ``threads`` sets CP-SAT's
     workers (default 1, as in every call: deterministic; raise it for speed).
-    Everything after ``devices`` is keyword-only (by position it still works for one
-    release, with a ``DeprecationWarning``)."""
+    Everything after ``devices`` is keyword-only."""
     from heuristics.brkga import BrkgaParams
     from heuristics.placement.baselines import PlacementCandidate, all_single_devices, evaluate, heft
     from heuristics.placement.brkga import OBJECTIVES, placement_brkga

@@ -62,10 +62,6 @@ def test_domain_names_are_aliases(results: dict[str, Result]) -> None:
     assert sched.peak == sched.upper_bound  # type: ignore[attr-defined]
     assert place.makespan == place.upper_bound  # type: ignore[attr-defined]  # objective "runtime"
     assert cert.gap_percent == pytest.approx(100 * cert.gap)  # type: ignore[attr-defined]
-    with pytest.warns(DeprecationWarning, match="upper_bound"):
-        assert place.objective_value == place.upper_bound  # type: ignore[attr-defined]
-    with pytest.warns(DeprecationWarning, match="optimal"):
-        assert place.proven_optimal == place.optimal  # type: ignore[attr-defined]
 
 
 def test_one_status_vocabulary_for_solves_and_results() -> None:
@@ -104,10 +100,9 @@ def test_batch_stores_the_documented_document(tmp_path, graph: mtpp.Graph) -> No
     assert formats == {"simple": "mtpp-certificate", "slicegraph:kahn": "mtpp-solution"}
 
 
-def test_one_signature_shape(graph: mtpp.Graph) -> None:
+def test_one_signature_shape() -> None:
     """The graph (and k / devices) by position, everything else by keyword, threads 1
-    by default; the old positional calls of schedule and place still work for one
-    release, with a DeprecationWarning."""
+    by default."""
     import inspect
 
     for fn, positional in (
@@ -123,12 +118,3 @@ def test_one_signature_shape(graph: mtpp.Graph) -> None:
         if "threads" in params:
             assert params["threads"].default == 1, fn.__name__
         assert params["seed"].default == 0
-    with pytest.warns(DeprecationWarning, match="by keyword"):
-        old = mtpp.schedule(graph, "peak_memory", "dfs")
-    assert old.peak == mtpp.schedule(graph, method="dfs").peak
-    with pytest.warns(DeprecationWarning, match="by keyword"):
-        assert mtpp.place(graph, "two-devices", "runtime", "heft").method == "heft"
-    with pytest.raises(mtpp.InvalidParameterError, match="at most"):
-        mtpp.schedule(graph, *range(9))
-    with pytest.raises(mtpp.InvalidParameterError, match="both by position and keyword"):
-        mtpp.schedule(graph, "peak_memory", objective="peak_memory")

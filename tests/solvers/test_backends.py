@@ -179,16 +179,6 @@ def test_auto_falls_back_past_gurobi_size_limit() -> None:
     assert first.solver == "gurobi" and "fell back" not in first.message
 
 
-def test_one_options_object_and_the_old_keywords_for_one_release() -> None:
-    m, _ = knapsack()
-    new = get_backend("highs").solve(m, SolveOptions(time_limit=5))
-    with pytest.warns(DeprecationWarning, match="SolveOptions"):
-        old = get_backend("highs").solve(m, time_limit=5)
-    assert old.dual_bound == new.dual_bound
-    with pytest.raises(TypeError, match="unexpected"):
-        get_backend("highs").solve(m, SolveOptions(), time_limit=5)
-
-
 def test_robust_solves_run_under_the_robust_tolerances(backend_name: str) -> None:
     """``SolveOptions(robust=True)`` sets the backend's robust tolerances (HiGHS: a looser
     integrality tolerance) and its margin follows them; the option survives the checks and
