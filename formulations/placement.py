@@ -33,7 +33,7 @@ best simulated makespan, not equal.  ``allowed[v, j]`` is false where ``v``'s ow
 inputs, output and parameters exceed ``j``'s capacity: they are all live on ``j``
 while ``v`` runs there (:mod:`mtpp.core.simulator`), zero-time ops included.
 
-**Integers** (issue 73).  Every time datum ``x`` (the time table, the float transfer
+**Integers**.  Every time datum ``x`` (the time table, the float transfer
 delays ``d^`` computed as the simulator computes them) becomes ``floor(scale x - eta)``,
 at least 0, with ``scale`` a power of two (:func:`power_of_two_scale`: the grid of
 the data when they all lie on one fine enough for every sum the simulator forms, then

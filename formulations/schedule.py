@@ -21,7 +21,7 @@ step memory.  As a constraint model over integer positions (one op per time step
 At step ``t`` the tensors whose interval covers ``t`` are exactly the live tensors of
 Eq. (3) plus the op's own output (Eq. 2), so ``C`` at the optimum is the minimum peak.
 
-Constraint solvers need integer demands (issue 73): sizes are multiplied by ``scale``
+Constraint solvers need integer demands: sizes are multiplied by ``scale``
 (:func:`integer_scale`: the smallest power of ten up to ``10^6`` that makes them all
 integers to within ``1e-9``, else a power of two) and rounded, to the nearest
 integer or down, so a demand ``d_i`` may differ from ``scale x_i`` either way (a size

@@ -176,7 +176,7 @@ def _check_args(objective: object, method: object, time_limit: object, beam_widt
 class _Search:
     """Keeps the best order and every stage's bound over the stages of one call.
 
-    The result contract (:mod:`mtpp.core.result`, issue 73): the upper bound is the best
+    The result contract (:mod:`mtpp.core.result`): the upper bound is the best
     order's evaluated peak rounded upwards by :func:`mtpp.core.memory.profile_error`; a
     stage whose bound exceeds it failed (its bound cannot be one) and never counts,
     neither for the result nor, while the call runs, for :attr:`lower` and
@@ -205,7 +205,7 @@ class _Search:
     def attempt(self, method: str, run: Callable[..., None], *args: Any) -> None:
         """``run(*args)``, a stage of ``method``; an exception inside it (a solver or
         kernel error) is recorded as a failed stage and the call goes on with what it
-        has (issue 73).  Only a missing optional dependency or an unusable weights
+        has.  Only a missing optional dependency or an unusable weights
         file, faults of the call's arguments or installation, propagate."""
         t = time.perf_counter()
         try:
@@ -335,10 +335,7 @@ def _backward_first(graph: Graph) -> bool:
     """Whether the backward search (over the sets of ops run last) likely has the
     smaller plateau: the op of largest forced-live memory has fewer descendants than
     ancestors.  Until the search passes that op, nearly every set around it has the
-    same key, so the side of the graph the search starts from is enumerated in full
-    (on unseen layered graphs of 250 ops the critical op has about 150 ancestors and
-    60 descendants: the forward search ran out of memory, the backward one proved
-    the optimum in 0.4 s; issue 26)."""
+    same key, so the side of the graph the search starts from is enumerated in full."""
     from mtpp.bounds.peak_memory import ancestor_bits, forced_live_memory
 
     v = int(np.argmax(forced_live_memory(graph)))
@@ -368,7 +365,7 @@ def _run_search(search: _Search, seed: int) -> None:
     t = time.perf_counter()
     cap, n = memory_limit(), search.graph.n
     need = search_memory_bytes(n, SEARCH_MEMORY_MB, residuals=n <= MAX_NODES)
-    if need > cap:  # skipped with a record, not attempted (issue 24)
+    if need > cap:  # skipped with a record, not attempted
         detail = f"skipped: would need about {need / GB:.1f} GB, more than the {cap / GB:.1f} GB memory cap"
         search.offer("search", None, 0.0, time.perf_counter() - t, "skipped", detail)
         return
@@ -485,7 +482,7 @@ def _run_learned(
     from heuristics.neural.prior_mutants import topoformer_brkga
     from heuristics.neural.regal import regal_brkga
 
-    # importing torch (1.3 s on 2 cores) comes off the limit (issue 24)
+    # importing torch comes off the limit
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t))
     if method in LEARNED_BRKGA:
         run = regal_brkga if method == "regal-brkga" else topoformer_brkga  # None: the shipped <family>-peak
@@ -497,7 +494,7 @@ def _run_learned(
             search.graph, PeakMemory(), weights or "topoformer-peak", LEARNED[method], count, seed, left
         )
         order, detail, note = found.order, f"orders={found.evaluations}", found.note
-    detail = f"{detail}; {note}" if note else detail  # a skipped forward pass (issue 24)
+    detail = f"{detail}; {note}" if note else detail  # a skipped forward pass
     search.offer(method, order, 0.0, time.perf_counter() - t, "feasible", detail)
 
 
@@ -565,7 +562,7 @@ def _pipeline(search: _Search, o: _Options) -> None:
     for quick in ("dfs", "bfs", "random"):
         if quick == "dfs" or not search.proven:  # a chain's one order is proven at once
             search.attempt(quick, _run_fixed, search, quick, seed)
-    if o.incumbent in RULES:  # a learned order as a first incumbent (issue 25)
+    if o.incumbent in RULES:  # a learned order as a first incumbent
         search.attempt(o.incumbent, _run_rule, search, o.incumbent, o.weights, None, seed)
     elif o.incumbent is not None:
         search.attempt(o.incumbent, _run_learned, search, o.incumbent, o.weights, None, seed, search.left())

@@ -48,10 +48,9 @@ class GurobiBackend(Backend):
         "NODE_LIMIT": Status.INTERRUPTED,
         "SOLUTION_LIMIT": Status.INTERRUPTED,
     }
-    """``FeasibilityTol`` one decade above its minimum: at 1e-9, with a MIP start,
-    Gurobi 13.0.3's presolve returned "optimal" 2% above the optimum of a six-node exact
-    MIP, at every seed; 5e-9 and up, no start, or no presolve all give the optimum
-    (a sweep find, tests/soundness/test_regressions.py).  SCIP has the same rule."""
+    """``FeasibilityTol`` one decade above its minimum, where Gurobi's presolve returned
+    "optimal" above the optimum of a MIP with a start (tests/soundness/test_regressions.py).
+    SCIP has the same rule."""
     _size_limited: ClassVar[bool | None] = None
 
     @classmethod

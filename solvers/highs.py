@@ -24,32 +24,22 @@ class HighsBackend(Backend):
     package = "highspy"
     uses_mip_start = False
     tolerances = Tolerances(feasibility=1e-9, optimality=1e-9, integrality=1e-8, abs_gap=1e-9)
-    """``mip_feasibility_tolerance`` one decade above its near-minimum: at 1e-9 HiGHS 1.16
-    called a ten-op exact MIP "optimal" 4% above its optimum (seed 0, presolve on; any
-    of 1e-8, another seed or no presolve gave the optimum), the same pattern as Gurobi
-    and SCIP at their minimum tolerances (tests/soundness/test_regressions.py)."""
+    """``mip_feasibility_tolerance`` one decade above its near-minimum, where HiGHS called a
+    MIP "optimal" above its optimum (tests/soundness/test_regressions.py)."""
     robust_tolerances = Tolerances(feasibility=1e-9, optimality=1e-9, integrality=1e-7, abs_gap=1e-9)
-    """For :attr:`SolveOptions.robust` solves, which also run without presolve: HiGHS 1.16
-    called pigeonhole MIPs of mixed-scale graphs (coefficients of ``1e-11 .. 1e-5`` next to
-    ``O(1)``) "optimal" 9-200% above their optimum, where Gurobi and SCIP agreed with brute
-    force (``tests/formulations/test_pigeonhole.py``): at ``mip_feasibility_tolerance`` 1e-8
-    (1e-7 mended two of three), and with presolve on at any tolerance (HiGHS's defaults
-    included) for the third; without presolve it agreed on all.  The pigeonhole MIPs of
-    REGAL-style graphs took 1.2-5 times longer without presolve (1.3-26 s at 57-190 ops); 1e-7
-    widens the margin to a few ``1e-6`` of the bound."""
+    """For :attr:`SolveOptions.robust` solves, which also run without presolve: tighter, or
+    with presolve, HiGHS called mixed-scale pigeonhole MIPs "optimal" above their optimum
+    (``tests/formulations/test_pigeonhole.py``); 1e-7 widens the margin to a few ``1e-6``
+    of the bound."""
     robust_range = 1e7
-    """Mixed-scale models are solved robustly whatever the caller asked: HiGHS 1.16 called the
-    bottleneck MIP of a seven-op graph with weights from 1e-3 to 7e15 (matrix coefficients
-    from 2e-19 to 0.75 after scaling, ``tests/data/soundness/highs_wide_range.json``)
-    "optimal" at one op's work (2.6e-7 of the scaled optimum) above its optimum, past the
-    margin of the tight tolerances (8e-8), with presolve on at integrality 1e-8 or 1e-7; without
-    presolve it agreed with Gurobi, SCIP and CP-SAT.  Models of graphs whose weights span
+    """Mixed-scale models are solved robustly whatever the caller asked: with presolve HiGHS
+    called such a MIP "optimal" above its optimum, past the margin of the tight tolerances
+    (``tests/data/soundness/highs_wide_range.json``).  Models of graphs whose weights span
     less than seven decades keep presolve."""
     PRESOLVE_RULES_OFF = 1 << 19
-    """HiGHS 1.16's presolve rule 19, column stuffing, is off: it made the bottleneck MIP of
-    a three-op mixed-scale graph (``tests/data/soundness/highs_column_stuffing.json``)
-    "optimal" 2.7e-6 above its true optimum, far past the margin of the tolerances above;
-    with only that rule off (or presolve off), HiGHS agrees with Gurobi, SCIP and CP-SAT."""
+    """HiGHS's presolve rule 19, column stuffing, is off: it made a mixed-scale MIP "optimal"
+    far past the margin of the tolerances above its true optimum
+    (``tests/data/soundness/highs_column_stuffing.json``)."""
     STATUS_MAP: ClassVar[dict[str, Status]] = {  # HighsModelStatus member names
         "kOptimal": Status.OPTIMAL,
         "kInfeasible": Status.INFEASIBLE,

@@ -27,13 +27,9 @@ BACKENDS: dict[str, str] = {
 BUILD_SHARE = 0.25
 """``"auto"`` passes over a backend whose model build would take more than this share of the time limit."""
 AUTO_ORDER: tuple[str, ...] = ("gurobi", "scip", "highs", "cpsat")
-"""Gurobi first (fastest where its licence allows the model), then by measured strength
-on the MIPs its pip licence refuses (``benchmarks/fallback_order.py``: layered graphs of
-250 ops, k = 8 and 16, 20 s each with the model build counted, two runs on a shared
-2-core machine; geometric mean of bound / best bound, bottleneck and exact MIP: SCIP
-0.744 / 0.740 and 1.000 / 1.000, HiGHS 0.734 / 0.648 and 0.966 / 1.000, CP-SAT 0.538 /
-0.558 and 0.930 / 0.983); SCIP comes with the ``mtpp[scip]`` extra, HiGHS with every
-install."""
+"""Gurobi first (fastest where its licence allows the model), then by strength on the
+MIPs its pip licence refuses (the measurement is in ``docs/decisions.md``); SCIP comes
+with the ``mtpp[scip]`` extra, HiGHS with every install."""
 
 
 def backend_class(name: str) -> type[Backend]:

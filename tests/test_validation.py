@@ -1,4 +1,4 @@
-"""One table of bad arguments for every public function and command (issue 22, item 2).
+"""One table of bad arguments for every public function and command.
 
 Each row calls a public entry point with one bad argument and expects a subclass of
 :class:`mtpp.MtppError` whose message names the argument; the command-line rows expect

@@ -309,12 +309,10 @@ def execute(task: Task, graph_json: str, spent: float = 0.0) -> dict[str, Any]:
 
     ``spent``: seconds the task has already waited since its dispatch (the sandbox
     passes the start of a task process started for it); they come off its time limit,
-    which caps the task from dispatch to answer (a lone task of ``mtpp batch --time-limit
-    20`` on 2,000 ops took 18.5 s in its sandbox and 22.6 s in all on a loaded 2-core
-    machine, the sandbox's start outside its limit).  Returns the result fields of the
-    store (``status``, ``method_status``, ``bound``, ``ub``, ``method_time``,
-    ``solver_used``, ``solver_version``, ``message``, ``result``), where ``result`` is
-    the certificate or solution JSON.  A method that raises gives status ``error``; it
+    which caps the task from dispatch to answer (a sandbox's start counts too).  Returns
+    the result fields of the store (``status``, ``method_status``, ``bound``, ``ub``,
+    ``method_time``, ``solver_used``, ``solver_version``, ``message``, ``result``), where
+    ``result`` is the certificate or solution JSON.  A method that raises gives status ``error``; it
     never propagates."""
     from mtpp.io.graph_file import graph_from_dict
 

@@ -1,5 +1,5 @@
 """One result contract for :func:`mtpp.partition`, :func:`mtpp.certify`,
-:func:`mtpp.schedule` and :func:`mtpp.place` (issue 22).
+:func:`mtpp.schedule` and :func:`mtpp.place`.
 
 Every result (:class:`mtpp.Solution`, :class:`mtpp.Certificate`,
 :class:`mtpp.Schedule`, :class:`mtpp.Placement`) is a :class:`Result`:

@@ -1,4 +1,4 @@
-"""Real-model-like graphs for training data (issue 25): small PyTorch models of random
+"""Real-model-like graphs for training data: small PyTorch models of random
 shape, imported by :func:`mtpp.io.torch_model.from_torch`.
 
 The layered and REGAL-style generators draw graphs edge by edge; a real model's graph

@@ -1,4 +1,4 @@
-"""Heterogeneous device placement: op -> device assignment plus a schedule (issue 8).
+"""Heterogeneous device placement: op -> device assignment plus a schedule.
 
 * :mod:`mtpp.core.device_sets`: the device model (speeds, memory, links); its presets
   live in the one registry, :mod:`mtpp.core.presets`;

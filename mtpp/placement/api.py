@@ -1,4 +1,4 @@
-"""``place``: one entry point for heterogeneous placement and scheduling (issue 8).
+"""``place``: one entry point for heterogeneous placement and scheduling.
 
 Methods: ``"single"`` (the best all-on-one-device placement), ``"heft"``,
 ``"brkga"`` (REGAL chromosome, seeded with HEFT and the single devices), ``"cpsat"``
@@ -31,7 +31,7 @@ inputs, output and parameters are on its device at once, zero-time ops included:
 :mod:`mtpp.core.simulator`), :func:`mtpp.core.memory.local_lower_bound`, and CP-SAT
 is not used.
 
-The result contract (:mod:`mtpp.core.result`, issue 73): the returned placement is
+The result contract (:mod:`mtpp.core.result`): the returned placement is
 re-simulated and its value rounded *upwards* by the simulator's error bound
 (:meth:`PlacementContext.makespan_error`, ``SimResult.peak_error``), every bound
 rounded downwards by its own method; :func:`mtpp.core.result.settle` drops a bound above
@@ -88,11 +88,7 @@ COARSE_AUTO_OPS = 300
 OPTIMAL_RTOL = 1e-9
 CPSAT_OVERRUN_PER_OP = 1.5e-4
 """Seconds per op CP-SAT is given less than the time left, for it ends past its own
-``max_time_in_seconds`` (presolve and loading the model are not interrupted): on the
-10,000-op layered graph (seed 4242, two devices) 0.24-0.6 s past a 4-8 s limit on an
-idle 2-core machine, 0.6-2.3 s under a load of 2-3 (issue 24: ``place --method cpsat
---time-limit 10`` took 12.7 s); 1.5 s at 10,000 ops covers the idle figures, the
-tolerance of ``max(2 s, 10%)`` the rest."""
+``max_time_in_seconds`` (presolve and loading the model are not interrupted)."""
 CPSAT_MIN_SECONDS = 0.5
 """The least time CP-SAT is started with; with less left (after the overrun margin)
 it is not started and ``cpsat_status`` is ``"skipped"`` (``method="cpsat"`` then

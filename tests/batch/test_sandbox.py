@@ -1,4 +1,4 @@
-"""The sandbox's warm-up (issue 24, item 3): a batch of tiny graphs never loads numba,
+"""The sandbox's warm-up: a batch of tiny graphs never loads numba,
 and the first task on a larger graph finds the compiled kernels loaded."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cap on a batch task (issue 24, items 1 and 5): ``--time-limit`` caps each task as
+"""The cap on a batch task: ``--time-limit`` caps each task as
 a whole, from its dispatch: a bound task's partition search included, and the start of
 a sandbox the task waited for."""
 

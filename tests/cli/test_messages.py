@@ -1,4 +1,4 @@
-"""Messages (issue 24, item 4): batch errors name the file; a read-only or unopenable
+"""Messages: batch errors name the file; a read-only or unopenable
 store says so; ``table`` never writes; output paths are checked before any work; an
 unknown plot format is exit 2; an OS error on writing is one line, exit 1, naming the
 path; ``evaluate`` warns (``--strict``: refuses) when a solution names another graph."""

@@ -178,7 +178,7 @@ def test_bad_arguments_raise_typed_errors():
         schedule("graph.json")  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------- the result contract (issue 73)
+# ---------------------------------------------------------------- the result contract
 def _unproven_graph() -> Graph:
     # dfs and bfs peak at 12, the optimum is 10, the local and forced-live bounds 9
     return Graph.from_arrays(
@@ -213,8 +213,8 @@ def test_cpsat_rows_and_bound_hold_when_demands_round_either_way():
     from tests.soundness.schedule_checks import Exact, float_below
 
     # 1 and three 1e-9 tensors, all live at the sink's step: at scale 1 the small ones
-    # round to 0, so the model optimum is 1 < OPT; the row C >= ceil(OPT - 1e-9 OPT) = 2
-    # (before issue 73) made CP-SAT prove 2
+    # round to 0, so the model optimum is 1 < OPT; a row C >= ceil(OPT - 1e-9 OPT) = 2
+    # (rounding one way only) would make CP-SAT prove 2
     down = Graph.from_arrays([1] * 5, [0] * 5, [1, 1e-9, 1e-9, 1e-9, 0], [(0, 4), (1, 4), (2, 4), (3, 4)])
     # 0.3 at scale 10 becomes 3, above 10 fl(0.3); 1e10 - 4 at scale 1 becomes 1e10 (integral to 1e-9)
     up = Graph.from_arrays([1] * 3, [0.3, 0, 0.1], [0.7, 1e10 - 4, 0.2], [(0, 1), (1, 2)])

@@ -89,8 +89,7 @@ def test_bound_never_exceeds_heuristic_on_fractional_data() -> None:
 
 
 def test_the_time_limit_covers_building_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Building the CP-SAT model comes off the solver's time limit (issue 24: place
-    --method cpsat --time-limit 10 took 20.8 s on 10,000 ops)."""
+    """Building the CP-SAT model comes off the solver's time limit."""
     import solvers.cpsat_placement as module
     from solvers.cpsat_common import cp_solver
 
@@ -117,8 +116,8 @@ def test_the_time_limit_covers_building_the_model(monkeypatch: pytest.MonkeyPatc
 
 
 def test_place_keeps_cpsats_overrun_out_of_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``place`` gives CP-SAT the time left less its measured overrun per op (issue 24:
-    CP-SAT ended 0.24-2.3 s past its own limit on 10,000 ops)."""
+    """``place`` gives CP-SAT the time left less its overrun per op (CP-SAT ends past its
+    own limit)."""
     import solvers.cpsat_placement as module
     from mtpp.placement import api
 

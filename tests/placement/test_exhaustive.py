@@ -1,4 +1,4 @@
-"""Every placement and every priority order of tiny graphs (issue 73): the fast
+"""Every placement and every priority order of tiny graphs: the fast
 simulator against the slow reference, its error bounds against exact arithmetic, and
 every placement bound against the brute-force optimum.
 
