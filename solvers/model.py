@@ -17,11 +17,9 @@ Nothing here knows which solver will run the model, nor what it means.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -333,13 +331,6 @@ class Model:
         ok_bounds = np.all(x >= self.lower - tol * scale_v) and np.all(x <= self.upper + tol * scale_v)
         ok_int = np.all(np.abs(x - np.round(x))[self.is_integer] <= tol)
         return bool(ok_rows and ok_bounds and ok_int)
-
-    # ------------------------------------------------------------------ export
-    def write_mps(self, path: str | os.PathLike[str]) -> Path:
-        """Write the model as a free-format MPS file (see :mod:`solvers.mps`)."""
-        from solvers.mps import write_mps
-
-        return write_mps(self, path)
 
     def __repr__(self) -> str:
         nint = int(self.is_integer.sum())

@@ -219,6 +219,7 @@ def export_models(problem: Problem, bounds: str | Iterable[str], directory: str 
     with any solver.  The models are the plain formulations, without the fixings
     that depend on a particular upper bound.  Returns the paths written."""
     from formulations.bounds import build_models
+    from solvers.mps import write_mps
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -226,6 +227,6 @@ def export_models(problem: Problem, bounds: str | Iterable[str], directory: str 
     for method in (m for m in parse_bounds(bounds) if m in MIP_METHODS):
         for name, model in build_models(problem, method):
             path = out / f"{name}.mps"
-            model.write_mps(path)
+            write_mps(model, path)
             paths.append(path)
     return paths

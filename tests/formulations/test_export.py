@@ -10,6 +10,7 @@ import pytest
 from formulations.bounds import build_models, solve_bound
 from formulations.scaling import model_scale
 from mtpp.core.problem import Problem
+from solvers.mps import write_mps
 from solvers.registry import backend_class, get_backend
 from tests.formulations.conftest import close, optimum, random_problem
 from tests.oracle import random_dag
@@ -26,7 +27,7 @@ def test_exact_mip_as_mps_has_the_same_optimum_in_highs_and_scip(seed: int, tmp_
     assert name == "exact"
     direct = get_backend("highs").solve(model)
     assert direct.proven_optimal and close(direct.objective, optimum(seed)[0])
-    path = model.write_mps(tmp_path / f"{name}.mps")
+    path = write_mps(model, tmp_path / f"{name}.mps")
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)

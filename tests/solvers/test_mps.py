@@ -82,7 +82,7 @@ def test_mixed_maximisation_reads_back_in_highs_and_scip(tmp_path: Path) -> None
     m = mixed_model()
     direct = get_backend("highs").solve(m)
     assert direct.proven_optimal
-    path = m.write_mps(tmp_path / "mixed.mps")
+    path = write_mps(m, tmp_path / "mixed.mps")
     text = path.read_text()
     assert "OBJSENSE\n    MAX" in text and "RANGES" in text and f"RHS obj {-3.25!r}" in text
     for kind in (" BV ", " UI ", " LI ", " PL ", " MI ", " FR ", " FX ", " UP ", " LO "):
@@ -107,7 +107,7 @@ def test_minimisation_with_negative_offset_and_free_row(tmp_path: Path) -> None:
     text = "\n".join(mps_lines(m))
     assert "OBJSENSE" not in text and " N R2" in text and "RHS obj 7.0" in text
     direct = get_backend("highs").solve(m)
-    h = read_highs(m.write_mps(tmp_path / "min.mps"))
+    h = read_highs(write_mps(m, tmp_path / "min.mps"))
     h.run()
     assert h.getInfo().objective_function_value == pytest.approx(direct.objective, rel=1e-9)
     if backend_class("scip").available():
@@ -141,6 +141,6 @@ def test_writes_1e5_rows(tmp_path: Path) -> None:
     m.add_rows(rng.integers(0, m.num_vars, (rows, 4)), rng.random((rows, 4)), lower=lower, upper=5.0)
     m.set_objective(np.arange(m.num_vars), rng.random(m.num_vars))
     m.matrix("csc")
-    path = m.write_mps(tmp_path / "big.mps")
+    path = write_mps(m, tmp_path / "big.mps")
     text = path.read_text()
     assert text.count("\n G R") + text.count("\n L R") == rows
