@@ -13,7 +13,7 @@ from mtpp.core.graph import Graph
 from mtpp.core.result import relative_gap
 from mtpp.core.simulator import simulate
 from mtpp.placement.api import OPTIMAL_RTOL, place
-from tests.placement.reference import brute_force
+from tests.oracle.placement import brute_force
 
 
 def chain(n: int) -> Graph:

@@ -5,7 +5,6 @@ over the bottleneck MIP; its time limit and target."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from dataclasses import replace
@@ -20,40 +19,12 @@ from formulations.bounds import solve_bound
 from formulations.pigeonhole import build_pigeonhole, pigeonhole_bound, second_wind, singleton_costs, weighted_bound
 from mtpp import Problem
 from solvers.registry import available_backends
-from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost
+from tests.oracle import cheapest_share, convex, exact_optimum, mixed_scale_problem, naive_block_cost, rational_optimum
 
 BACKENDS = available_backends()
 
 DATA = Path(__file__).parents[1] / "data" / "soundness"  # the fuzz's reproducers
-
-
-def convex(graph: mtpp.Graph, block: set[int]) -> bool:
-    """No path leaves ``block`` and comes back (brute force over the descendants of its ops)."""
-    below: set[int] = set()
-    stack = [int(w) for v in block for w in graph.successors(v).tolist() if int(w) not in block]
-    while stack:
-        v = stack.pop()
-        if v not in below:
-            below.add(v)
-            stack.extend(int(w) for w in graph.successors(v).tolist())
-    return not (below & block)
-
-
-def cheapest_share(problem: Problem, weights: np.ndarray) -> float:
-    """``min f(S)`` over convex ``S`` with ``weights(S) >= max(sum(weights) / k, max(weights))``,
-    every subset tried (exact rationals for the weight test; without peaks, as the MIP)."""
-    g = problem.graph
-    free = replace(problem, peak_aware=False, reserve=0.0) if problem.peak_aware else problem
-    share = max(sum(Fraction(float(w)) for w in weights) / problem.k, Fraction(float(max(weights))))
-    best = math.inf
-    for r in range(1, g.n + 1):
-        for s in itertools.combinations(range(g.n), r):
-            block = set(s)
-            if sum(Fraction(float(weights[v])) for v in s) >= share and convex(g, block):
-                best = min(best, naive_block_cost(free, block))
-    return best
 
 
 @pytest.mark.parametrize("solver", BACKENDS)
@@ -85,7 +56,7 @@ def test_the_bound_never_exceeds_the_exact_optimum_at_any_k(solver: str) -> None
         problem = random_problem(rng, 5 if trial % 3 == 0 else 6, peak_aware=trial % 3 == 0)
         for k in range(1, problem.graph.n + 1):
             at_k = replace(problem, k=k)
-            opt = optimum(at_k)
+            opt = rational_optimum(at_k)
             res = pigeonhole_bound(at_k, solver=solver, max_mips=6)
             if res.bound is None:  # weights all zero (no work, no tensors): nothing to share
                 assert res.mips == 0 and not singleton_costs(at_k).any()
@@ -379,7 +350,7 @@ def test_a_seeded_bound_never_exceeds_the_exact_optimum(solver: str) -> None:
         previous = None
         for k in range(1, problem.graph.n + 1):
             at_k = replace(problem, k=k)
-            opt = optimum(at_k)
+            opt = rational_optimum(at_k)
             seed = previous if trial % 2 == 0 and previous is not None else 10.0 ** rng.uniform(-3, 9, problem.graph.n)
             res = pigeonhole_bound(at_k, solver=solver, max_mips=5, seed=seed)
             if res.bound is not None:

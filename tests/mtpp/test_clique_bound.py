@@ -10,7 +10,7 @@ from mtpp import Graph, Problem
 from mtpp.bounds.clique import clique_lower_bounds, disperse
 from mtpp.bounds.cut import cut_lower_bound
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import brute_force_optimum, exact_optimum, mixed_scale_problem, naive_block_cost
+from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost, rational_optimum
 
 
 def hull_cost_reference(problem, u, v):
@@ -40,11 +40,6 @@ def _descendants(g):
     return [{g.index(y) for y in nx.descendants(nxg, g.ids[x])} for x in range(g.n)]
 
 
-def optimum(problem):
-    """OPT in exact rationals (peak-aware costs: brute force in floats, the oracle's limit)."""
-    return Fraction(brute_force_optimum(problem)[0]) if problem.peak_aware else exact_optimum(problem)
-
-
 def test_clique_bound_never_exceeds_the_exact_optimum_at_any_k():
     rng = np.random.default_rng(2311)
     above_simple = 0
@@ -55,7 +50,7 @@ def test_clique_bound_never_exceeds_the_exact_optimum_at_any_k():
         assert res.complete
         for k, bound in res.bounds.items():
             at_k = replace(problem, k=k)
-            assert Fraction(bound) <= optimum(at_k), (k, bound)
+            assert Fraction(bound) <= rational_optimum(at_k), (k, bound)
             assert len(set(res.cliques[k].tolist())) == k + 1
             above_simple += bound > max(mtpp.simple_lower_bound(at_k), cut_lower_bound(at_k)[0]) * (1 + 1e-9)
     assert above_simple > 10  # the bound adds something over Lemma 3.3 and the cut bound

@@ -12,9 +12,8 @@ import mtpp
 from mtpp import Graph, Problem
 from mtpp.bounds.crossing import clique_counts, crossing_lower_bounds, least_cover_below
 from mtpp.bounds.cut import cut_lower_bound
-from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import exact_optimum, mixed_scale_problem
+from tests.oracle import exact_optimum, mixed_scale_problem, rational_optimum
 
 
 def test_crossing_bound_never_exceeds_the_exact_optimum_at_any_k():
@@ -27,7 +26,7 @@ def test_crossing_bound_never_exceeds_the_exact_optimum_at_any_k():
         assert res.complete
         for k, bound in res.bounds.items():
             at_k = replace(problem, k=k)
-            assert Fraction(bound) <= optimum(at_k), (k, bound)
+            assert Fraction(bound) <= rational_optimum(at_k), (k, bound)
             above += bound > max(mtpp.simple_lower_bound(at_k), cut_lower_bound(at_k)[0]) * (1 + 1e-9)
     assert above > 10  # the bound adds something over Lemma 3.3 and the cut bound
 
@@ -77,7 +76,7 @@ def test_pairs_of_nets_never_exceed_the_optimum_and_lift_the_bound():
         with_pairs = crossing_lower_bounds(problem, ks)
         assert with_pairs.complete and without.net_pairs == 0
         for k in ks:
-            assert Fraction(with_pairs.bounds[k]) <= optimum(replace(problem, k=k)), (trial, k)
+            assert Fraction(with_pairs.bounds[k]) <= rational_optimum(replace(problem, k=k)), (trial, k)
             assert with_pairs.bounds[k] >= without.bounds[k]
         lifted += any(with_pairs.bounds[k] > without.bounds[k] * (1 + 1e-9) for k in ks)
     assert lifted > 3

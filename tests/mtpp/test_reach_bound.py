@@ -16,9 +16,8 @@ from mtpp.bounds.cut import cut_lower_bound
 from mtpp.bounds.hull_cuts import HullCuts, contract_banned, hull_cut
 from mtpp.bounds.reach import RTOL, _Sweeps, _window, reach_lower_bound
 from mtpp.partitioner import partition
-from tests.mtpp.test_clique_bound import optimum
 from tests.mtpp.test_cut_bound import random_problem
-from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost
+from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost, rational_optimum
 
 
 def _check_at_every_k(problem: Problem, opt_of) -> tuple[int, int]:
@@ -58,7 +57,7 @@ def test_reach_bound_never_exceeds_the_exact_optimum_at_any_k():
     above = shaved = 0
     for trial in range(120):
         problem = random_problem(rng, 5 if trial % 3 == 0 else 6, peak_aware=trial % 3 == 0)
-        counts = _check_at_every_k(problem, optimum)
+        counts = _check_at_every_k(problem, rational_optimum)
         above, shaved = above + counts[0], shaved + counts[1]
     assert above >= 3  # the bound adds something over the other combinatorial bounds (5 of these tiny cases)
     assert shaved >= 3  # and shaving over the sweeps alone
@@ -129,7 +128,7 @@ def test_shaving_below_a_threshold_that_stood_starts_from_its_sets_and_never_ref
         problem = random_problem(rng, 6, peak_aware=trial % 4 == 0)
         for k in range(2, problem.graph.n + 1):
             at_k = replace(problem, k=k)
-            opt = optimum(at_k)
+            opt = rational_optimum(at_k)
             at_opt = float(opt) if Fraction(float(opt)) >= opt else float(np.nextafter(float(opt), math.inf))
             upper = partition(at_k, orderer="kahn").bottleneck
             sweeps = _Sweeps(at_k, math.inf)

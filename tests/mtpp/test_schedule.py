@@ -191,7 +191,7 @@ def test_the_peak_is_rounded_up_to_the_orders_exact_peak():
 
     from mtpp.core.memory import profile_error
     from mtpp.core.result import upper_rounded
-    from tests.soundness.schedule_checks import Exact
+    from tests.oracle import ExactPeak
 
     # a 1e15 tensor beside 1e-3 ones: the evaluator's sums are inexact
     g = Graph.from_arrays(
@@ -201,7 +201,7 @@ def test_the_peak_is_rounded_up_to_the_orders_exact_peak():
     evaluated = peak_memory(g, s.index_order)
     assert profile_error(g, evaluated) > 0
     assert s.peak == s.upper_bound == upper_rounded(evaluated, profile_error(g, evaluated)) > evaluated
-    assert Fraction(s.peak) >= Exact(g).peak(s.index_order)
+    assert Fraction(s.peak) >= ExactPeak(g).peak(s.index_order)
 
 
 def test_cpsat_rows_and_bound_hold_when_demands_round_either_way():
@@ -210,7 +210,8 @@ def test_cpsat_rows_and_bound_hold_when_demands_round_either_way():
     from formulations.schedule import build_schedule
     from mtpp.scheduling import _cpsat_lower
     from solvers.cpsat_schedule import solve_schedule
-    from tests.soundness.schedule_checks import Exact, float_below
+    from tests.oracle import ExactPeak
+    from tests.soundness.schedule_checks import float_below
 
     # 1 and three 1e-9 tensors, all live at the sink's step: at scale 1 the small ones
     # round to 0, so the model optimum is 1 < OPT; a row C >= ceil(OPT - 1e-9 OPT) = 2
@@ -219,13 +220,13 @@ def test_cpsat_rows_and_bound_hold_when_demands_round_either_way():
     # 0.3 at scale 10 becomes 3, above 10 fl(0.3); 1e10 - 4 at scale 1 becomes 1e10 (integral to 1e-9)
     up = Graph.from_arrays([1] * 3, [0.3, 0, 0.1], [0.7, 1e10 - 4, 0.2], [(0, 1), (1, 2)])
     for g in (down, up):
-        exact = Exact(g)
+        exact = ExactPeak(g)
         opt, best = exact.optimum()
         model = build_schedule(g, lower_bound=float_below(opt), upper_order=np.array(best))
         assert not model.exact and model.lower_bound <= model.capacity(np.array(best)) == model.upper_bound
         res = solve_schedule(model, hint=np.array(best), time_limit=10, threads=1)
         assert Fraction(_cpsat_lower(g, model, res.bound)) <= opt
-    assert build_schedule(down, lower_bound=float_below(Exact(down).optimum()[0])).lower_bound == 1
+    assert build_schedule(down, lower_bound=float_below(ExactPeak(down).optimum()[0])).lower_bound == 1
     assert build_schedule(up).excess > 0 and build_schedule(down).deficit >= 3e-9
 
 

@@ -12,7 +12,7 @@ from mtpp import Graph, Problem
 from mtpp.core.errors import InvalidParameterError
 from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
 from mtpp.pipelining.segmentation import additive_costs, min_max_segmentation, unit_costs
-from tests.oracle import naive_block_cost
+from tests.oracle import brute_force_units, naive_block_cost
 
 
 def ordered_dag(rng: np.random.Generator, n: int) -> Graph:
@@ -20,17 +20,6 @@ def ordered_dag(rng: np.random.Generator, n: int) -> Graph:
     edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.35]
     w, p, o = (rng.integers(0, 10, n).astype(float) for _ in range(3))
     return Graph.from_arrays(w, p, o, edges)
-
-
-def brute_force_units(problem: Problem, starts: list[int]) -> float:
-    """Best split into at most k blocks cutting only at ``starts`` (naive costs)."""
-    n, best = problem.graph.n, math.inf
-    inner = starts[1:-1]
-    for blocks in range(1, problem.k + 1):
-        for cuts in itertools.combinations(inner, blocks - 1):
-            bounds = [0, *cuts, n]
-            best = min(best, max(naive_block_cost(problem, set(range(a, b))) for a, b in itertools.pairwise(bounds)))
-    return best
 
 
 @pytest.mark.parametrize("seed", range(25))

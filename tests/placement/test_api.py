@@ -12,7 +12,7 @@ from mtpp.core.presets import DEVICE_SETS as PRESETS
 from mtpp.core.result import upper_rounded
 from mtpp.core.simulator import PlacementContext, simulate
 from mtpp.placement.api import Placement, place
-from tests.placement.reference import brute_force
+from tests.oracle.placement import brute_force
 from tests.placement.test_baselines import random_dag
 from tests.placement.test_cpsat import devices, tiny
 

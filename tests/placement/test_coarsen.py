@@ -16,7 +16,7 @@ from mtpp.core.presets import DEVICE_SETS as PRESETS
 from mtpp.core.simulator import PlacementContext, simulate
 from mtpp.generators import regal_graph
 from mtpp.placement.api import place
-from tests.placement.reference import rechecked
+from tests.oracle.placement import rechecked
 from tests.placement.test_baselines import random_dag
 
 

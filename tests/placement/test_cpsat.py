@@ -14,7 +14,7 @@ from mtpp.core.graph import Graph
 from mtpp.core.simulator import PlacementContext
 from solvers.cpsat_placement import solve_placement
 from solvers.result import Status
-from tests.placement.reference import brute_force
+from tests.oracle.placement import brute_force
 
 pytest.importorskip("ortools")
 

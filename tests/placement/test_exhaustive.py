@@ -20,7 +20,7 @@ from mtpp.core.device_sets import DeviceSet
 from mtpp.core.graph import Graph
 from mtpp.core.memory import local_lower_bound, peak_memory, profile_error
 from mtpp.core.simulator import PlacementContext
-from tests.placement.reference import Optima, Replay, brute_force_peak, exact_optima, fits
+from tests.oracle.placement import Optima, Replay, brute_force_peak, exact_optima, fits
 from tests.soundness.placement_checks import draw_instance
 
 

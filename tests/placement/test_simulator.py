@@ -11,7 +11,7 @@ from mtpp.core.errors import InvalidParameterError
 from mtpp.core.graph import Graph
 from mtpp.core.memory import peak_memory
 from mtpp.core.simulator import PlacementContext, simulate
-from tests.placement.reference import slow_simulate
+from tests.oracle.placement import slow_simulate
 
 
 def two(bw: float = 10.0, lat: float = 1.0, mem: float = float("inf")) -> DeviceSet:

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 from solvers.integral import integer_relaxation
 from solvers.model import Model
 from solvers.registry import backend_class
-
-
-def brute_min(m: Model, binaries: np.ndarray, t: int) -> float:
-    """min t subject to rows, over all 0/1 choices (t set to its smallest feasible value)."""
-    best = np.inf
-    a = m.matrix().toarray()
-    for bits in itertools.product((0.0, 1.0), repeat=binaries.size):
-        x = np.zeros(m.num_vars)
-        x[binaries] = bits
-        # t >= (lo - a_rest x) / a_t for rows with a_t > 0
-        need = [(m.row_lower[r] - a[r] @ x) / a[r, t] for r in range(m.num_rows) if a[r, t] > 0]
-        x[t] = max([0.0, *need])
-        if m.is_feasible(x, tol=1e-9):
-            best = min(best, x[t])
-    return best
+from tests.oracle import brute_min
 
 
 @pytest.mark.parametrize("seed", range(12))

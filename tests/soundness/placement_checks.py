@@ -7,7 +7,7 @@ every scale from ``1e-3`` to ``1e12`` in one graph; 2 or 3 devices with power-of
 decimal and infinite bandwidths, zero and non-zero latencies, finite and infinite
 memories; the devices' speeds or a drawn time table with zero entries), computes the
 optima by replaying every placement and priority order in exact arithmetic
-(:func:`tests.placement.reference.exact_optima`), and checks ``mtpp.place`` with every
+(:func:`tests.oracle.placement.exact_optima`), and checks ``mtpp.place`` with every
 method of :data:`mtpp.placement.api.METHODS` for both objectives (``cpsat`` for the
 runtime only; CP-SAT's memory model in a third of the calls; in one seed of twenty a
 runtime ``auto`` long enough to reach its CP-SAT stage) against them:
@@ -41,7 +41,7 @@ from mtpp.core.device_sets import Device, DeviceSet
 from mtpp.core.graph import Graph
 from mtpp.core.simulator import simulate
 from mtpp.placement.api import METHODS, OPTIMAL_RTOL
-from tests.placement.reference import Optima, exact_optima, fits, replay
+from tests.oracle.placement import Optima, exact_optima, fits, replay
 
 MAX_N = 4
 SCALES = (1e-3, 1.0, 1e3, 1e6, 1e9, 1e12)

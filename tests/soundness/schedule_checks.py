@@ -29,11 +29,10 @@ the seed found nothing.
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import math
 import random
 import traceback
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from fractions import Fraction
 
 import numpy as np
@@ -41,6 +40,7 @@ import numpy as np
 import mtpp
 from mtpp.core.memory import REL_TOL
 from mtpp.scheduling import LEARNED, LEARNED_BRKGA, METHODS
+from tests.oracle import ExactPeak
 
 MAX_N = 7
 TIME_LIMITS = (0.02, 0.2, 2.0)  # seconds per schedule call, drawn (the shortest stop some methods early)
@@ -111,58 +111,6 @@ def draw_graph(seed: int) -> mtpp.Graph:
 
 
 # ---------------------------------------------------------------- exact truth
-class Exact:
-    """The graph's sizes as integers over one power-of-two denominator (every float is
-    ``m 2^e``), so that every peak is an exact integer sum."""
-
-    def __init__(self, graph: mtpp.Graph) -> None:
-        self.graph = graph
-        ratios = [x.as_integer_ratio() for x in (*graph.size_out.tolist(), *graph.size_param.tolist())]
-        self.den = max(d for _, d in ratios)
-        ints = [num * (self.den // d) for num, d in ratios]
-        self.out, self.param = ints[: graph.n], ints[graph.n :]
-        self.succ = [graph.successors(u).tolist() for u in range(graph.n)]
-        self.pred = [set(graph.predecessors(v).tolist()) for v in range(graph.n)]
-
-    def peak(self, order: Collection[int]) -> Fraction:
-        """The peak of a topological order by the definition (:mod:`mtpp.core.memory`): at
-        step ``t`` the op's parameters plus every tensor whose producer ran at or before
-        ``t`` and whose last consumer runs at or after ``t`` (a sink's: its own step)."""
-        pos = {int(v): t for t, v in enumerate(order)}
-        last = [max((pos[z] for z in self.succ[u]), default=pos[u]) for u in range(self.graph.n)]
-        best = 0
-        for t, v in enumerate(order):
-            step = self.param[int(v)] + sum(self.out[u] for u in range(self.graph.n) if pos[u] <= t <= last[u])
-            best = max(best, step)
-        return Fraction(best, self.den)
-
-    def orders(self) -> Iterator[tuple[int, ...]]:
-        """Every topological order."""
-        for perm in itertools.permutations(range(self.graph.n)):
-            seen: set[int] = set()
-            for v in perm:
-                if not self.pred[v] <= seen:
-                    break
-                seen.add(v)
-            else:
-                yield perm
-
-    def optimum(self) -> tuple[Fraction, tuple[int, ...]]:
-        """The minimum peak and an order that reaches it."""
-        return min(((self.peak(o), o) for o in self.orders()), key=lambda po: po[0])
-
-    def is_order(self, order: Collection[int]) -> bool:
-        seq = [int(v) for v in order]
-        if sorted(seq) != list(range(self.graph.n)):
-            return False
-        seen: set[int] = set()
-        for v in seq:
-            if not self.pred[v] <= seen:
-                return False
-            seen.add(v)
-        return True
-
-
 def float_below(q: Fraction) -> float:
     """The largest float at or below ``q`` (a valid bound when ``q`` is the optimum)."""
     f = float(q)
@@ -170,7 +118,7 @@ def float_below(q: Fraction) -> float:
 
 
 # ---------------------------------------------------------------- checks
-def _schedule_checks(tag: str, s: mtpp.Schedule, exact: Exact, opt: Fraction) -> list[str]:
+def _schedule_checks(tag: str, s: mtpp.Schedule, exact: ExactPeak, opt: Fraction) -> list[str]:
     found = []
     if not exact.is_order(s.index_order):
         return [f"{tag}: the returned order is not a topological order of every op: {s.index_order.tolist()}"]
@@ -198,7 +146,7 @@ def _schedule_checks(tag: str, s: mtpp.Schedule, exact: Exact, opt: Fraction) ->
     return found
 
 
-def _bound_checks(tag: str, graph: mtpp.Graph, exact: Exact, opt: Fraction, best: tuple[int, ...]) -> list[str]:
+def _bound_checks(tag: str, graph: mtpp.Graph, exact: ExactPeak, opt: Fraction, best: tuple[int, ...]) -> list[str]:
     """The bound methods called directly (module docstring)."""
     from formulations.schedule import build_schedule
     from heuristics.peak_memory.best_first import best_first_search
@@ -276,7 +224,7 @@ def schedule_findings(seed: int, *, methods: Collection[str] | None = None, boun
     (default: every one that can run here, :func:`runnable_methods`) limits the schedule
     methods; ``bounds=False`` skips the direct calls of the bound methods."""
     graph = draw_graph(seed)
-    exact = Exact(graph)
+    exact = ExactPeak(graph)
     opt, best = exact.optimum()
     rng = random.Random(seed ^ 0x5EED)
     found: list[str] = []

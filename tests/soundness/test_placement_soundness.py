@@ -19,7 +19,7 @@ import mtpp
 from mtpp.core.memory import local_lower_bound
 from mtpp.core.presets import get_devices
 from mtpp.placement.api import OPTIMAL_RTOL
-from tests.placement.reference import exact_optima, replay
+from tests.oracle.placement import exact_optima, replay
 from tests.soundness.placement_checks import placement_findings
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "soundness"  # the reproducers beside the repository

@@ -2,7 +2,7 @@
 graphs at weight scales 1e-3 .. 1e12, the proven bound never exceeds the brute-force
 optimum and the returned order / placement is re-checked to cost at least that, on
 both paths of the kernels (:mod:`tests.kernel_paths`); the schedule's in exact
-arithmetic (:class:`tests.soundness.schedule_checks.Exact`)."""
+arithmetic (:class:`tests.oracle.peak_memory.ExactPeak`)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from mtpp.core.memory import REL_TOL
 from mtpp.core.presets import get_devices
 from mtpp.core.simulator import PlacementContext
 from tests.kernel_paths import PATHS, kernel_path
-from tests.placement.reference import brute_force
+from tests.oracle import ExactPeak
+from tests.oracle.placement import brute_force
 from tests.soundness.instances import SCALES
-from tests.soundness.schedule_checks import Exact
 
 
 def tiny_graph(seed: int, max_n: int) -> mtpp.Graph:
@@ -39,7 +39,7 @@ def tiny_graph(seed: int, max_n: int) -> mtpp.Graph:
 @given(seed=st.integers(0, 2**32), method=st.sampled_from(["auto", "exact-dp", "cpsat"]), path=st.sampled_from(PATHS))
 def test_schedule_bound_never_exceeds_the_optimum(seed: int, method: str, path: str) -> None:
     g = tiny_graph(seed, 6)
-    exact = Exact(g)  # the optimum and the order's peak in exact arithmetic (issue 73)
+    exact = ExactPeak(g)  # the optimum and the order's peak in exact arithmetic (issue 73)
     opt, _ = exact.optimum()
     with kernel_path(path):
         s = mtpp.schedule(g, method=method, time_limit=10)

@@ -230,10 +230,11 @@ def test_a_free_pair_never_makes_a_completion_worse(scale):
 
 @pytest.mark.parametrize(("free_moves", "backward"), [(True, False), (False, False), (True, True), (False, True)])
 def test_search_in_both_directions_is_exact_at_every_scale(free_moves, backward):
-    from tests.heuristics.peak_memory.test_mixed_scales import cases, exact_optimum, exact_peak
+    from tests.heuristics.peak_memory.test_mixed_scales import cases
+    from tests.oracle import exact_peak, exact_peak_optimum
 
     for g in cases(44, 40):
-        opt = exact_optimum(g)
+        opt = exact_peak_optimum(g)
         for mb in (None, 1e-4, 2e-4):
             kw = {"free_moves": free_moves, "backward": backward}
             res = best_first_search(g, memory_mb=512 if mb is None else mb, **kw)

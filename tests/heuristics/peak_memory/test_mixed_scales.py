@@ -21,18 +21,9 @@ from mtpp.bounds.peak_cut import cut_live_bound
 from mtpp.bounds.peak_memory import forced_live_bound
 from mtpp.core.memory import REL_TOL, local_lower_bound
 from mtpp.scheduling import LEARNED, LEARNED_BRKGA, METHODS
-from tests.soundness.schedule_checks import Exact
+from tests.oracle import exact_peak, exact_peak_optimum
 
 EXACT_METHODS = [m for m in METHODS if m not in LEARNED and m not in LEARNED_BRKGA]  # no torch weights needed
-
-
-def exact_peak(graph: Graph, order) -> Fraction:
-    """Eq. (1)-(3), (15) in exact arithmetic (:class:`tests.soundness.schedule_checks.Exact`)."""
-    return Exact(graph).peak(order)
-
-
-def exact_optimum(graph: Graph) -> Fraction:
-    return Exact(graph).optimum()[0]
 
 
 def needle_graph(rng: np.random.Generator, n: int) -> Graph:
@@ -70,14 +61,14 @@ def cases(seed: int, count: int):
 
 def test_order_independent_bounds_stay_below_the_exact_optimum():
     for g in cases(40, 60):
-        opt = exact_optimum(g)
+        opt = exact_peak_optimum(g)
         for bound in (local_lower_bound(g), forced_live_bound(g), cut_live_bound(g)):
             assert Fraction(bound) <= opt
 
 
 def test_dp_and_search_bounds_stay_below_the_exact_optimum():
     for g in cases(41, 50):
-        opt = exact_optimum(g)
+        opt = exact_peak_optimum(g)
         for width in (None, 1, 2):
             res = state_dp(g, beam_width=width)
             assert Fraction(res.lower_bound) <= opt <= exact_peak(g, res.order)
@@ -93,7 +84,7 @@ def test_cpsat_bound_stays_below_the_exact_optimum():
     from solvers.cpsat_schedule import solve_schedule
 
     for g in cases(42, 15):
-        opt = exact_optimum(g)
+        opt = exact_peak_optimum(g)
         model = build_schedule(g)
         res = solve_schedule(model, time_limit=20, threads=1)
         assert Fraction(_cpsat_lower(g, model, res.bound)) <= opt
@@ -102,7 +93,7 @@ def test_cpsat_bound_stays_below_the_exact_optimum():
 @pytest.mark.parametrize("method", EXACT_METHODS)
 def test_every_method_is_sound_at_mixed_scales(method):
     for g in cases(43, 12):
-        opt = exact_optimum(g)
+        opt = exact_peak_optimum(g)
         s = schedule(g, method=method, time_limit=10, threads=1, beam_width=2)
         assert Fraction(s.lower_bound) <= opt
         true_peak = exact_peak(g, s.index_order)
@@ -119,7 +110,7 @@ def test_tiny_units_are_not_optimal_by_an_absolute_tolerance():
     g0 = random_dag(np.random.default_rng(0), 7, p=0.3, integral=True)
     edges = list(zip(g0.edge_src.tolist(), g0.edge_dst.tolist()))
     g = Graph.from_arrays(g0.work, g0.size_param * 1e-12, g0.size_out * 1e-12, edges)
-    opt = exact_optimum(g)
+    opt = exact_peak_optimum(g)
     s = schedule(g, method="dfs")
     assert exact_peak(g, s.index_order) > opt * Fraction(11, 10)
     assert s.status == "feasible" and s.gap > 0.1

@@ -1,20 +1,23 @@
-"""The brute-force oracle: the truth every test compares against.
+"""The MTPP oracle: the truth of Eq. (1)-(4) of the MTPP paper by brute force.
 
-Written straight from the definitions (Eq. 1-4 of the MTPP paper) with Python sets,
-sharing no code with mtpp's vectorised cost model, DP or solvers.
+Written straight from the definitions with Python sets, integers and rationals, sharing no
+code with mtpp's vectorised cost model, DP or solvers: block costs, OPT over every
+assignment, over chains of down-sets and in exact rationals, the best segmentation of an
+order, the best split-point plan, and the cheapest convex block with a share of weights.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
 from mtpp import Graph, Problem
+from tests.oracle.graphs import random_dag
 
 
 def naive_block_peak(graph: Graph, ops: Sequence[int]) -> float:
@@ -214,6 +217,13 @@ def exact_optimum(problem: Problem) -> Fraction:
     return Fraction(best[-1], costs.divisor)
 
 
+def rational_optimum(problem: Problem) -> Fraction:
+    """OPT in exact rationals (:func:`exact_optimum`); with peak-aware costs, which the
+    exact oracle does not price, the float brute force (:func:`brute_force_optimum`)."""
+    return Fraction(brute_force_optimum(problem)[0]) if problem.peak_aware else exact_optimum(problem)
+
+
+# ---------------------------------------------------------------- restricted problems
 def brute_force_segmentation(problem: Problem, order: Sequence[int]) -> float:
     """Best split of ``order`` into at most k contiguous (possibly empty) segments."""
     n, k = problem.graph.n, problem.k
@@ -225,17 +235,55 @@ def brute_force_segmentation(problem: Problem, order: Sequence[int]) -> float:
     return best
 
 
-def random_dag(rng: np.random.Generator, n: int, p: float = 0.4, integral: bool = True) -> Graph:
-    """A random DAG on n nodes (edges i -> j, i < j, in a shuffled labelling)."""
-    perm = rng.permutation(n)
-    edges = [(int(perm[i]), int(perm[j])) for i in range(n) for j in range(i + 1, n) if rng.random() < p]
-    if integral:
-        work, param, out = (rng.integers(0, 10, n).astype(float) for _ in range(3))
-    else:
-        work, param, out = (rng.random(n) * 10 for _ in range(3))
-    return Graph.from_arrays(work, param, out, edges)
+def brute_force_units(problem: Problem, starts: list[int]) -> float:
+    """Best split into at most k blocks cutting only at ``starts`` (naive costs)."""
+    n, best = problem.graph.n, math.inf
+    inner = starts[1:-1]
+    for blocks in range(1, problem.k + 1):
+        for cuts in itertools.combinations(inner, blocks - 1):
+            bounds = [0, *cuts, n]
+            best = min(best, max(naive_block_cost(problem, set(range(a, b))) for a, b in itertools.pairwise(bounds)))
+    return best
 
 
+def ideals(g: Graph) -> Iterator[frozenset[int]]:
+    """Every down-set of ``g`` (a set holding the predecessors of each of its ops), as
+    frozensets, by trying every subset."""
+    pred = [set(g.predecessors(v).tolist()) for v in range(g.n)]
+    for r in range(g.n + 1):
+        for s in itertools.combinations(range(g.n), r):
+            if all(pred[v] <= set(s) for v in s):
+                yield frozenset(s)
+
+
+def convex(graph: Graph, block: set[int]) -> bool:
+    """No path leaves ``block`` and comes back (brute force over the descendants of its ops)."""
+    below: set[int] = set()
+    stack = [int(w) for v in block for w in graph.successors(v).tolist() if int(w) not in block]
+    while stack:
+        v = stack.pop()
+        if v not in below:
+            below.add(v)
+            stack.extend(int(w) for w in graph.successors(v).tolist())
+    return not (below & block)
+
+
+def cheapest_share(problem: Problem, weights: np.ndarray) -> float:
+    """``min f(S)`` over convex ``S`` with ``weights(S) >= max(sum(weights) / k, max(weights))``,
+    every subset tried (exact rationals for the weight test; without peaks, as the MIP)."""
+    g = problem.graph
+    free = replace(problem, peak_aware=False, reserve=0.0) if problem.peak_aware else problem
+    share = max(sum(Fraction(float(w)) for w in weights) / problem.k, Fraction(float(max(weights))))
+    best = math.inf
+    for r in range(1, g.n + 1):
+        for s in itertools.combinations(range(g.n), r):
+            block = set(s)
+            if sum(Fraction(float(weights[v])) for v in s) >= share and convex(g, block):
+                best = min(best, naive_block_cost(free, block))
+    return best
+
+
+# ---------------------------------------------------------------- instances
 def mixed_scale_problem(rng: np.random.Generator, trial: int, p: float = 0.5) -> Problem:
     """A random problem of 2-6 ops at k = 2 whose weights mix scales 1e-3..1e12 (each op's
     work, parameter and output size scaled apart), B in 0.3 / 1 / 7, and every other
@@ -246,80 +294,3 @@ def mixed_scale_problem(rng: np.random.Generator, trial: int, p: float = 0.5) ->
     g = Graph.from_arrays(g.work * scales[0], g.size_param * scales[1], g.size_out * scales[2], g.edges())
     memory = math.inf if trial % 2 else float(np.median(g.size_param)) * 1.5
     return Problem(g, 2, bandwidth=float(rng.choice([0.3, 1.0, 7.0])), memory=memory)
-
-
-# ---------------------------------------------------------------- peak memory
-def chain_of_blocks(rng: np.random.Generator, blocks: int) -> Graph:
-    """Diamonds and skip connections between single nodes: a chain of blocks."""
-    edges, n = [], 1
-    for _ in range(blocks):
-        width = int(rng.integers(1, 4))
-        inner = list(range(n, n + width))
-        join = n + width
-        edges += [(n - 1, v) for v in inner] + [(v, join) for v in inner]
-        if width > 1:
-            edges.append((inner[0], inner[1]))
-        n = join + 1
-    sizes = rng.integers(1, 10, size=(3, n)).astype(float)
-    return Graph.from_arrays(sizes[0], sizes[1], sizes[2], edges)
-
-
-def reference_profile(graph: Graph, order) -> list[float]:
-    """``M_t`` by Eq. (2), (3), (15) literally: ``M_t = I_{t-1} + m(s_t) + p(s_t)``,
-    ``I_t = M_t - p(s_t) - sum_{i in S_t} m_i`` where ``S_t`` are the scheduled, not yet
-    freed nodes all of whose consumers are scheduled."""
-    succ = {u: set(graph.successors(u).tolist()) for u in range(graph.n)}
-    done: set[int] = set()
-    freed: set[int] = set()
-    held = 0.0
-    profile = []
-    for v in [int(x) for x in order]:
-        m_t = held + float(graph.size_out[v]) + float(graph.size_param[v])
-        profile.append(m_t)
-        done.add(v)
-        s_t = {i for i in done if i not in freed and succ[i] <= done}
-        freed |= s_t
-        held = m_t - float(graph.size_param[v]) - sum(float(graph.size_out[i]) for i in s_t)
-    return profile
-
-
-def topological_orders(graph: Graph):
-    """Every topological order (use n <= 7)."""
-    pred = {v: set(graph.predecessors(v).tolist()) for v in range(graph.n)}
-    for perm in itertools.permutations(range(graph.n)):
-        seen: set[int] = set()
-        ok = True
-        for v in perm:
-            if not pred[v] <= seen:
-                ok = False
-                break
-            seen.add(v)
-        if ok:
-            yield perm
-
-
-def brute_force_peak(graph: Graph) -> float:
-    """The minimum peak over all topological orders."""
-    return min(max(reference_profile(graph, o)) for o in topological_orders(graph))
-
-
-def is_topological(graph: Graph, order) -> bool:
-    order = np.asarray(order)
-    pos = np.empty(graph.n, dtype=int)
-    pos[order] = np.arange(graph.n)
-    return sorted(order.tolist()) == list(range(graph.n)) and bool(np.all(pos[graph.edge_src] < pos[graph.edge_dst]))
-
-
-# ---------------------------------------------------------------- shared graphs
-SHARED_LAYERED = Path(__file__).resolve().parents[1].parent / "shared" / "graphs" / "layered"
-
-
-def shared_graph(n: int) -> Graph:
-    import mtpp
-
-    paths = sorted(SHARED_LAYERED.glob(f"random_layered_n{n}_*.json"))
-    if not paths:
-        import pytest
-
-        pytest.skip(f"shared layered graphs not found at {SHARED_LAYERED}")
-    return mtpp.load_graph(paths[0])

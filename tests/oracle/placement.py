@@ -1,7 +1,6 @@
-"""Slow, obviously-correct references for the placement tests: a plain-Python
-simulator that replays the memory events one by one in exact rational arithmetic, and
-the brute-force optima (makespan and peak memory) over all placements and priority
-orders."""
+"""The placement oracle: a plain-Python simulator that replays the memory events one by one
+in exact rational arithmetic, and the brute-force optima (makespan and peak memory) over
+all placements and priority orders."""
 
 from __future__ import annotations
 
@@ -118,7 +117,9 @@ def slow_simulate(
     return r.makespan, [float(p) for p in r.peaks]
 
 
-def topological_orders(graph: Graph) -> list[list[int]]:
+def _orders(graph: Graph) -> list[list[int]]:
+    """Every topological order, in networkx's order (the optima keep the first placement
+    and order that reach them)."""
     g = nx.DiGraph()
     g.add_nodes_from(range(graph.n))
     g.add_edges_from((int(u), int(v)) for u, v in zip(graph.edge_src, graph.edge_dst))
@@ -130,7 +131,7 @@ def _optimum(
 ) -> tuple[float, tuple[int, ...], list[int]]:
     cap = [dev.memory for dev in devices.devices]
     best: tuple[float, tuple[int, ...], list[int]] = (np.inf, (), [])
-    orders = topological_orders(graph)
+    orders = _orders(graph)
     for place in itertools.product(range(devices.d), repeat=graph.n):
         for order in orders:
             if run is None:
@@ -214,7 +215,7 @@ def exact_optima(graph: Graph, devices: DeviceSet, times: Any = None, check: Any
         best[key] = value if old is None else min(old, value)
 
     visited = 0
-    orders = topological_orders(graph)
+    orders = _orders(graph)
     for place in itertools.product(range(devices.d), repeat=graph.n):
         for order in orders:
             visited += 1
