@@ -48,18 +48,11 @@ from mtpp.engine.method import ALL_KS, Method
 STALL_DECAY = 0.5
 """A k's claim on the next cycle is its relative gap times this to the power of its cycles
 in a row without a better partition: the widest gaps get most cycles, and a k where the
-cycles stall gives way to the others (round robin gave a k within 0.2% of its bound as
-many cycles as one 40% away)."""
+cycles stall gives way to the others."""
 CYCLE_MOVES_PER_OP_CUBED = 8
-"""A cycle is at most this many moves per op cubed (and at most :data:`CYCLE_SECONDS`): about
-0.1 s at 50 ops; from 128 ops up (where this reaches the cap on a counted cycle,
-:data:`heuristics.partition.anneal.CYCLE_MOVES`) the cycle is the two seconds it was.  A
-small graph gets many short cycles, hence many fresh starts: on a 50-op layered graph at ``k = 8`` certify's two-second
-cycles kept one block (19,307) for all of a 20-s budget, where the ideal DP proves 17,799 and
-0.1-s anneals from fresh starts reach it about one try in seven.  Mid-size graphs keep their
-long cycles: scaled with the square (400 moves per op squared, one second at 150 ops) they
-gave REGAL-style graphs of 120-190 ops partitions 0.5-1.6% higher at k = 4 and 8 as often
-as lower."""
+"""A cycle is at most this many moves per op cubed (and at most
+:data:`heuristics.partition.anneal.CYCLE_SECONDS`): a small graph gets many short cycles,
+hence many fresh starts; from 128 ops up the cycle is its two seconds (``docs/decisions.md``)."""
 STOP_MARGIN = 0.5
 """Seconds before the budget's end at which the thread stops, leaving the foreground its last phases."""
 
@@ -98,11 +91,9 @@ class BackgroundAnnealer:
 
     def start(self) -> BackgroundAnnealer:
         """Start the thread, once its kernels are compiled (or loaded from numba's cache) here,
-        on one move and one fresh start of the first open k.  A compile holds the interpreter
-        lock for seconds, and from the thread it starved the foreground: on a cold cache (6 s
-        of compiling) the crossing bound of a 500-op layered graph (dev 9202, 120-s budget)
-        cut 198 of its 7,649 pairs of nets in its 12 s, and 6,118 once the compile came
-        first (5,887-6,170 on a warm cache).  A failure here is reported as one in the thread."""
+        on one move and one fresh start of the first open k: a compile holds the interpreter
+        lock for seconds, and from the thread it starved the foreground (``docs/decisions.md``).
+        A failure here is reported as one in the thread."""
         runs = self._open()
         try:
             if runs:

@@ -19,7 +19,7 @@ from formulations.bounds import solve_bound
 from formulations.pigeonhole import build_pigeonhole, pigeonhole_bound, second_wind, singleton_costs, weighted_bound
 from mtpp import Problem
 from solvers.registry import available_backends
-from tests.mtpp.test_cut_bound import random_problem
+from tests.mtpp.bounds.test_cut import random_problem
 from tests.oracle import cheapest_share, convex, exact_optimum, mixed_scale_problem, naive_block_cost, rational_optimum
 
 BACKENDS = available_backends()

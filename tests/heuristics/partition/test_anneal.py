@@ -15,7 +15,7 @@ import pytest
 import mtpp
 from heuristics.partition.anneal import anneal_partition, spread_start
 from mtpp import Problem
-from tests.mtpp.test_cut_bound import random_problem
+from tests.mtpp.bounds.test_cut import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem
 
 

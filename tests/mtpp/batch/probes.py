@@ -1,4 +1,4 @@
-"""Test-only task functions for ``run_task(..., fn="tests.batch.probes:NAME")`` that
+"""Test-only task functions for ``run_task(..., fn="tests.mtpp.batch.probes:NAME")`` that
 report on the sandbox process instead of running the task."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Test-only task functions for ``run(..., task_fn="tests.batch.faults:NAME")``.
+"""Test-only task functions for ``run(..., task_fn="tests.mtpp.batch.faults:NAME")``.
 
 Each misbehaves on the ``guess`` tasks only and runs the real task otherwise, so a
 batch shows the failure next to normal results."""

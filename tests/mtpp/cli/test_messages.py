@@ -21,10 +21,10 @@ import mtpp
 from mtpp.batch.store import ResultStore
 from mtpp.cli import main
 from mtpp.core.fingerprint import graph_hash
-from tests.batch.test_store import result, tasks
-from tests.cli.test_exit_codes import no_work, one_error_line  # noqa: F401  (no_work is a fixture)
+from tests.mtpp.batch.test_store import result, tasks
+from tests.mtpp.cli.test_exit_codes import no_work, one_error_line  # noqa: F401  (no_work is a fixture)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CYCLE = {"format": "mtpp-graph", "version": 1, "nodes": [{"id": "a", "work": 1}, {"id": "b", "work": 1}]}
 
 

@@ -21,7 +21,7 @@ from mtpp.batch.store import owner_alive, this_owner
 from mtpp.batch.tasks import Settings, load_sources, make_tasks
 from mtpp.cli import main
 from mtpp.generators import regal_graph
-from tests.batch.conftest import ROOT
+from tests.mtpp.batch.conftest import ROOT
 
 GRAPH = regal_graph(10, seed=1)
 MTPP = str(Path(sys.executable).with_name("mtpp"))  # the console script, as a user runs it
@@ -34,7 +34,7 @@ def test_failed_tasks_exit_1_and_are_listed(
 
     GRAPH.to_json(str(tmp_path / "g.json"))
     store = str(tmp_path / "r.db")
-    monkeypatch.setattr(runner, "run", functools.partial(runner.run, task_fn="tests.batch.faults:crash_on_guess"))
+    monkeypatch.setattr(runner, "run", functools.partial(runner.run, task_fn="tests.mtpp.batch.faults:crash_on_guess"))
     argv = [
         "batch",
         str(tmp_path / "g.json"),

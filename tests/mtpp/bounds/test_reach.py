@@ -16,7 +16,7 @@ from mtpp.bounds.cut import cut_lower_bound
 from mtpp.bounds.hull_cuts import HullCuts, contract_banned, hull_cut
 from mtpp.bounds.reach import RTOL, _Sweeps, _window, reach_lower_bound
 from mtpp.partitioner import partition
-from tests.mtpp.test_cut_bound import random_problem
+from tests.mtpp.bounds.test_cut import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost, rational_optimum
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from mtpp.generators import layered_graph, regal_graph
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KS = (2, 4)
 METHODS = ("simple", "bottleneck", "slicegraph:random-20")
 OPTIONS = {"solver": "highs", "time_limit": 30.0, "orderer": "random-20", "seed": 0}

@@ -12,7 +12,7 @@ import pytest
 from mtpp.batch import ResultStore, run
 from mtpp.core.errors import GraphFormatError, InvalidParameterError
 from mtpp.generators import regal_graph
-from tests.batch.conftest import KS, METHODS, OPTIONS, same_results, stored
+from tests.mtpp.batch.conftest import KS, METHODS, OPTIONS, same_results, stored
 
 GRAPH = regal_graph(10, seed=1)
 
@@ -35,7 +35,7 @@ def test_failures_are_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
         store=path,
         orderer="kahn",
         progress=False,
-        task_fn="tests.batch.faults:faulty_guess",
+        task_fn="tests.mtpp.batch.faults:faulty_guess",
     )
     assert summary.counts == {"ok": 3, "crashed": 1, "error": 1, "timeout": 1}
     got = statuses(path)
@@ -80,7 +80,7 @@ def test_failures_are_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
 
 def test_a_dead_worker_is_recorded_and_the_batch_goes_on(tmp_path: Path) -> None:
     path = tmp_path / "r.db"
-    hook = "tests.batch.faults:kill_worker_on_guess"
+    hook = "tests.mtpp.batch.faults:kill_worker_on_guess"
     summary = run(
         GRAPH,
         [2],
@@ -157,7 +157,7 @@ def test_a_crash_reports_its_stderr_and_the_log_has_no_name(tmp_path: Path) -> N
         store=path,
         orderer="kahn",
         progress=False,
-        task_fn="tests.batch.faults:crash_with_message_on_guess",
+        task_fn="tests.mtpp.batch.faults:crash_with_message_on_guess",
     )
     status, message = statuses(path)[(2, "guess")]
     assert status == "crashed" and "exit code 13" in message and "out of cheese" in message

@@ -16,8 +16,8 @@ from mtpp.core.presets import DEVICE_SETS as PRESETS
 from mtpp.core.simulator import PlacementContext, simulate
 from mtpp.generators import regal_graph
 from mtpp.placement.api import place
+from tests.heuristics.placement.test_baselines import random_dag
 from tests.oracle.placement import rechecked
-from tests.placement.test_baselines import random_dag
 
 
 def layered(rng: np.random.Generator, layers: int, width: int, p: float = 0.5, skip: float = 0.05) -> Graph:

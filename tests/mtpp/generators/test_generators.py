@@ -22,8 +22,7 @@ from mtpp.generators.regal import (
     regal_sample,
     regal_work,
 )
-
-SHARED_LAYERED = Path(__file__).resolve().parents[1].parent / "shared" / "graphs" / "layered"
+from tests.oracle import SHARED_LAYERED
 
 
 def depths(g: Graph) -> np.ndarray:

@@ -8,7 +8,7 @@ from mtpp.batch.tasks import GraphSource, Settings, make_tasks
 from mtpp.core.graph import Graph
 from mtpp.generators import layered_graph
 
-PROBE = "tests.batch.probes:compiled_kernels"
+PROBE = "tests.mtpp.batch.probes:compiled_kernels"
 
 
 def test_kernels_are_compiled_before_the_first_task_on_a_larger_graph() -> None:

@@ -12,7 +12,7 @@ import mtpp
 from mtpp import Graph, Problem
 from mtpp.bounds.crossing import clique_counts, crossing_lower_bounds, least_cover_below
 from mtpp.bounds.cut import cut_lower_bound
-from tests.mtpp.test_cut_bound import random_problem
+from tests.mtpp.bounds.test_cut import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem, rational_optimum
 
 

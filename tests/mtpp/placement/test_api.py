@@ -12,9 +12,9 @@ from mtpp.core.presets import DEVICE_SETS as PRESETS
 from mtpp.core.result import upper_rounded
 from mtpp.core.simulator import PlacementContext, simulate
 from mtpp.placement.api import Placement, place
+from tests.formulations.test_placement import devices, tiny
+from tests.heuristics.placement.test_baselines import random_dag
 from tests.oracle.placement import brute_force
-from tests.placement.test_baselines import random_dag
-from tests.placement.test_cpsat import devices, tiny
 
 
 @pytest.mark.parametrize("method", ["single", "heft", "brkga", "cpsat", "auto"])

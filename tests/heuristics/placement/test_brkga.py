@@ -12,7 +12,7 @@ from mtpp.core.device_sets import Device, DeviceSet
 from mtpp.core.errors import InvalidParameterError
 from mtpp.core.graph import Graph
 from mtpp.core.simulator import PlacementContext, simulate
-from tests.placement.test_baselines import random_dag
+from tests.heuristics.placement.test_baselines import random_dag
 
 SMALL = BrkgaParams(population=20, generations=15)
 

@@ -9,7 +9,7 @@ import mtpp
 from mtpp import Graph, Problem
 from mtpp.bounds.clique import clique_lower_bounds, disperse
 from mtpp.bounds.cut import cut_lower_bound
-from tests.mtpp.test_cut_bound import random_problem
+from tests.mtpp.bounds.test_cut import random_problem
 from tests.oracle import exact_optimum, mixed_scale_problem, naive_block_cost, rational_optimum
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.batch.conftest import CLI_OPTIONS, KS, METHODS, N_GRAPHS, ROOT, same_results, stored
+from tests.mtpp.batch.conftest import CLI_OPTIONS, KS, METHODS, N_GRAPHS, ROOT, same_results, stored
 
 
 def count_rows(path: Path) -> int:

@@ -9,7 +9,7 @@ from heuristics.kahn import kahn_order
 from mtpp import Problem, evaluate
 from mtpp.pipelining.contract import unit_graph
 from mtpp.pipelining.units import Units
-from tests.pipelining.test_segmentation import ordered_dag
+from tests.mtpp.pipelining.test_segmentation import ordered_dag
 
 
 def random_units(rng: np.random.Generator, n: int) -> Units:

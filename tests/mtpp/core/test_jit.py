@@ -35,7 +35,7 @@ from mtpp.core.rounding import dd_value
 from mtpp.generators import layered_graph
 from tests.kernel_paths import PATHS, kernel_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 NEEDS_EXTRAS = ("torch", "onnx", "training", "regal", "topoformer", "policy", "inference", "teacher", "proof", "plot")
 
 

@@ -12,7 +12,7 @@ from mtpp.batch.tasks import GraphSource, Settings, discover_graphs, graph_hash,
 from mtpp.core.errors import GraphFormatError, InvalidParameterError
 from mtpp.generators import layered_graph, regal_graph
 from mtpp.io.graph_file import load_graph
-from tests.batch.conftest import ROOT
+from tests.mtpp.batch.conftest import ROOT
 
 
 def test_graph_hash_is_the_content_whatever_the_file(tmp_path: Path) -> None:
