@@ -193,6 +193,23 @@ def dp_record(res: IdealDpResult, peak_aware: bool, extra_time: float) -> BoundR
     )
 
 
+def add_record(
+    call: Call, run: Run, method: str, bound: float, complete: bool, seconds: float, what: str, cover: str
+) -> None:
+    """The record of a bound that one computation gave every open k: ``optimal`` where it
+    finished, else ``time_limit``; checked against the partition and reported."""
+    record = BoundRecord(
+        method=method,
+        bound=bound,
+        status="optimal" if complete else "time_limit",
+        proven_optimal=False,
+        wall_time=seconds,
+        message=f"{what}; {cover}",
+    )
+    run.records.append(checked(record, run.ub_hi))
+    call.say(f"{call.tag(run.problem)}{method}: {bound:.6g} ({cover}, {seconds:.2f} s)")
+
+
 class Crossing(Method):
     """Work plus every tensor once per block its net (producer and consumers) must meet
     below the bound, over k (:mod:`mtpp.bounds.crossing`): one set of minimum cuts for
@@ -215,18 +232,9 @@ class Crossing(Method):
             f"{res.nets} of {res.total_nets} tensors' nets cut, {res.paired} with their members' pairs, "
             f"{res.net_pairs} of {res.total_net_pairs} pairs of nets that share an op"
         )
+        what = "work plus every tensor once per block its net must meet below the bound, over k"
         for run in runs:
-            k = run.problem.k
-            record = BoundRecord(
-                method="crossing",
-                bound=res.bounds[k],
-                status="optimal" if res.complete else "time_limit",
-                proven_optimal=False,
-                wall_time=res.wall_time,
-                message=f"work plus every tensor once per block its net must meet below the bound, over k; {cover}",
-            )
-            run.records.append(checked(record, run.ub_hi))
-            call.say(f"{call.tag(run.problem)}crossing: {res.bounds[k]:.6g} ({cover}, {res.wall_time:.2f} s)")
+            add_record(call, run, "crossing", res.bounds[run.k], res.complete, res.wall_time, what, cover)
 
 
 class Clique(Method):
@@ -255,16 +263,8 @@ class Clique(Method):
                 run.records.append(skipped("clique", f"no {k + 1} ops with a conflict found ({cover})"))
                 continue
             ops = ", ".join(repr(g.ids[v]) for v in res.cliques[k][:4].tolist())
-            record = BoundRecord(
-                method="clique",
-                bound=res.bounds[k],
-                status="optimal" if res.complete else "time_limit",
-                proven_optimal=False,
-                wall_time=res.wall_time,
-                message=f"{k + 1} ops pairwise too dear to share a block ({ops}{', ...' if k > 3 else ''}); {cover}",
-            )
-            run.records.append(checked(record, run.ub_hi))
-            call.say(f"{call.tag(run.problem)}clique: {res.bounds[k]:.6g} ({cover}, {res.wall_time:.2f} s)")
+            what = f"{k + 1} ops pairwise too dear to share a block ({ops}{', ...' if k > 3 else ''})"
+            add_record(call, run, "clique", res.bounds[k], res.complete, res.wall_time, what, cover)
 
 
 def io_heavy(problem: Problem) -> bool:
