@@ -49,7 +49,6 @@ from mtpp.core.schema import Units
 if TYPE_CHECKING:
     from mtpp.core.evaluate import Evaluation
     from mtpp.core.problem import Problem
-    from mtpp.engine.certificate import Certificate
 
 VERSION: Literal[1] = 1
 NodeIdJson = Union[StrictStr, StrictInt]
@@ -266,36 +265,3 @@ def partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> dic
         "order": [ids[v] for v in order.tolist()],
         "blocks": blocks,
     }
-
-
-def certificate_evaluation(cert: Certificate, problem: Problem) -> tuple[Evaluation, np.ndarray]:
-    """The certificate's partition re-checked by :func:`mtpp.evaluate` on ``problem``,
-    and its run order as node indices."""
-    from mtpp.core.evaluate import evaluate
-
-    g = problem.graph
-    by_str = {str(i): i for i in g.ids}
-    order = np.array([g.index(by_str[v]) for v in cert.order], dtype=np.int64)
-    return evaluate(problem, {by_str[v]: b for v, b in cert.assignment.items()}, order), order
-
-
-def certificate_document(cert: Certificate, problem: Problem) -> CertificateDocument:
-    """The document of a certificate for ``problem``: its partition is re-checked by
-    :func:`mtpp.evaluate` here, which also gives the blocks' cost terms."""
-    g = problem.graph
-    ev, order = certificate_evaluation(cert, problem)
-    bounds = [BoundDocument(**{f: getattr(r, f) for f in BoundDocument.model_fields}) for r in cert.bounds]
-    return CertificateDocument(
-        **graph_fields(g),
-        **partition_fields(problem, ev, order),
-        upper_bound=cert.upper_bound,
-        lower_bound=cert.lower_bound,
-        lower_bound_method=cert.lower_bound_method,
-        gap=document_gap(cert.upper_bound, cert.lower_bound),
-        optimal=cert.optimal,
-        wall_time=cert.wall_time,
-        partition_source=cert.partition_source,
-        bounds=bounds,
-        notes=list(cert.notes),
-        presolve=cert.presolve,
-    )

@@ -269,7 +269,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
 
 def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     from mtpp.engine.certify import certify, export_models
-    from mtpp.results_schema import certificate_document, certificate_evaluation, certificates_document
+    from mtpp.results_schema import certificates_document
 
     graph = load_graph(args.file)
     problem = _problem(graph, args, k=args.k[0])
@@ -296,7 +296,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
             presolve=args.presolve,
             fill_budget=args.fill,
         )
-    docs = [certificate_document(c, _problem(graph, args, k=c.k)) for c in certs]
+    docs = [c.document(_problem(graph, args, k=c.k)) for c in certs]
     if args.plot:
         from mtpp.pipelining.plot import plot_stages
 
@@ -323,7 +323,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
         return 0
     cert, doc = certs[0], docs[0]
     g, us = problem.graph, unit(problem.graph, "time")
-    ev, _ = certificate_evaluation(cert, problem)
+    ev, _ = cert.evaluation(problem)
     out.print(_costs_table(problem, ev, f"partition of {g.name or args.file}: n={g.n}, m={g.m}, k={problem.k}"))
     table = Table(title=f"lower bounds, k={problem.k}")
     for col in ("method", "solver", "status", "lower bound", "LB / UB", "seconds"):

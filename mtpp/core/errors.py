@@ -8,6 +8,7 @@ users can read what went wrong without a traceback from deep inside a solver.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -165,13 +166,20 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 def entry_point(func: _F) -> _F:
     """Make ``func`` an entry point of the API: whatever it raises is an
-    :class:`MtppError`.  An exception of any other type (a bug: each method inside
-    already records its own failure and the call goes on) becomes an
-    :class:`InternalError` naming the call and the original, chained as its cause.
-    ``KeyboardInterrupt`` and ``SystemExit`` pass unchanged."""
+    :class:`MtppError`.  Arguments that do not fit its signature (too many by position,
+    an unknown keyword) are an :class:`InvalidParameterError` saying so; an exception
+    of any other type (a bug: each method inside already records its own failure and
+    the call goes on) becomes an :class:`InternalError` naming the call and the
+    original, chained as its cause.  ``KeyboardInterrupt`` and ``SystemExit`` pass
+    unchanged."""
+    signature = inspect.signature(func)
 
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise InvalidParameterError(f"mtpp.{func.__name__}(): {exc}") from None
         try:
             return func(*args, **kwargs)
         except MtppError:

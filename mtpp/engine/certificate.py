@@ -20,15 +20,17 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from heuristics.partition.presolve import Presolved
 from mtpp.core.errors import InvalidParameterError
-from mtpp.core.evaluate import evaluate
+from mtpp.core.evaluate import Evaluation, evaluate
 from mtpp.core.problem import Problem
 from mtpp.core.records import BoundRecord, PresolveRecord, checked, closes
 from mtpp.core.result import FieldsEqual, Result, ResultStatus, Step
 from mtpp.engine.call import Run
+from mtpp.results_schema import BoundDocument, CertificateDocument, document_gap, graph_fields, partition_fields
 
 
 class Certificate(FieldsEqual, Result, BaseModel):
@@ -95,15 +97,41 @@ class Certificate(FieldsEqual, Result, BaseModel):
             *(Step(b.method, ResultStatus(b.status), None, b.bound, b.wall_time, b.message) for b in self.bounds),
         )
 
-    def _document(self) -> Any:
-        from mtpp.results_schema import certificate_document
+    def evaluation(self, problem: Problem) -> tuple[Evaluation, np.ndarray]:
+        """The certificate's partition re-checked by :func:`mtpp.evaluate` on ``problem``,
+        and its run order as node indices."""
+        g = problem.graph
+        by_str = {str(i): i for i in g.ids}
+        order = np.array([g.index(by_str[v]) for v in self.order], dtype=np.int64)
+        return evaluate(problem, {by_str[v]: b for v, b in self.assignment.items()}, order), order
 
+    def document(self, problem: Problem) -> CertificateDocument:
+        """The ``mtpp-certificate`` document for ``problem``: the partition is re-checked by
+        :func:`mtpp.evaluate` here, which also gives the blocks' cost terms."""
+        ev, order = self.evaluation(problem)
+        bounds = [BoundDocument(**{f: getattr(r, f) for f in BoundDocument.model_fields}) for r in self.bounds]
+        return CertificateDocument(
+            **graph_fields(problem.graph),
+            **partition_fields(problem, ev, order),
+            upper_bound=self.upper_bound,
+            lower_bound=self.lower_bound,
+            lower_bound_method=self.lower_bound_method,
+            gap=document_gap(self.upper_bound, self.lower_bound),
+            optimal=self.optimal,
+            wall_time=self.wall_time,
+            partition_source=self.partition_source,
+            bounds=bounds,
+            notes=list(self.notes),
+            presolve=self.presolve,
+        )
+
+    def _document(self) -> Any:
         if self._problem is None:
             raise InvalidParameterError(
                 "this certificate was not made by certify() in this process: build its document with "
-                "mtpp.results_schema.certificate_document(cert, problem)"
+                "cert.document(problem)"
             )
-        return certificate_document(self, self._problem)
+        return self.document(self._problem)
 
 
 def build_certificate(run: Run, start: float, pre: Presolved | None, k: int | None) -> Certificate:

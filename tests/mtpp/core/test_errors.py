@@ -87,3 +87,19 @@ def test_bad_input_raises_a_typed_error_naming_it(case: str, tmp_path: Path) -> 
         call(tmp_path)
     assert isinstance(info.value, mtpp.MtppError)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "what"),
+    [
+        (lambda: mtpp.schedule(G, "peak_memory"), "too many positional arguments"),
+        (lambda: mtpp.certify(G, 2, bogus=1), "unexpected keyword argument 'bogus'"),
+        (lambda: mtpp.partition(G, 2, "kahn"), "too many positional arguments"),
+        (lambda: mtpp.place(G, "two-devices", "runtime"), "too many positional arguments"),
+    ],
+)
+def test_a_call_that_does_not_fit_the_signature_is_a_parameter_error(call: Callable[[], object], what: str) -> None:
+    """Keyword-only arguments given by position, or an unknown keyword: an
+    InvalidParameterError naming the call, not a TypeError or an internal error."""
+    with pytest.raises(InvalidParameterError, match=what):
+        call()
