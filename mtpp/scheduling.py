@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mtpp.core.budget import Budget
 from mtpp.core.errors import InvalidParameterError, MissingDependencyError, WeightsError, entry_point
 from mtpp.core.graph import Graph, NodeId
 from mtpp.core.memory import REL_TOL, local_lower_bound, peak_memory, profile_error
@@ -185,8 +186,7 @@ class _Search:
 
     def __init__(self, graph: Graph, time_limit: float | None) -> None:
         self.graph = graph
-        self.t0 = time.perf_counter()
-        self.time_limit = time_limit
+        self.budget = Budget(time_limit)
         self.order: np.ndarray | None = None
         self.peak = math.inf
         self.order_method = ""
@@ -229,9 +229,8 @@ class _Search:
         self.offer("cut-live", None, lower, time.perf_counter() - t, "bound", f"cuts={int(done.sum())}")
 
     def left(self) -> float | None:
-        if self.time_limit is None:
-            return None
-        return max(0.0, self.time_limit - (time.perf_counter() - self.t0))
+        """Seconds left of the call's time limit (``None``: no limit)."""
+        return self.budget.left_or_none()
 
     def incumbent(self) -> np.ndarray:
         """The best order so far, or the graph's topological order before there is one."""
@@ -718,7 +717,7 @@ def schedule(
         lower_bound=settled.lower_bound,
         method=method,
         status=ResultStatus.OPTIMAL if _within_tolerance(settled) else ResultStatus.FEASIBLE,
-        wall_time=time.perf_counter() - search.t0,
+        wall_time=search.budget.elapsed(),
         bound_method=settled.bound_method,
         stages=search.result_stages(settled),
         graph_name=graph.name,

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from mtpp.core.budget import Budget
 from mtpp.core.device_sets import DeviceSet
 from mtpp.core.errors import InternalError, InvalidParameterError, entry_point
 from mtpp.core.graph import Graph, NodeId
@@ -273,7 +274,7 @@ def coarse_brkga(
     from heuristics.placement.brkga import placement_brkga
     from heuristics.placement.coarsen import coarsen, refine_moves
 
-    t0 = time.perf_counter()
+    clock = Budget(time_limit)
     co = coarsen(ctx.graph, target)
     cctx = PlacementContext(co.graph, ctx.devices, co.times(ctx.times))
     projected = evaluate(cctx, "projected-heft", co.project(heft_fine.place, ctx.times), co.graph.topological_order)
@@ -282,7 +283,7 @@ def coarse_brkga(
     params = BrkgaParams(population=50, generations=10**6) if half is not None else BrkgaParams()
     res = placement_brkga(cctx, objective, params, seed, seeds, time_limit=half)
     order = co.expand_order(res.best.order)
-    rest = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+    rest = clock.left_or_none()
     fine, _ = refine_moves(ctx, co.expand(res.best.place), order, objective, rest)
     return evaluate(ctx, "coarse-brkga", fine, order)
 
@@ -312,13 +313,14 @@ def place(
     from heuristics.placement.baselines import PlacementCandidate, all_single_devices, evaluate, heft
     from heuristics.placement.brkga import OBJECTIVES, placement_brkga
 
-    t0 = time.perf_counter()
+    start = time.perf_counter()
     check_instance("graph", graph, Graph, "an mtpp.Graph")
     check_choice("objective", objective, OBJECTIVES)
     check_choice("method", method, METHODS)
     if method == "cpsat" and objective != "runtime":
         raise InvalidParameterError("method 'cpsat' minimises the runtime; use objective='runtime'")
     time_limit = check_optional_time_limit(time_limit)
+    budget = Budget(time_limit, start=start)
     seed = check_seed(seed)
     check_bool("cpsat_memory", cpsat_memory)
     cpsat_max_ops = check_int("cpsat_max_ops", cpsat_max_ops, low=0)
@@ -351,14 +353,14 @@ def place(
     search = "none" if proven else method
     use_coarse = search == "coarse-brkga" or (search == "auto" and graph.n > COARSE_AUTO_OPS)
     share = 1 / 4 if search == "auto" and use_coarse else 1 / 2 if search == "auto" else 1.0
-    budget = None if time_limit is None else time_limit * share
+    search_seconds = None if time_limit is None else time_limit * share
     if search in ("auto", "brkga"):
-        params = BrkgaParams(population=50, generations=10**6) if budget is not None else BrkgaParams()
-        res = attempt("brkga", lambda: placement_brkga(ctx, objective, params, seed, base, time_limit=budget))
+        params = BrkgaParams(population=50, generations=10**6) if search_seconds is not None else BrkgaParams()
+        res = attempt("brkga", lambda: placement_brkga(ctx, objective, params, seed, base, time_limit=search_seconds))
         if res is not None:
             cands.append(res.best)
     if use_coarse and h is not None:
-        found = attempt("coarse-brkga", lambda: coarse_brkga(ctx, objective, h, budget, seed, coarse_target))
+        found = attempt("coarse-brkga", lambda: coarse_brkga(ctx, objective, h, search_seconds, seed, coarse_target))
         if found is not None:
             cands.append(found)
     elif use_coarse:
@@ -368,7 +370,7 @@ def place(
     if objective == "runtime" and (search == "cpsat" or (search == "auto" and graph.n <= cpsat_max_ops)):
         pool = base if search == "cpsat" else cands
         hint = min(pool, key=lambda c: _score(c.sim, objective)) if pool else None
-        ran = attempt("cpsat", lambda: _run_cpsat(ctx, hint, cpsat_memory, time_limit, t0, threads, seed))
+        ran = attempt("cpsat", lambda: _run_cpsat(ctx, hint, cpsat_memory, budget, threads, seed))
         solved = False
         if ran is None:
             status = ResultStatus.ERROR.value
@@ -422,7 +424,7 @@ def place(
         optimal=optimal,
         candidates=table,
         cpsat_status=status,
-        wall_time=time.perf_counter() - t0,
+        wall_time=budget.elapsed(),
         bounds=kept,
         lower_bound_method=settled.bound_method,
         failures=failures,
@@ -435,8 +437,7 @@ def _run_cpsat(
     ctx: PlacementContext,
     hint: Any,
     memory: bool,
-    time_limit: float | None,
-    t0: float,
+    budget: Budget,
     threads: int,
     seed: int,
 ) -> tuple[Any, Any]:
@@ -449,7 +450,7 @@ def _run_cpsat(
     if hint is not None and (hint.sim.memory_feasible or not memory):
         ub = hint.sim.makespan
     model = build_placement(ctx, memory=memory, upper_bound=ub)
-    left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+    left = budget.left_or_none()
     remaining = None if left is None else left - CPSAT_OVERRUN_PER_OP * ctx.graph.n
     if remaining is not None and remaining < CPSAT_MIN_SECONDS:  # it would end past the limit
         return None, model
