@@ -1,4 +1,4 @@
-"""The weighted pigeonhole bound (issue 23): the cheapest convex block that carries a
+"""The weighted pigeonhole bound: the cheapest convex block that carries a
 ``1/k`` share of any weighting of the ops.
 
 Claim.  Let ``pi >= 0`` weight the ops, ``Pi = sum_v pi_v > 0``.  A partition into at
@@ -126,7 +126,7 @@ WIND_DECAY = 0.97
 MIPs without progress.  REGAL-style graphs of 30-72 ops whose first updates stopped after 37-58
 MIPs (patience, 4-15 s) went on to lift the bound by 0.9-2.1% within 40 s (seeds 8305, k = 8:
 750 -> 757; 8003, k = 8: 958 -> 974; 8003, k = 16: 548 -> 560), where the ceiling of the family,
-the set-partitioning LP, lies 0.2-6% above the first updates' bound (``benchmarks/pigeonhole_ceiling.py``)."""
+the set-partitioning LP, lies 0.2-6% above the first updates' bound (``docs/decisions.md``)."""
 WIND_PATIENCE = 40
 """MIPs in a row without progress after which a second wind stops (see :data:`WIND_DECAY`)."""
 WIND_MIPS = 400

@@ -28,7 +28,7 @@ from formulations.errors import FormulationError
 from mtpp.core.memory_cap import GB, LIMIT_ENV, memory_limit
 from mtpp.core.problem import Problem
 
-BYTES_PER_NONZERO = 280.0  # peak RSS per non-zero of HiGHS exact solves: 195-372 measured (benchmarks/model_size.py)
+BYTES_PER_NONZERO = 280.0  # peak RSS per non-zero of HiGHS exact solves: 195-372 measured (docs/decisions.md)
 
 
 class ModelTooLargeError(FormulationError):

@@ -1,4 +1,4 @@
-"""Build training data from proofs: generated graphs labelled by an exact teacher (issue 25).
+"""Build training data from proofs: generated graphs labelled by an exact teacher.
 
 For peak memory the teacher is :func:`mtpp.schedule` with ``method="search"``: the
 best-first search over scheduled sets, whose order is proven minimum-peak when its

@@ -1,4 +1,4 @@
-"""The *clique* lower bound: k-dependent, from ops that cannot share a block cheaply (issue 23).
+"""The *clique* lower bound: k-dependent, from ops that cannot share a block cheaply.
 
 Pigeonhole.  Any ``k + 1`` ops ``A`` of an acyclic partition into ``k`` blocks put two
 of them, ``u`` and ``v``, in one block ``S``.  Blocks are convex (an op ``w`` outside

@@ -1,4 +1,4 @@
-"""The *crossing* lower bound: k-dependent, from tensors no cheap block can keep inside (issue 23).
+"""The *crossing* lower bound: k-dependent, from tensors no cheap block can keep inside.
 
 Averaging.  A partition into ``k`` blocks of bottleneck ``T`` has
 

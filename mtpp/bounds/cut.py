@@ -22,7 +22,7 @@ capacity ``work(x)`` (cut when ``x`` is in ``S``), each net gets two extra nodes
 has members on both sides).  The value of any feasible flow is at most the
 minimum cut (weak duality).
 
-Exact arithmetic (issue 20).  "True" values are exact real arithmetic on the float
+Exact arithmetic.  "True" values are exact real arithmetic on the float
 inputs.  A float max flow is not safe on graphs that mix a ``1e12`` tensor with
 ``1e-3`` ops (its residual updates err by ``u 1e12``, ``u = 2^-53``, far more than
 the answer), so the flow runs on integers and every step only lowers a cut:

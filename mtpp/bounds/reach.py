@@ -1,4 +1,4 @@
-"""The *reach* lower bound: how far ``k`` blocks of cost at most ``T`` reach into the graph (issue 23).
+"""The *reach* lower bound: how far ``k`` blocks of cost at most ``T`` reach into the graph.
 
 Chains.  Number the blocks of an acyclic partition ``S_1, .., S_k`` in a topological
 order of its quotient graph (blocks may be empty); the prefixes ``I_j = S_1 | .. |

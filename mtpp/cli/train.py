@@ -206,6 +206,8 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
         out.print(f"teacher data set: {root}")
         return 0
     require_torch()
+    from mtpp.generators.training import epoch_graphs
+
     if args.model == "regal" and args.device is not None:
         from mtpp.core.errors import InvalidParameterError
 
@@ -275,10 +277,12 @@ def cmd_train(args: argparse.Namespace, out: Console) -> int:
 
         with writing(args.out):  # checkpoints, weights and the loss plot go there as training runs
             if args.model == "topoformer":
-                result = train(config, args.out, not args.no_resume, progress, time_limit=args.time_limit)
+                result = train(config, args.out, epoch_graphs, not args.no_resume, progress, time_limit=args.time_limit)
                 weights, history = result.weights, result.history
             else:
-                res = train_regal(config, args.out, not args.no_resume, progress, time_limit=args.time_limit)
+                res = train_regal(
+                    config, args.out, epoch_graphs, not args.no_resume, progress, time_limit=args.time_limit
+                )
                 weights, history = res.weights, res.history
     last = history[-1] if history else {}
     out.print(f"trained {len(history)} epochs; weights: {weights}")

@@ -1,4 +1,4 @@
-"""Compiled kernels that skip the compiler on tiny inputs (issue 24, item 3).
+"""Compiled kernels that skip the compiler on tiny inputs.
 
 ``from mtpp.core.jit import njit`` is a drop-in for ``numba.njit`` (the same options): the
 decorated function becomes a :class:`Kernel`.  Called on arguments whose arrays all
@@ -13,7 +13,7 @@ Both paths run the same code with the same results.  The kernels use no
 and ``log`` are ``math``'s, which numba calls too); integers read from arrays are
 numpy scalars that wrap on overflow as numba's do (the Python path silences numpy's
 overflow and invalid-value warnings, as numba is silent); scalar results come back
-as Python scalars, as from numba.  ``tests/test_jit.py`` runs every kernel both ways
+as Python scalars, as from numba.  ``tests/mtpp/core/test_jit.py`` runs every kernel both ways
 on random small instances and compares the results exactly.
 
 * A kernel called by a kernel runs on its caller's path.  A compiled caller is

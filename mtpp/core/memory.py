@@ -17,7 +17,7 @@ where ``I_t`` is the memory held after step ``t``.  Concretely, in mtpp:
 
 This is exactly Eq. (2)-(3): ``I_t`` frees the tensors whose consumers have all run
 (``S_t``), sinks included, after ``M_t`` is taken.  It reproduces the optimum 36790
-measured on ``shared/graphs/layered`` (100 nodes), see ``tests/mtpp/test_schedule.py``.
+measured on ``shared/graphs/layered`` (100 nodes), see ``tests/mtpp/test_scheduling.py``.
 
 A simple bound holds for every order: at ``v``'s step its inputs, output and
 parameters are all in memory, so ``peak >= max_v (size_out(v) + size_param(v) +
@@ -25,7 +25,7 @@ sum_{u in pred(v)} size_out(u))`` (:func:`local_lower_bound`);
 :func:`mtpp.bounds.peak_memory.forced_live_bound` adds every ancestor tensor that some
 descendant of ``v`` still needs, which is much stronger on layered graphs.
 
-Rounding (issue 20).  "True" values are exact real arithmetic on the float sizes.
+Rounding.  "True" values are exact real arithmetic on the float sizes.
 The local bound is a maximum of float sums of non-negative sizes, lowered by their
 relative error (:func:`lower_sum_bound`); the evaluator adds and subtracts tensors,
 and :func:`profile_error` bounds its error against the peak, the largest magnitude

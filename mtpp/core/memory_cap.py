@@ -1,5 +1,5 @@
 """The memory cap every layer honours: how many bytes one model, forward pass or
-live-memory table may take before mtpp refuses it with a message (issue 24).
+live-memory table may take before mtpp refuses it with a message.
 
 A core module so that formulations (:mod:`formulations.size`), heuristics
 (:mod:`heuristics.neural.forward_budget`) and the API (:mod:`mtpp.scheduling`) read
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 LIMIT_ENV = "MTPP_MAX_MODEL_GB"  # overrides the default cap (memory_limit)
-MACHINE_SHARE = 0.25  # the default cap: a quarter of the machine (issue 24)
+MACHINE_SHARE = 0.25  # the default cap: a quarter of the machine
 GB = 1e9
 
 

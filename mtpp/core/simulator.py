@@ -52,7 +52,7 @@ order is exactly step order (step ``k``'s allocation, then its frees, then step 
 A device whose peak, rounded up by its error bound, exceeds its capacity makes the
 placement memory-infeasible; ``overflow`` is the sum over devices of the excess.
 
-**Rounding** (issue 73).  The event *order* is that of the simulated float times (the
+**Rounding**.  The event *order* is that of the simulated float times (the
 simulator defines it); everything else is judged against exact real arithmetic on the
 data (the time table, ``size_out``, bandwidths, latencies, sizes):
 
@@ -76,7 +76,7 @@ The time loop is compiled with numba (``O(n + m)``); memory builds the ``O(n + m
 events with vectorised numpy, sorts them by ``(device, time, 2 rank + kind)`` with one
 ``lexsort`` and sweeps them with a compiled running sum per device
 (:func:`device_peaks`): ``O((n + m) log(n + m))``.
-``tests/placement/reference.py`` holds a slow reference that replays the events one by
+``tests/oracle/placement.py`` holds a slow reference that replays the events one by
 one in exact rational arithmetic.
 """
 

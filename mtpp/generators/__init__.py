@@ -1,7 +1,7 @@
 """Seeded synthetic graph generators.
 
 * :func:`regal_graph` — REGAL random DAGs with the hardness filter (MTPP paper, App. C.2);
-* :func:`regal_connected_graph` — mtpp's REGAL-style generator before issue 23 (kept
+* :func:`regal_connected_graph` — mtpp's first REGAL-style generator (kept
   so that old seeds give the same graphs);
 * :func:`layered_graph` — NN-like layered graphs (Topoformer paper, App. A).
 

@@ -23,7 +23,7 @@ Appendix A of Gagrani et al., "Neural Topological Ordering for Computation Graph
 Where the paper leaves a detail open, :func:`layered_graph` follows the released data
 sets built with this generator (the Moccasin layered graphs in ``shared/graphs/layered``,
 which it reproduces: their adjacent-layer edges match Eq. 13 and the cone rule exactly,
-see ``tests/test_generators.py``):
+see ``tests/mtpp/generators/test_generators.py``):
 
 * a single **source** and **sink** node are the first and last layer (``source_sink``);
   ``n`` counts them, Algorithm 1 places the other ``n - 2`` nodes, and skip

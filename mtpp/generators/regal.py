@@ -29,7 +29,7 @@ Two generators follow it:
   55): ``cost="graph"`` gives it, ``cost="output"`` the rule ``size_out (1 + r)`` that
   fits that example best.
 * :func:`regal_connected_graph` / :func:`regal_connected_sample` (``mtpp generate
-  regal-connected``), mtpp's generator before issue 23, kept so that its seeds give
+  regal-connected``), mtpp's first REGAL-style generator, kept so that its seeds give
   the same graphs: ``r`` clipped at 0 and times the graph's total tensor size (so
   ``work >= in + size_out``), one edge added per extra component (weakly connected),
   no filter.
@@ -196,7 +196,7 @@ def regal_connected_sample(
     *,
     param_mean: float = 0.0,
 ) -> RegalSample:
-    """One graph of mtpp's generator before issue 23, with its random draws exposed:
+    """One graph of mtpp's first REGAL-style generator, with its random draws exposed:
     ``r`` clipped at 0, weakly connected, no hardness filter (module docstring).
 
     ``n`` nodes (``None``: uniform in 50..200, any ``n >= 2`` accepted), from ``model``
@@ -229,7 +229,7 @@ def regal_connected_graph(
     *,
     param_mean: float = 0.0,
 ) -> Graph:
-    """mtpp's REGAL-style graph before issue 23 (``mtpp generate regal-connected``): the
+    """mtpp's first REGAL-style graph (``mtpp generate regal-connected``): the
     :class:`Graph` of :func:`regal_connected_sample`; the same seeds give the graphs
     ``regal_graph`` gave up to then."""
     return regal_connected_sample(n, model, seed, param_mean=param_mean).to_graph()
@@ -313,7 +313,7 @@ def regal_graph(
 ) -> Graph:
     """A REGAL synthetic computation graph (MTPP paper, App. C.2; ``mtpp generate
     regal``): the :class:`Graph` of :func:`regal_sample` with the same arguments.
-    Graphs differ from those of mtpp before issue 23; :func:`regal_connected_graph`
+    Graphs differ from those of mtpp's first generator; :func:`regal_connected_graph`
     gives those."""
     return regal_sample(
         n, model, seed, cost=cost, min_gain=min_gain, max_tries=max_tries, param_mean=param_mean

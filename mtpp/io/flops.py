@@ -13,7 +13,7 @@ ONNX and PyTorch importers agree):
 
 Shapes are tuples of ints, batch first, channels second for images (NCHW); every
 function returns a float.  Each formula is checked by a hand-computed example in
-``tests/io/test_flops.py``.
+``tests/mtpp/io/test_flops.py``.
 """
 
 from __future__ import annotations
