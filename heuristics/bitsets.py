@@ -28,6 +28,12 @@ CTZ = _ctz_table()
 """Index of a word's lowest set bit ``low`` (a power of two): ``CTZ[(low * DEBRUIJN) >> 58]``."""
 
 
+def zobrist_keys(n: int, seed: int | np.random.Generator | None) -> np.ndarray:
+    """``n`` random odd 64-bit keys, one per node, for a Zobrist hash of node sets (a
+    set's hash is the XOR of its nodes' keys); fixed by ``seed``."""
+    return np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
+
+
 @njit(cache=True, inline="always")
 def has(bits, row, v):
     """Whether node ``v`` is in the set ``bits[row]`` (1 or 0)."""
@@ -57,15 +63,22 @@ def ready_ops(ready, s, ctz):
 
 
 @njit(cache=True, inline="always")
+def covered(bits, row, u, ptr, idx, skip):
+    """Whether every neighbour of ``u`` in the CSR lists ``ptr``, ``idx`` but ``skip``
+    is in the set ``bits[row]`` (with the successor lists: ``u``'s tensor is freed once
+    ``skip`` has run after the set; with the predecessor lists: ``u`` is ready)."""
+    for a in range(ptr[u], ptr[u + 1]):
+        z = idx[a]
+        if z != skip and has(bits, row, z) == 0:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def mark_ready(members, ready, row, v, succ_ptr, succ_idx, pred_ptr, pred_idx):
     """After ``v`` joined the set ``members[row]``: add to ``ready[row]`` each successor
     of ``v`` whose predecessors are now all in ``members[row]``."""
     for a in range(succ_ptr[v], succ_ptr[v + 1]):
         z = succ_idx[a]
-        ok = True
-        for b in range(pred_ptr[z], pred_ptr[z + 1]):
-            if has(members, row, pred_idx[b]) == 0:
-                ok = False
-                break
-        if ok:
+        if covered(members, row, z, pred_ptr, pred_idx, v):
             ready[row, z >> 6] |= ONE << np.uint64(z & 63)

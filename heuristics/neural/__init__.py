@@ -9,8 +9,11 @@ extra); the numpy parts (node features, DAG relation masks, decoders) work witho
 * :mod:`heuristics.neural.decoding` greedy / sampling / beam decoders (Section 4.2, Eq. 8);
 * :mod:`heuristics.neural.policy` log-probabilities of orders under Eq. 6 and 8;
 * :mod:`heuristics.neural.objectives` peak memory and the SliceGraph bottleneck as costs;
-* :mod:`heuristics.neural.datasets` fresh seeded training graphs per epoch;
+* :mod:`heuristics.neural.datasets` the training graphs as a training loop takes them
+  from its caller (:mod:`mtpp.generators.training` draws them);
 * :mod:`heuristics.neural.jobs` seeded calls over processes, results in order;
+* :mod:`heuristics.neural.runs` what the two training loops share: options, the epoch
+  loop with its checkpoint, history and clock;
 * :mod:`heuristics.neural.training` REINFORCE with a greedy-rollout baseline (Eq. 9, 10);
 * :mod:`heuristics.neural.inference` weights to priorities to orders;
 * :mod:`heuristics.neural.regal` the REGAL GNN and its BRKGA (REGAL Section 2, App. A.3);

@@ -1,24 +1,30 @@
-"""Fresh, seeded training graphs for the learned orderers.
+"""The training graphs a learned orderer's training loop draws, as the loop sees them.
 
-Topoformer Section 5.1 and App. C.1: a new training set every epoch, so the model
-cannot overfit a fixed one; REGAL Section 3.1 trains on a generated family too.
-Peak memory trains on layered graphs (Topoformer App. A; half of them with the
-parameter costs of Eq. 15, half without, as the shared test graphs), the MTPP bottleneck on
-REGAL-style graphs (MTPP paper App. C.2).  Graph ``i`` of epoch ``e`` for seed ``s``
-is always the same graph, which makes training resumable and reproducible.
+A run trains on fresh, seeded graphs every epoch and validates on a fixed set
+(Topoformer Section 5.1 and App. C.1; REGAL Section 3.1).  The graphs come from the
+caller, an :class:`EpochGraphs` (the generators, :func:`mtpp.generators.training.epoch_graphs`,
+sit above this layer): graph ``i`` of epoch ``e`` for seed ``s`` is always the same
+graph, which makes training resumable and reproducible.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Protocol
 
-from heuristics.neural.jobs import ordered_map
 from mtpp.core.errors import InvalidParameterError
 from mtpp.core.graph import Graph
-from mtpp.generators.layered import layered_graph
-from mtpp.generators.regal import regal_graph
 
 VALIDATION_EPOCH = -1  # the epoch number whose graphs form the fixed validation set
+
+
+class EpochGraphs(Protocol):
+    """The ``count`` graphs of ``epoch`` (``VALIDATION_EPOCH``: the validation set) for
+    ``objective`` (``"peak"`` or ``"mtpp"``), with node counts in ``nodes``, drawn for
+    ``seed`` over ``jobs`` processes; the same graphs for the same arguments."""
+
+    def __call__(
+        self, objective: str, nodes: tuple[int, int], seed: int, epoch: int, count: int, jobs: int = 1
+    ) -> list[Graph]: ...
 
 
 def check_nodes(nodes: tuple[int, int]) -> tuple[int, int]:
@@ -30,27 +36,3 @@ def check_nodes(nodes: tuple[int, int]) -> tuple[int, int]:
     if not 3 <= lo <= hi:
         raise InvalidParameterError(f"nodes must satisfy 3 <= lo <= hi, got {nodes!r}")
     return lo, hi
-
-
-def training_graph(objective: str, nodes: tuple[int, int], seed: int, epoch: int, index: int) -> Graph:
-    """Graph ``index`` of ``epoch``: layered for ``"peak"``, REGAL-style for ``"mtpp"``,
-    with a node count uniform in ``nodes``."""
-    lo, hi = check_nodes(nodes)
-    rng = np.random.default_rng([int(seed), int(epoch) + 1, int(index)])
-    n = int(rng.integers(lo, hi, endpoint=True))
-    if objective == "peak":
-        return layered_graph(n, seed=rng, param_costs=bool(rng.random() < 0.5))
-    if objective == "mtpp":
-        return regal_graph(n, seed=rng)
-    raise InvalidParameterError(f"unknown objective {objective!r}; choose from peak, mtpp")
-
-
-def epoch_graphs(
-    objective: str, nodes: tuple[int, int], seed: int, epoch: int, count: int, jobs: int = 1
-) -> list[Graph]:
-    """The ``count`` graphs of one epoch (``epoch = VALIDATION_EPOCH``: the validation set),
-    drawn over ``jobs`` processes when more than one: a REGAL-style graph's filter for
-    graphs hard for min-peak scheduling (:mod:`mtpp.generators.hardness`) runs BRKGA
-    schedules, 0.6 s per graph of 150-400 ops, three quarters of a REINFORCE epoch
-    of ``topoformer-mtpp`` on one core."""
-    return ordered_map(training_graph, [(objective, nodes, seed, epoch, i) for i in range(count)], jobs)

@@ -29,15 +29,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from heuristics.bitsets import CTZ, ONE, ready_ops
+from heuristics.arrays import graph_arrays
+from heuristics.bitsets import CTZ, zobrist_keys
 from heuristics.kahn import in_degrees, kahn_order
-from heuristics.peak_memory.state_dp import child_live, hash_table, materialise_kernel, same_child
+from heuristics.peak_memory.state_dp import (
+    KEEP_ALL,
+    KEEP_LOGP,
+    KEEP_PEAK,
+    empty_level,
+    expand_level,
+    materialise_kernel,
+    trace_orders,
+)
 from mtpp.core.errors import InvalidParameterError
 from mtpp.core.graph import Graph
 from mtpp.core.jit import njit
 
 COLLAPSE_MODES = ("peak", "logp", "none")
-_MODE_CODE = {"peak": 0, "logp": 1, "none": 2}
+_MODE_CODE = {"peak": KEEP_PEAK, "logp": KEEP_LOGP, "none": KEEP_ALL}
 _ZOBRIST_SEED = 0x7E57  # fixes the hash keys; results never depend on it (sets are compared on a hash hit)
 
 
@@ -151,72 +160,13 @@ def sample_orders(
 
 # ---------------------------------------------------------------- beam search
 @njit(cache=True)
-def beam_expand_kernel(
-    sched, ready, hsh, live, peak, logp, y, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob, ctz, mode
-):
-    """All children ``(state, ready op)`` of one beam level.
-
-    A child's log-probability is its parent's plus ``y_v - logsumexp_{R(S)} y`` (Eq. 8;
-    the normaliser is computed once per state), its peak ``max(peak, live + size_out(v)
-    + size_param(v))``.  ``mode`` 0 / 1 merges children with the same scheduled set
-    through a Zobrist-hash table (sets compared word by word on a hit), keeping the
-    lower peak (ties: higher log-prob) / the higher log-prob (ties: lower peak); the
-    first one inserted wins full ties.  Mode 2 keeps every child.  The live memory is
-    computed once per distinct child; no per-child ``O(n)`` copy is made (the bitsets of
-    the survivors are built afterwards by :func:`heuristics.peak_memory.state_dp.materialise_kernel`).
-    Returns per child its parent, op, hash, peak, live memory and log-probability, in
-    insertion order (states in order, each state's ops by increasing index)."""
-    slots, total = hash_table(ready)
-    mask = np.uint64(slots.size - 1)
-    c_parent = np.empty(total, dtype=np.int64)
-    c_node = np.empty(total, dtype=np.int64)
-    c_hash = np.empty(total, dtype=np.uint64)
-    c_peak = np.empty(total)
-    c_live = np.empty(total)
-    c_logp = np.empty(total)
-    count = 0
-    for s in range(sched.shape[0]):
-        ops = ready_ops(ready, s, ctz)
-        # normaliser of Eq. 8 over R(S), shifted by its maximum
-        top = -np.inf
-        for v in ops:
-            top = max(top, y[v])
-        acc = 0.0
-        for v in ops:
-            acc += math.exp(y[v] - top)
-        lse = top + math.log(acc)
-        for v in ops:
-            lp = logp[s] + (y[v] - lse)
-            step = live[s] + size_out[v] + size_param[v]
-            p = peak[s] if peak[s] > step else step
-            h = hsh[s] ^ zob[v]
-            i = np.int64(h & mask)
-            while True:
-                e = -1 if mode == 2 else slots[i]
-                if e == -1:
-                    if mode != 2:
-                        slots[i] = count
-                    c_parent[count] = s
-                    c_node[count] = v
-                    c_hash[count] = h
-                    c_peak[count] = p
-                    c_logp[count] = lp
-                    c_live[count] = child_live(sched, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
-                    count += 1
-                    break
-                if c_hash[e] == h and same_child(sched, c_parent[e], c_node[e], s, v):
-                    if mode == 0:
-                        better = p < c_peak[e] or (p == c_peak[e] and lp > c_logp[e])
-                    else:
-                        better = lp > c_logp[e] or (lp == c_logp[e] and p < c_peak[e])
-                    if better:  # same set, so the same live memory
-                        c_parent[e] = s
-                        c_node[e] = v
-                        c_peak[e] = p
-                        c_logp[e] = lp
-                    break
-                i = np.int64((np.uint64(i) + ONE) & mask)
-    return c_parent[:count], c_node[:count], c_hash[:count], c_peak[:count], c_live[:count], c_logp[:count]
+def beam_expand_kernel(sched, ready, hsh, live, peak, logp, y, zob, ctz, mode, *graph):
+    """All children ``(state, ready op)`` of one beam level, scored by the policy of
+    Eq. 8 (:func:`heuristics.peak_memory.state_dp.expand_level`): per child its parent,
+    op, hash, peak, live memory and log-probability, in insertion order (states in
+    order, each state's ops by increasing index)."""
+    c = expand_level(sched, ready, hsh, live, peak, logp, y, zob, ctz, np.inf, mode, True, False, graph)
+    return c[0], c[1], c[2], c[3], c[4], c[5]
 
 
 @dataclass(frozen=True)
@@ -285,39 +235,17 @@ def beam_search(graph: Graph, priorities: np.ndarray, width: int | None = 16, co
     mode = _MODE_CODE[collapse]
     g = graph
     n = g.n
-    n_words = (n + 63) // 64
-    zob = np.random.default_rng(_ZOBRIST_SEED).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64)
-    zob = zob * np.uint64(2) + ONE
-    sched = np.zeros((1, n_words), dtype=np.uint64)
-    ready = np.zeros((1, n_words), dtype=np.uint64)
-    for v in np.flatnonzero(np.diff(g.pred_ptr) == 0).tolist():
-        ready[0, v >> 6] |= ONE << np.uint64(v & 63)
-    hsh = np.zeros(1, dtype=np.uint64)
-    live = np.zeros(1)
-    peak = np.zeros(1)
+    zob = zobrist_keys(n, _ZOBRIST_SEED)
+    arrays = graph_arrays(g)
+    sched, ready, hsh, live, peak = empty_level(g)
     logp = np.zeros(1)
     parents: list[np.ndarray] = []
     nodes: list[np.ndarray] = []
     states, max_level, truncated = 1, 1, False
     for level in range(n):
-        level_mode = 2 if level == n - 1 else mode  # complete orders are not merged
+        level_mode = KEEP_ALL if level == n - 1 else mode  # complete orders are not merged
         c_parent, c_node, c_hash, c_peak, c_live, c_logp = beam_expand_kernel(
-            sched,
-            ready,
-            hsh,
-            live,
-            peak,
-            logp,
-            y,
-            g.succ_ptr,
-            g.succ_idx,
-            g.pred_ptr,
-            g.pred_idx,
-            g.size_out,
-            g.size_param,
-            zob,
-            CTZ,
-            level_mode,
+            sched, ready, hsh, live, peak, logp, y, zob, CTZ, level_mode, *arrays
         )
         if limit is not None and c_node.size > limit:
             sel = np.lexsort((c_peak, c_node, -y[c_node], -c_logp))[:limit]
@@ -335,11 +263,7 @@ def beam_search(graph: Graph, priorities: np.ndarray, width: int | None = 16, co
         states += int(sel.size)
         max_level = max(max_level, int(sel.size))
     rank = np.lexsort((-logp, peak)) if collapse == "peak" else np.lexsort((peak, -logp))
-    idx = rank
-    orders = np.empty((rank.size, n), dtype=np.int64)
-    for t in range(n - 1, -1, -1):
-        orders[:, t] = nodes[t][idx]
-        idx = parents[t][idx]
+    orders = trace_orders(parents, nodes, rank)
     log_probs, peaks = logp[rank], peak[rank]
     return BeamResult(
         orders=orders,

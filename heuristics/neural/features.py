@@ -53,8 +53,8 @@ DENSE_FALLBACK_LIMIT = 3000
 """A component where Lanczos does not converge is solved dense up to this many nodes
 (72 MB, about 3 s); above, the eigenpairs Lanczos did converge are kept."""
 # The eigensolves run on one BLAS thread: a few-hundred-node matrix gains nothing from
-# more, and a multi-threaded BLAS beside busy cores (training, joblib workers) spins:
-# one 200-node eigh took 0.26 s instead of 5 ms on 2 busy cores.
+# more, and a multi-threaded BLAS beside busy cores (training, joblib workers) spins,
+# taking fifty times as long.
 _BLAS = ThreadpoolController()
 
 
@@ -102,9 +102,8 @@ def _smallest_pairs(lap: sp.csr_matrix, count: int) -> tuple[np.ndarray, np.ndar
     """The ``count`` smallest eigenpairs of one connected component's Laplacian
     (``count <= size``; ``count < size`` above ``DENSE_LIMIT``), ascending.  Lanczos
     runs on ``2 I - L`` (spectrum in [0, 2]), whose largest eigenvalues are ``L``'s
-    smallest: matrix products only, where the
-    shift-invert solve it replaces factorised ``L`` with heavy fill-in (35 M non-zeros
-    and 14 s on a 10,000-op layered graph).  A connected component has a one-dimensional
+    smallest: matrix products only, where the shift-invert solve it replaces factorised
+    ``L`` with heavy fill-in.  A connected component has a one-dimensional
     null space; a null space of many components stalled ARPACK (single-vector Lanczos
     misses multiplicity), which is why the solve runs per component."""
     s = lap.shape[0]

@@ -32,8 +32,9 @@ paper leaves open, made here:
   and of a validation go over ``jobs`` processes: the runs are the epoch's cost
   (1.2 s each at 5,000 evaluations on 150 ops) and do not depend on one another
   once the actions are drawn, so the results are those of one process;
-* a fresh set of generated graphs every epoch (:mod:`heuristics.neural.datasets`:
-  layered graphs for ``"peak"``, REGAL-style graphs for ``"mtpp"``), nothing cached
+* a fresh set of generated graphs every epoch (from the caller, such as
+  :func:`mtpp.generators.training.epoch_graphs`: layered graphs for ``"peak"``,
+  REGAL-style graphs for ``"mtpp"``), nothing cached
   across epochs;
 * validation: the mean of ``M / H(U)`` with the *greedy* choices on a fixed set of
   graphs, each with a fixed BRKGA seed (``H(U)`` computed once per run);
@@ -51,25 +52,23 @@ uninterrupted one would.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_graphs
+from heuristics.neural.datasets import VALIDATION_EPOCH, EpochGraphs
 from heuristics.neural.features import N_SCALAR, PE_DIM
 from heuristics.neural.history import plot_history as plot_curves
 from heuristics.neural.jobs import ordered_map
-from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
-from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_examples
+from heuristics.neural.objectives import OrderObjective, make_objective
+from heuristics.neural.proof_data import epoch_picks, teacher_examples
 from heuristics.neural.regal import (
     DEFAULT_CHOICES,
     KIND,
@@ -80,24 +79,20 @@ from heuristics.neural.regal import (
     regal_logits,
     sample_betas,
 )
-from heuristics.neural.runs import EpochClock, load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
+from heuristics.neural.runs import CHECKPOINT, HISTORY, PLOT, WEIGHTS, EpochLoop, EpochProgress, TrainingOptions
 from heuristics.neural.teachers import beta_targets, teacher_order
-from heuristics.neural.weights import save_weights
 from mtpp.core.errors import InvalidParameterError
 from mtpp.core.graph import Graph
 
-CHECKPOINT = "checkpoint.pt"
-HISTORY = "history.json"
-WEIGHTS = "weights.pt"
-PLOT = "history.png"
+__all__ = ["CHECKPOINT", "HISTORY", "PLOT", "WEIGHTS", "RegalTrainConfig", "RegalTrainResult", "train_regal"]
 PLOT_KEYS = ("loss", "mean_reward", "validation_ratio")
+PLOT_TITLE = "REGAL (lower validation ratio is better)"
 
-EpochProgress = Callable[[int, int, dict[str, float]], None]
 Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
-class RegalTrainConfig:
+class RegalTrainConfig(TrainingOptions):
     """What to train and how.
 
     ``objective`` is ``"peak"`` or ``"mtpp"`` (with ``k`` blocks); training graphs have
@@ -107,7 +102,7 @@ class RegalTrainConfig:
     5000); ``validation`` graphs form the fixed validation set.  ``hidden``,
     ``rounds`` and ``choices`` are the model's (:class:`~heuristics.neural.regal.RegalConfig`);
     ``threads`` is torch's thread count; ``jobs`` processes draw each epoch's graphs
-    (:func:`~heuristics.neural.datasets.epoch_graphs`) and run its BRKGA searches;
+    (:class:`~heuristics.neural.datasets.EpochGraphs`) and run its BRKGA searches;
     ``samples`` actions per graph share a leave-one-out baseline (module docstring).
     The first ``imitation_epochs`` epochs instead fit the choices to a teacher's order
     by cross-entropy, a warm start for REINFORCE: ``teacher="approx"`` (:mod:`heuristics.neural.teachers`,
@@ -141,33 +136,10 @@ class RegalTrainConfig:
     samples: int = 1
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
-        object.__setattr__(self, "nodes", check_nodes(self.nodes))
-        for name in (
-            "k",
-            "epochs",
-            "graphs_per_epoch",
-            "batch",
-            "evaluations",
-            "validation",
-            "threads",
-            "teacher_effort",
-            "jobs",
-            "samples",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise InvalidParameterError(f"RegalTrainConfig.{name} must be an integer >= 1, got {value!r}")
-            object.__setattr__(self, name, int(value))
-        if (
-            isinstance(self.imitation_epochs, bool)
-            or not isinstance(self.imitation_epochs, int)
-            or (self.imitation_epochs < 0)
-        ):
-            raise InvalidParameterError(
-                f"RegalTrainConfig.imitation_epochs must be an integer >= 0, got {self.imitation_epochs!r}"
-            )
+        counts = "k epochs graphs_per_epoch batch evaluations validation threads teacher_effort jobs samples".split()
+        self.check_common(counts, "RegalTrainConfig.")
+        for name in counts:
+            object.__setattr__(self, name, int(getattr(self, name)))
         seed = self.seed
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InvalidParameterError(f"RegalTrainConfig.seed must be an integer >= 0, got {seed!r}")
@@ -180,19 +152,10 @@ class RegalTrainConfig:
             raise InvalidParameterError(f"RegalTrainConfig.lr must be > 0, got {self.lr!r}")
         if not 0 <= self.baseline_decay < 1:
             raise InvalidParameterError(f"RegalTrainConfig.baseline_decay must be in [0, 1), got {self.baseline_decay}")
-        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.imitation_epochs)
-        object.__setattr__(self, "teacher_data", data)
         object.__setattr__(self, "choices", self.model_config().choices)  # validates hidden, rounds, choices
 
     def model_config(self) -> RegalConfig:
         return RegalConfig(N_SCALAR + PE_DIM, hidden=self.hidden, rounds=self.rounds, choices=tuple(self.choices))
-
-    def to_dict(self) -> dict[str, Any]:
-        return options_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RegalTrainConfig:
-        return options_from_dict(cls, data)
 
 
 @dataclass
@@ -268,40 +231,36 @@ def validation_ratios(
 
 def plot_history(history: Sequence[dict[str, float]], path: str | os.PathLike[str]) -> Path:
     """A PNG of the loss, the mean training reward and the validation ratio per epoch."""
-    return plot_curves(history, path, PLOT_KEYS, title="REGAL (lower validation ratio is better)")
+    return plot_curves(history, path, PLOT_KEYS, title=PLOT_TITLE)
 
 
 def train_regal(
     config: RegalTrainConfig,
     out_dir: str | os.PathLike[str],
+    graphs: EpochGraphs,
     resume: bool = True,
     progress: EpochProgress | None = None,
     log: Log | None = None,
     time_limit: float | None = None,
 ) -> RegalTrainResult:
-    """Train a REGAL policy by REINFORCE (module docstring); write ``checkpoint.pt`` and
-    ``history.json`` after every epoch, ``weights.pt`` (kind ``"regal"``, loadable by
-    :func:`heuristics.neural.regal.load_regal`) and ``history.png`` at the end.
-    ``resume`` continues from ``checkpoint.pt`` when it exists (its options other than
-    ``epochs`` and ``threads`` must match ``config``).  ``progress(epoch, epochs, row)``
-    is called after each epoch with its history row; ``log`` receives one line per epoch.
-    ``time_limit`` (seconds from the call) stops before an epoch that would end past it
-    (:class:`~heuristics.neural.runs.EpochClock`)."""
-    clock = EpochClock(time_limit)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(config.threads)
+    """Train a REGAL policy by REINFORCE (module docstring) on the training graphs
+    ``graphs`` draws (such as :func:`mtpp.generators.training.epoch_graphs`); write
+    ``checkpoint.pt`` and ``history.json`` after every epoch, ``weights.pt`` (kind
+    ``"regal"``, loadable by :func:`heuristics.neural.regal.load_regal`) and
+    ``history.png`` at the end.  ``resume`` continues from ``checkpoint.pt`` when it
+    exists (its options other than ``epochs`` and ``threads`` must match ``config``).
+    ``progress(epoch, epochs, row)`` is called after each epoch with its history row;
+    ``log`` receives one line per epoch.  ``time_limit`` (seconds from the call) stops
+    before an epoch that would end past it (:class:`~heuristics.neural.runs.EpochClock`)."""
+    loop = EpochLoop(config, out_dir, graphs, resume, progress, time_limit)
     objective = make_objective(config.objective, config.k)
     mcfg = config.model_config()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = RegalGNN(mcfg)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
-    ckpt = out / CHECKPOINT
 
-    val_graphs = epoch_graphs(
-        config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation, config.jobs
-    )
+    val_graphs = loop.graphs(VALIDATION_EPOCH, config.validation)
     val_seeds = [_seed(config.seed, VALIDATION_EPOCH, i, 1) for i in range(len(val_graphs))]
     val_uniform = brkga_costs(
         [(g, None, s) for g, s in zip(val_graphs, val_seeds)], objective, config.evaluations, config.jobs
@@ -313,42 +272,36 @@ def train_regal(
         )
         return float(np.mean(ratios))
 
-    history: list[dict[str, float]] = []
-    if resume and ckpt.is_file():
-        state = load_checkpoint(ckpt, config.to_dict())
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
-        history = list(state["history"])
-        start, elapsed, baseline = int(state["epoch"]), float(state["elapsed"]), float(state["baseline"])
-        best_state, best_ratio, best_epoch = state["best_model"], float(state["best_ratio"]), int(state["best_epoch"])
-        initial_ratio = float(state["initial_ratio"])
+    saved = loop.state
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        optimiser.load_state_dict(saved["optimiser"])
+        baseline = float(saved["baseline"])
+        best_state, best_ratio, best_epoch = saved["best_model"], float(saved["best_ratio"]), int(saved["best_epoch"])
+        initial_ratio = float(saved["initial_ratio"])
     else:
         t0 = time.perf_counter()
-        start, baseline = 0, -1.0
+        baseline = -1.0
         initial_ratio = best_ratio = validate()
         best_state, best_epoch = _copy_state(model), 0
-        elapsed = time.perf_counter() - t0
+        loop.elapsed = time.perf_counter() - t0
 
     exact = None
-    if config.teacher == "exact" and start < config.imitation_epochs:
+    if config.teacher == "exact" and loop.start < config.imitation_epochs:
         exact = teacher_examples(config.teacher_data, config.max_gap, config.objective, config.k)
-    for epoch in range(start, config.epochs):
-        if not clock.room():
-            break
-        t0 = time.perf_counter()
-        imitating = epoch < config.imitation_epochs
+
+    def run_epoch(epoch: int, imitating: bool) -> dict[str, float]:
+        nonlocal baseline, best_ratio, best_state, best_epoch
         orders: list[np.ndarray | None] = [None] * config.graphs_per_epoch
         if imitating and exact is not None:
             picked = [exact[i] for i in epoch_picks(len(exact), config.seed, epoch, config.graphs_per_epoch)]
-            graphs, orders = [e.graph for e in picked], [e.order for e in picked]
+            drawn, orders = [e.graph for e in picked], [e.order for e in picked]
         else:
-            graphs = epoch_graphs(
-                config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch, config.jobs
-            )
+            drawn = loop.graphs(epoch, config.graphs_per_epoch)
         model.train()
         rewards, losses = [], []
-        for first in range(0, len(graphs), config.batch):
-            batch = graphs[first : first + config.batch]
+        for first in range(0, len(drawn), config.batch):
+            batch = drawn[first : first + config.batch]
             optimiser.zero_grad()
             batch_rewards: list[float] = []
             if imitating:
@@ -374,46 +327,36 @@ def train_regal(
         ratio = validate()
         if ratio < best_ratio:
             best_ratio, best_state, best_epoch = ratio, _copy_state(model), epoch + 1
-        elapsed += time.perf_counter() - t0
-        row = {
-            "epoch": epoch + 1,
+        return {
             "loss": float(np.mean(losses)),
             "mean_reward": mean_reward,
             "train_ratio": -mean_reward,
             "validation_ratio": ratio,
             "baseline": baseline,
             "phase": float(imitating),
-            "seconds": elapsed,
         }
-        history.append(row)
-        save_checkpoint(
-            ckpt,
-            {
-                "config": config.to_dict(),
-                "model": model.state_dict(),
-                "optimiser": optimiser.state_dict(),
-                "baseline": baseline,
-                "epoch": epoch + 1,
-                "history": history,
-                "elapsed": elapsed,
-                "best_model": best_state,
-                "best_ratio": best_ratio,
-                "best_epoch": best_epoch,
-                "initial_ratio": initial_ratio,
-            },
-        )
-        (out / HISTORY).write_text(json.dumps(history, indent=1))
-        if progress is not None:
-            progress(epoch + 1, config.epochs, row)
+
+    def state() -> dict[str, object]:
+        return {
+            "model": model.state_dict(),
+            "optimiser": optimiser.state_dict(),
+            "baseline": baseline,
+            "best_model": best_state,
+            "best_ratio": best_ratio,
+            "best_epoch": best_epoch,
+            "initial_ratio": initial_ratio,
+        }
+
+    def line(row: dict[str, float]) -> None:
         if log is not None:
             log(
-                f"epoch {epoch + 1}/{config.epochs}: loss {row['loss']:.4g}, train M/H(U) {row['train_ratio']:.4f}, "
-                f"validation M/H(U) {ratio:.4f} (best {best_ratio:.4f} at epoch {best_epoch}), {elapsed:.0f} s"
+                f"epoch {row['epoch']}/{config.epochs}: loss {row['loss']:.4g}, train M/H(U) {row['train_ratio']:.4f}, "
+                f"validation M/H(U) {row['validation_ratio']:.4f} (best {best_ratio:.4f} at epoch {best_epoch}), "
+                f"{row['seconds']:.0f} s"
             )
-        clock.lap()
 
-    weights = save_weights(
-        out / WEIGHTS,
+    loop.run(run_epoch, state, line)
+    weights = loop.finish(
         KIND,
         mcfg.to_dict(),
         best_state,
@@ -422,18 +365,18 @@ def train_regal(
             "k": config.k,
             "pe_dim": mcfg.pe_dim,
             "seed": config.seed,
-            "epochs": len(history),
+            "epochs": len(loop.history),
             "best_epoch": best_epoch,
             "validation_ratio": best_ratio,
             "initial_validation_ratio": initial_ratio,
-            "training_seconds": elapsed,
+            "training_seconds": loop.elapsed,
             "evaluations": config.evaluations,
             "training": config.to_dict(),
         },
+        PLOT_KEYS,
+        PLOT_TITLE,
     )
-    if history:
-        plot_history(history, out / PLOT)
-    return RegalTrainResult(out, weights, history, best_ratio, best_epoch)
+    return RegalTrainResult(loop.out, weights, loop.history, best_ratio, best_epoch)
 
 
 def _reinforce_batch(

@@ -1,4 +1,5 @@
-"""What the two training loops share: options as JSON-able dicts, the checkpoint file, the clock.
+"""What the two training loops share: the options, the epoch loop with its checkpoint,
+history and clock, the weights and plot at the end.
 
 A training run keeps its options (a frozen dataclass) in its checkpoint; a resumed run
 must have been started with the same options, except those that only say how long,
@@ -6,23 +7,84 @@ where or on how many threads to run (:data:`FREE_OPTIONS`; ``imitation_epochs`` 
 longer warm start resumed before its end is the run that had asked for it).  Checkpoints are written atomically
 (a temporary file renamed into place) and hold only tensors, numbers, strings, lists
 and dicts, so ``torch.load(weights_only=True)`` reads them.
+
+:class:`EpochLoop` runs the epochs of either model (:mod:`heuristics.neural.training`,
+:mod:`heuristics.neural.regal_training`); what differs, one epoch's training and
+validation and the model's state, is passed in.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 
+from heuristics.neural.datasets import EpochGraphs, check_nodes
+from heuristics.neural.history import plot_history
+from heuristics.neural.objectives import OBJECTIVES
+from heuristics.neural.proof_data import check_teacher
+from heuristics.neural.weights import save_weights
 from mtpp.core.errors import InvalidParameterError
+from mtpp.core.graph import Graph
 
 FREE_OPTIONS = ("epochs", "threads", "device", "jobs", "imitation_epochs")
 T = TypeVar("T")
+CHECKPOINT = "checkpoint.pt"
+HISTORY = "history.json"
+WEIGHTS = "weights.pt"
+PLOT = "history.png"
+
+EpochProgress = Callable[[int, int, dict[str, float]], None]
+"""Called after each epoch with its number, the number of epochs and its history row."""
+
+
+class TrainingOptions:
+    """The options a training run's frozen dataclass shares (``objective``, ``nodes``,
+    ``seed``, ``epochs``, ``imitation_epochs``, ``threads``, ``jobs``, the teacher's):
+    their checks and their JSON-able dict."""
+
+    objective: str
+    nodes: tuple[int, int]
+    seed: int
+    epochs: int
+    imitation_epochs: int
+    threads: int
+    jobs: int
+    teacher: str
+    teacher_data: tuple[str, ...]
+    max_gap: float
+
+    def check_common(self, counts: Sequence[str], prefix: str = "") -> None:
+        """Check the shared options and that each option of ``counts`` is an integer
+        >= 1 (errors name an option as ``prefix`` + its name); ``nodes`` and
+        ``teacher_data`` are normalised."""
+        if self.objective not in OBJECTIVES:
+            raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        object.__setattr__(self, "nodes", check_nodes(self.nodes))
+        for name in counts:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise InvalidParameterError(f"{prefix}{name} must be an integer >= 1, got {value!r}")
+        value = self.imitation_epochs
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidParameterError(f"{prefix}imitation_epochs must be an integer >= 0, got {value!r}")
+        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.imitation_epochs)
+        object.__setattr__(self, "teacher_data", data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return options_to_dict(self)
+
+    @classmethod
+    def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+        return options_from_dict(cls, data)
 
 
 def options_to_dict(options: Any) -> dict[str, Any]:
@@ -81,3 +143,93 @@ class EpochClock:
     def lap(self) -> None:
         """An epoch ended: remember its length."""
         self.longest = max(self.longest, time.monotonic() - self._lap)
+
+
+class EpochLoop:
+    """The epochs of a training run with ``options`` (:class:`TrainingOptions`) into
+    ``out_dir``: made at once, with the clock (``time_limit`` seconds from here,
+    :class:`EpochClock`), torch's thread count and, when ``resume`` and a checkpoint
+    is there, its ``state`` (checked against the options; ``None`` otherwise), the
+    history, elapsed seconds and first epoch it had reached.  ``graphs`` draws the
+    training graphs (:meth:`graphs`); ``progress`` hears of every epoch."""
+
+    def __init__(
+        self,
+        options: TrainingOptions,
+        out_dir: str | os.PathLike[str],
+        graphs: EpochGraphs,
+        resume: bool,
+        progress: EpochProgress | None,
+        time_limit: float | None,
+    ) -> None:
+        self.clock = EpochClock(time_limit)
+        self.options = options
+        self.out = Path(out_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        torch.set_num_threads(options.threads)
+        self._graphs = graphs
+        self.progress = progress
+        ckpt = self.out / CHECKPOINT
+        self.state = load_checkpoint(ckpt, options.to_dict()) if resume and ckpt.is_file() else None
+        self.history: list[dict[str, float]] = [] if self.state is None else list(self.state["history"])
+        self.start = 0 if self.state is None else int(self.state["epoch"])
+        self.elapsed = 0.0 if self.state is None else float(self.state["elapsed"])
+
+    def graphs(self, epoch: int, count: int) -> list[Graph]:
+        """The ``count`` training graphs of ``epoch`` (``VALIDATION_EPOCH``: the
+        validation set), drawn over ``options.jobs`` processes."""
+        o = self.options
+        return self._graphs(o.objective, o.nodes, o.seed, epoch, count, o.jobs)
+
+    def run(
+        self,
+        epoch: Callable[[int, bool], dict[str, float]],
+        state: Callable[[], dict[str, Any]],
+        log: Callable[[dict[str, float]], None] | None = None,
+    ) -> None:
+        """The epochs from the first not yet run, while the clock has room for one:
+        ``epoch(e, imitating)`` trains and validates epoch ``e`` (an imitation epoch
+        while ``e < options.imitation_epochs``) and returns its history row but the
+        epoch number and the seconds; after each, the checkpoint (the model's
+        ``state()``, the history) and the history file are written, ``progress`` and
+        ``log`` hear of the row."""
+        for e in range(self.start, self.options.epochs):
+            if not self.clock.room():
+                break
+            t0 = time.perf_counter()
+            values = epoch(e, e < self.options.imitation_epochs)
+            self.elapsed += time.perf_counter() - t0
+            row = {"epoch": e + 1, **values, "seconds": self.elapsed}
+            self.history.append(row)
+            save_checkpoint(
+                self.out / CHECKPOINT,
+                {
+                    "config": self.options.to_dict(),
+                    **state(),
+                    "history": self.history,
+                    "epoch": e + 1,
+                    "elapsed": self.elapsed,
+                },
+            )
+            (self.out / HISTORY).write_text(json.dumps(self.history, indent=1))
+            if self.progress is not None:
+                self.progress(e + 1, self.options.epochs, row)
+            if log is not None:
+                log(row)
+            self.clock.lap()
+
+    def finish(
+        self,
+        kind: str,
+        config: dict[str, Any],
+        state: dict[str, Any],
+        meta: dict[str, Any],
+        keys: Sequence[str],
+        title: str,
+    ) -> Path:
+        """Write the weights (:func:`heuristics.neural.weights.save_weights`) and, after
+        any epoch, the plot of the history's ``keys``; the weights' path."""
+        weights = save_weights(self.out / WEIGHTS, kind, config, state, meta)
+        if self.history:
+            plot_history(self.history, self.out / PLOT, keys, title=title)
+        return weights

@@ -12,7 +12,8 @@ which the trained one's greedy orders beat it on a fixed validation set (App. C.
 ``samples`` sampled orders (Eq. 8), so one graph gives several terms; the advantage
 is taken relative to the baseline cost, ``(C - b) / b``, which makes graphs of
 different scales weigh alike.  A fresh set of generated graphs every epoch
-(App. C.1, :mod:`heuristics.neural.datasets`); Adam with the learning rate decayed
+(App. C.1; the caller's :class:`~heuristics.neural.datasets.EpochGraphs`, such as
+:func:`mtpp.generators.training.epoch_graphs`); Adam with the learning rate decayed
 by ``lr_decay`` per epoch (App. C.1: 1e-4 and 0.996 on a GPU); ``reinforce_lr``
 (default the paper's 1e-4) in the REINFORCE epochs, ``lr`` in the imitation epochs.
 
@@ -61,44 +62,34 @@ as an uninterrupted one.
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
-from heuristics.neural.datasets import VALIDATION_EPOCH, check_nodes, epoch_graphs
+from heuristics.neural.datasets import VALIDATION_EPOCH, EpochGraphs
 from heuristics.neural.decoding import greedy_order, sample_orders
 from heuristics.neural.features import N_SCALAR, PE_DIM, node_features
-from heuristics.neural.history import plot_history
 from heuristics.neural.masks import relation_matrix
-from heuristics.neural.objectives import OBJECTIVES, OrderObjective, make_objective
+from heuristics.neural.objectives import OrderObjective, make_objective
 from heuristics.neural.policy import batch_log_probs, block_picks, order_log_probs, schedulable_pairs
-from heuristics.neural.proof_data import check_teacher, epoch_picks, teacher_examples
-from heuristics.neural.runs import EpochClock, load_checkpoint, options_from_dict, options_to_dict, save_checkpoint
+from heuristics.neural.proof_data import epoch_picks, teacher_examples
+from heuristics.neural.runs import CHECKPOINT, HISTORY, PLOT, WEIGHTS, EpochLoop, EpochProgress, TrainingOptions
 from heuristics.neural.teachers import teacher_order
 from heuristics.neural.topoformer import Topoformer, TopoformerConfig, pad_batch
-from heuristics.neural.weights import load_state, load_weights, save_weights
+from heuristics.neural.weights import load_state, load_weights
 from heuristics.traversal import bfs_order, dfs_order
 from mtpp.core.errors import InvalidParameterError
 from mtpp.core.graph import Graph
 
-CHECKPOINT = "checkpoint.pt"
-HISTORY = "history.json"
-WEIGHTS = "weights.pt"
-PLOT = "history.png"
-
-EpochProgress = Callable[[int, int, dict[str, float]], None]
+__all__ = ["CHECKPOINT", "HISTORY", "PLOT", "WEIGHTS", "EpochProgress", "TrainConfig", "TrainResult", "train"]
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(TrainingOptions):
     """What to train and how (the model's own sizes are :class:`TopoformerConfig`)."""
 
     objective: str = "peak"
@@ -130,34 +121,10 @@ class TrainConfig:
     jobs: int = 1
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise InvalidParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
-        object.__setattr__(self, "nodes", check_nodes(self.nodes))
+        self.check_common("k epochs graphs_per_epoch batch samples validation threads teacher_effort jobs".split())
         object.__setattr__(self, "heads_per_relation", tuple(int(h) for h in self.heads_per_relation))
-        if (
-            isinstance(self.imitation_epochs, bool)
-            or not isinstance(self.imitation_epochs, int)
-            or (self.imitation_epochs < 0)
-        ):
-            raise InvalidParameterError(f"imitation_epochs must be an integer >= 0, got {self.imitation_epochs!r}")
-        for name in (
-            "k",
-            "epochs",
-            "graphs_per_epoch",
-            "batch",
-            "samples",
-            "validation",
-            "threads",
-            "teacher_effort",
-            "jobs",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
         if not all(x > 0 and math.isfinite(x) for x in (self.lr, self.reinforce_lr)) or not 0 < self.lr_decay <= 1:
             raise InvalidParameterError("lr and reinforce_lr must be > 0 and lr_decay in (0, 1]")
-        data = check_teacher(self.teacher, self.teacher_data, self.max_gap, self.imitation_epochs)
-        object.__setattr__(self, "teacher_data", data)
         try:
             torch.device(self.device)
         except (RuntimeError, TypeError) as exc:
@@ -176,13 +143,6 @@ class TrainConfig:
             alpha=self.alpha,
             dropout=self.dropout,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return options_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        return options_from_dict(cls, data)
 
 
 @dataclass
@@ -336,19 +296,19 @@ def _reinforce_loss(
 def train(
     config: TrainConfig,
     out_dir: str | os.PathLike[str],
+    graphs: EpochGraphs,
     resume: bool = True,
     progress: EpochProgress | None = None,
     time_limit: float | None = None,
 ) -> TrainResult:
-    """Train a Topoformer policy; write ``checkpoint.pt`` and ``history.json`` after each
-    epoch, and ``weights.pt`` (loadable by :func:`heuristics.neural.inference.load_topoformer`)
-    and ``history.png`` at the end.  ``resume`` continues from ``checkpoint.pt`` when it
-    exists (its training options must match ``config``).  ``time_limit`` (seconds from
-    the call) stops before an epoch that would end past it (:class:`EpochClock`)."""
-    clock = EpochClock(time_limit)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(config.threads)
+    """Train a Topoformer policy on the training graphs ``graphs`` draws (such as
+    :func:`mtpp.generators.training.epoch_graphs`); write ``checkpoint.pt`` and
+    ``history.json`` after each epoch, and ``weights.pt`` (loadable by
+    :func:`heuristics.neural.inference.load_topoformer`) and ``history.png`` at the
+    end.  ``resume`` continues from ``checkpoint.pt`` when it exists (its training
+    options must match ``config``).  ``time_limit`` (seconds from the call) stops
+    before an epoch that would end past it (:class:`~heuristics.neural.runs.EpochClock`)."""
+    loop = EpochLoop(config, out_dir, graphs, resume, progress, time_limit)
     torch.manual_seed(config.seed)
     device = config.device
     objective = make_objective(config.objective, config.k)
@@ -358,38 +318,23 @@ def train(
     model = model.to(device)
     baseline = copy.deepcopy(model)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
-    history: list[dict[str, float]] = []
-    start_epoch, elapsed = 0, 0.0
-    ckpt = out / CHECKPOINT
-    if resume and ckpt.is_file():
-        state = load_checkpoint(ckpt, config.to_dict())
-        model.load_state_dict(state["model"])
-        baseline.load_state_dict(state["baseline"])
-        optimiser.load_state_dict(state["optimiser"])
-        history, start_epoch, elapsed = list(state["history"]), int(state["epoch"]), float(state["elapsed"])
-    exact = _ExactTeacher(config) if config.teacher == "exact" and start_epoch < config.imitation_epochs else None
+    if loop.state is not None:
+        model.load_state_dict(loop.state["model"])
+        baseline.load_state_dict(loop.state["baseline"])
+        optimiser.load_state_dict(loop.state["optimiser"])
+    exact = _ExactTeacher(config) if config.teacher == "exact" and loop.start < config.imitation_epochs else None
 
-    validation = [
-        Encoded.of(g, device)
-        for g in epoch_graphs(
-            config.objective, config.nodes, config.seed, VALIDATION_EPOCH, config.validation, config.jobs
-        )
-    ]
+    validation = [Encoded.of(g, device) for g in loop.graphs(VALIDATION_EPOCH, config.validation)]
     classic = classic_costs(validation, objective)
     base_val = greedy_costs(baseline, validation, objective)
-    for epoch in range(start_epoch, config.epochs):
-        if not clock.room():
-            break
-        t0 = time.perf_counter()
-        imitating = epoch < config.imitation_epochs
+
+    def run_epoch(epoch: int, imitating: bool) -> dict[str, float]:
+        nonlocal base_val
         pairs: list[tuple[Encoded, Target | None]]
         if imitating and exact is not None:
             pairs = list(exact.epoch(epoch, config.graphs_per_epoch))
-        else:
-            graphs = epoch_graphs(
-                config.objective, config.nodes, config.seed, epoch, config.graphs_per_epoch, config.jobs
-            )
-            pairs = [(Encoded.of(g, device), None) for g in graphs]  # teacher orders come per batch
+        else:  # teacher orders come per batch
+            pairs = [(Encoded.of(g, device), None) for g in loop.graphs(epoch, config.graphs_per_epoch)]
         for group in optimiser.param_groups:
             group["lr"] = (config.lr if imitating else config.reinforce_lr) * config.lr_decay**epoch
         losses: list[float] = []
@@ -423,38 +368,22 @@ def train(
         if improved:
             baseline.load_state_dict(model.state_dict())
             base_val = current
-        elapsed += time.perf_counter() - t0
-        row = {
-            "epoch": epoch + 1,
+        return {
             "loss": float(np.mean(losses)),
             "advantage": float(np.mean(advantages)) if advantages else math.nan,
             "phase": float(imitating),
             "val_ratio_vs_classic": float(np.mean(current / classic)),
             "baseline_ratio_vs_classic": float(np.mean(base_val / classic)),
             "baseline_replaced": float(improved),
-            "seconds": elapsed,
         }
-        history.append(row)
-        save_checkpoint(
-            ckpt,
-            {
-                "config": config.to_dict(),
-                "model": model.state_dict(),
-                "baseline": baseline.state_dict(),
-                "optimiser": optimiser.state_dict(),
-                "history": history,
-                "epoch": epoch + 1,
-                "elapsed": elapsed,
-            },
-        )
-        (out / HISTORY).write_text(json.dumps(history, indent=1))
-        if progress is not None:
-            progress(epoch + 1, config.epochs, row)
-        clock.lap()
+
+    def state() -> dict[str, object]:
+        return {"model": model.state_dict(), "baseline": baseline.state_dict(), "optimiser": optimiser.state_dict()}
+
+    loop.run(run_epoch, state)
     # ship the baseline policy: it is the one that won on validation
-    final = history[-1] if history else {}
-    weights = save_weights(
-        out / WEIGHTS,
+    final = loop.history[-1] if loop.history else {}
+    weights = loop.finish(
         "topoformer",
         config.model_config().to_dict(),
         baseline.state_dict(),
@@ -463,19 +392,14 @@ def train(
             "k": config.k,
             "pe_dim": PE_DIM,
             "training": config.to_dict(),
-            "epochs": len(history),
-            "seconds": elapsed,
+            "epochs": len(loop.history),
+            "seconds": loop.elapsed,
             "hardware": hardware(device),
             "teacher": config.teacher,
             "teacher_examples": 0 if exact is None else len(exact.examples),
             "val_ratio_vs_classic": final.get("baseline_ratio_vs_classic", math.nan),
         },
+        ("loss", "val_ratio_vs_classic", "baseline_ratio_vs_classic"),
+        f"Topoformer, {config.objective}",
     )
-    if history:
-        plot_history(
-            history,
-            out / PLOT,
-            ("loss", "val_ratio_vs_classic", "baseline_ratio_vs_classic"),
-            title=f"Topoformer, {config.objective}",
-        )
-    return TrainResult(out, weights, history)
+    return TrainResult(loop.out, weights, loop.history)

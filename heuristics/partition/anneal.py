@@ -1,4 +1,4 @@
-"""Simulated annealing over the acyclic partitions themselves (issue 23): an upper bound
+"""Simulated annealing over the acyclic partitions themselves: an upper bound
 that moves one op, or one cone of ops, at a time between blocks.
 
 Labels.  An acyclic partition into ``k`` blocks, its blocks numbered in a topological
@@ -30,10 +30,8 @@ are in it), so at least ``i + 1``, and its predecessors at most ``i``.  Only blo
 and the block the cone enters change, and the cone is priced by moving its members one by one with the
 single-move rules above (a member's count may pass through states that are not monotone;
 the rules do not need monotony), and moved back in reverse if rejected.  A part
-:data:`PUSH` of the moves are pushes, of cones of at most :data:`PUSH_CAP` ops.  On a dev
-layered graph of 500 ops (seed 9201) they took the median partition of six 20-s runs from
-fresh starts from 167,587 / 129,519 / 73,932 to 167,583 / 102,430 / 63,926 at k = 8 / 16 / 32
-(``benchmarks/anneal_moves.py``; a few basins attract most runs of single moves there).
+:data:`PUSH` of the moves are pushes, of cones of at most :data:`PUSH_CAP` ops; on layered
+graphs they lower the bottleneck found at ``k = 16`` and ``32`` (``benchmarks/anneal_moves.py``).
 
 Swaps.  Where work is most of a block's cost (REGAL-style graphs at ``k = 16`` and ``32``,
 four or five ops a block), the blocks near the bottleneck are full, and moving one op out
@@ -44,16 +42,10 @@ drawn at random among the ops of the blocks there, up to ``4 k`` draws), ``v`` g
 ``j``, and then ``u`` goes to ``i`` if ``i`` lies in ``u``'s range with ``v`` moved (else
 ``v`` goes back).  Each step is a single move of a monotone labelling, so the swap keeps it
 monotone; it is priced, and undone when rejected, as a cone is.  The part of the moves
-that swap is :data:`SWAP` times the work's share of ``work + tensors`` (:func:`swap_share`).
-On REGAL-style dev graphs 9311 and 9314 (143 and 197 ops), five 5-s runs from fresh starts
-(``benchmarks/anneal_moves.py --move swap``, the default share there, 0.24), the medians at
-``k = 16 / 32`` were 0.943 / 0.940 and 0.973 / 0.985 of those without swaps (2,119 -> 1,998
-and 1,182 -> 1,110 on 9311; an earlier run: 0.958 / 0.919 and 0.971 / 0.928), at a third
-fewer moves a second; 120 s more of annealing without swaps had taken certify's partition of
-9311 at ``k = 32`` to 1,121.  At ``k = 8`` they were within 0.5% either way (9313 and 9314).
-On layered graphs, where tensors weigh four times the work, a third of the moves swapping
-moved nothing beyond the run-to-run spread of their basins (dev 9201 and 9202, ``k = 8 /
-16``, eight runs each).
+that swap is :data:`SWAP` times the work's share of ``work + tensors`` (:func:`swap_share`):
+swaps lower the bottleneck found on REGAL-style graphs at ``k = 16`` and ``32``, and change
+nothing beyond the run-to-run spread at ``k = 8`` or on layered graphs, where tensors weigh
+four times the work (``benchmarks/anneal_moves.py --move swap``).
 
 Search.  The energy is ``sum_b ((cost_b - T)^+)^2`` with a target ``T`` just below the
 best bottleneck found (:data:`TARGET`): moves that shrink the blocks above ``T`` pay off,
@@ -64,11 +56,8 @@ the energy of one block one percent over) over each cycle of :data:`CYCLE_SECOND
 every cycle restarts from the best partition.  Random numbers come from a xorshift
 generator of our own, the same on the compiled and the Python path.  (A linear energy,
 ``sum_b (cost_b - T)^+``, did as well on REGAL-style graphs and moved nothing on layered
-ones.)
-
-Measured against SliceGraph on brkga-10000 (``benchmarks/wide_bounds.py`` graphs, one
-2-core machine, 3 s): REGAL-style 152 ops, ``k = 8 / 16``: 3476 -> 3201 / 1908 -> 1769;
-190 ops: 2694 -> 2518 / 1450 -> 1341; layered 250 ops: 79629 -> 73061 / 55372 -> 48957.
+ones.)  Started from SliceGraph's partition of a brkga-10000 order, a few seconds of
+annealing lower it on both families (``benchmarks/wide_bounds.py`` graphs).
 """
 
 from __future__ import annotations
@@ -104,22 +93,15 @@ CHUNK_PER_OP = 256
 """A chunk is at most this many moves per op: a tiny graph runs the kernel as plain Python
 (:mod:`mtpp.core.jit`), a few microseconds a move."""
 PUSH = 0.1
-"""The part of the moves that push a cone (module docstring, Cones).  Tried first with the
-reference runs beside on the other core (six fresh starts per graph, 20 s each), the median
-on dev layered 9202 at k = 16 stayed where nearly every run ends either way (139,037 without
-cones, 140,719 with); 0.05 and 0.2 did about as well as 0.1 on 9201 at k = 16, and 0.4 worse
-(10-s runs: 105,876 against 103,630; a 2,000-op graph at k = 32: 356,584 against 348,300);
-on REGAL-style dev 9311 (143 ops), 10 s, at k = 16 / 32 the medians went from 2,081 / 1,181
-to 2,060 / 1,171; in 2 s from a fresh start, a 5,000-op layered graph at k = 16 from
-2,485,330 to 1,819,040 and a 20,000-op one at k = 64 from 7,606,028 to 6,524,056."""
+"""The part of the moves that push a cone (module docstring, Cones): 0.05 and 0.2 did about
+as well, 0.4 worse."""
 PUSH_CAP = 64
-"""A cone of more ops is not pushed (its search stops there): a move stays cheap.  Against
-256 and no cap the medians moved both ways by up to 5% (9201 at k = 32, 9202 at k = 8 / 16)."""
+"""A cone of more ops is not pushed (its search stops there): a move stays cheap; a larger
+cap or none did no better."""
 SWAP = 0.3
 """The part of the moves that swap two ops (module docstring, Swaps) where the tensors weigh
-nothing; :func:`swap_share` scales it by the work's share.  On REGAL-style dev graphs (5-s runs
-from fresh starts, 9311 and 9314 at ``k = 16 / 32``, 9313 at ``k = 8 .. 32``), 0.1, 0.3 and 0.5
-all beat no swaps, 0.3 and 0.5 by a little more at ``k = 16``."""
+nothing; :func:`swap_share` scales it by the work's share.  0.1, 0.3 and 0.5 all beat no
+swaps on REGAL-style graphs, 0.3 and 0.5 by a little more at ``k = 16``."""
 MAX_CELLS = 1 << 26
 """The consumer counts take ``n k`` cells (4 bytes each): above this, no annealing."""
 
@@ -459,9 +441,7 @@ def spread_start(problem: Problem, seed: int) -> np.ndarray:
 
     Where input/output dominates, the best partition can be one block (its cost is all
     the work, with no tensor crossing) and annealing from it is stuck: only a sink may
-    take another label.  On a 50-op layered graph at ``k = 8`` certify kept that block
-    (19,307) where the ideal DP proves 17,799 with eight; 20 anneals of 0.3 s from such
-    starts found 17,799 three times."""
+    take another label; from spread starts it finds the better partitions of more blocks."""
     g = problem.graph
     order = kahn_order(g, np.random.default_rng(seed).random(g.n))
     work = np.asarray(g.work, dtype=np.float64)[order]

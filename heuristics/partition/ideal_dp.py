@@ -118,10 +118,8 @@ HOPELESS = 20.0
 """A pass gives up (as if past its deadline) once it has run :data:`PROBE_SECONDS` or more and
 its progress, the share of the ideals ``J`` it has extended, projects the rest of the pass to
 more than this many times the time left.  The early (small) ideals have the most supersets,
-so the projection runs high: on a 150-op layered graph at k = 8 (passes of about 15 s) the
-first 2.5 s did 3% of the ideals, a projection of 80 s.  On the 250-op layered graph of seed
-9201 (2.1 M ideals) a pass at k = 4 did fewer than 0.05% in 118 s: certify's DP share (25 s
-of 120) went to passes that could not finish."""
+so the projection runs high (a pass that ends in time can project five times its length
+early on); without the test, passes that could not finish took the DP's whole share."""
 PROBE_SECONDS = 2.0
 """The least time a pass runs before :data:`HOPELESS` may stop it."""
 GREEDY_ROUNDS = 40  # bisection steps of the greedy chain over the threshold
@@ -442,10 +440,9 @@ def ideal_dp_all(
     ends the search: ``bound_reached``); ``time_limit`` caps the whole call.  The ks
     are solved smallest first, one lattice and every chain found shared across
     them.  Once a pass gives up because its progress shows it would not end in time
-    (:data:`HOPELESS`), the larger ks are not tried (``time_limit``, no bound): on the
-    250-op layered graph of seed 9201 every k from 4 to 64 gave up so, after 3-12 s of
-    greedy chains and a probing pass each (25 s of a 120-s certify): there, the smaller
-    blocks of a larger k did not shorten a pass over the same lattice enough to end.
+    (:data:`HOPELESS`), the larger ks are not tried (``time_limit``, no bound): the
+    smaller blocks of a larger k do not shorten a pass over the same lattice enough to
+    end.
     The bound each run proves, rounding included, is :attr:`IdealDpResult.lower_bound`."""
     start = time.perf_counter()
     ks = [int(k) for k in ks]

@@ -26,11 +26,8 @@ the largest array while it is copied into a grown one.  Enumeration stops (too w
 before that passes ``MAX_LATTICE_BYTES`` = 2 GiB or ``DEFAULT_MAX_IDEALS`` = 10^7
 ideals (capacities grow by half, the hash table doubles), so a wide graph never
 exhausts memory; the DP adds 32 bytes per ideal (:mod:`heuristics.partition.ideal_dp`).
-Measured: 7 parallel chains of 9 ops (n = 63, one word, 6.3 cover edges per ideal)
-have exactly 10^7 ideals, enumerated in 36 s with a peak RSS of 2.19 GiB for the
-whole process, the DP at k = 2 included.  Wider bitsets (``words = ceil(n / 64)``)
-or more cover edges per ideal lower the count the budget allows: at n = 224 and 4
-edges per ideal it stops before 9.8 * 10^6.
+Wider bitsets (``words = ceil(n / 64)``) or more cover edges per ideal lower the count
+the budget allows.
 
 The three sums are compensated (:mod:`mtpp.core.rounding`): each is the pair ``(x, x_lo)``
 of a running sum along the discovery path from ``{}``, ``n`` updates of ``work`` and of
@@ -47,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready
+from heuristics.bitsets import CTZ, DEBRUIJN, ONE, covered, mark_ready
 from mtpp.core.graph import Graph
 from mtpp.core.jit import njit
 from mtpp.core.rounding import dd_add
@@ -255,12 +252,7 @@ def enumerate_kernel(
                     mark_ready(bits, ready, child, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
                     for a in range(pred_ptr[v], pred_ptr[v + 1]):
                         u = pred_idx[a]
-                        closed = True
-                        for t in range(succ_ptr[u], succ_ptr[u + 1]):
-                            if has(bits, child, succ_idx[t]) == 0:
-                                closed = False
-                                break
-                        if closed:
+                        if covered(bits, child, u, succ_ptr, succ_idx, v):  # v is in the child too
                             b, b_lo = dd_add(b, b_lo, -size_out[u])  # u's tensor no longer leaves the ideal
                     sums[child, BOUNDARY] = b
                     sums[child, BOUNDARY_LO] = b_lo
@@ -310,9 +302,8 @@ def enumerate_ideals(graph: Graph, max_ideals: int = DEFAULT_MAX_IDEALS) -> Idea
     than ``max_ideals`` of them or their arrays would outgrow ``MAX_LATTICE_BYTES``
     (the graph is too wide).  Every subset of an antichain generates its own ideal, so
     a graph with an antichain of ``w`` ops (:func:`widest_level`) has at least ``2^w``
-    ideals and is too wide without enumerating when ``2^w > max_ideals`` (REGAL-style
-    graphs of 150-190 ops have antichains of 46-68 ops: 8 s of a 120 s certify went
-    to finding that out by enumeration)."""
+    ideals and is too wide without enumerating when ``2^w > max_ideals`` (finding that
+    out by enumeration took seconds of a certify on REGAL-style graphs)."""
     g = graph
     width = widest_level(g.n, g.pred_ptr, g.pred_idx, np.asarray(g.topological_order, dtype=np.int64))
     if width >= 63 or 2**width > max_ideals:

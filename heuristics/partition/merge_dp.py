@@ -10,9 +10,9 @@ in order ``r2`` of the ops of ``I(r1, p)``.  Any chain of nested ideals
 ``{} = I_0 < I_1 < ... < I_j = V`` cuts the graph into blocks whose quotient graph is
 acyclic (block ``b`` only reads from ``I_{b-1}``), so every path is a valid partition,
 and the concatenation of its blocks is a topological order that SliceGraph slices into
-the same blocks.  This is the restricted decision diagram of the ideal DP (issue 23,
-direction 1) whose layers are the prefix ideals of the orders: with ``R = 1`` it is
-SliceGraph, and with every topological order it is the ideal DP.
+the same blocks.  This is the restricted decision diagram of the ideal DP whose layers
+are the prefix ideals of the orders: with ``R = 1`` it is SliceGraph, and with every
+topological order it is the ideal DP.
 
 It minimises the bottleneck by bisection on a threshold ``T``: one pass
 (:func:`merge_pass`) computes the fewest blocks of cost at most ``T`` that reach each

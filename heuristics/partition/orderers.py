@@ -216,8 +216,7 @@ def learned_brkga_orderer(family: str, evaluations: int, weights: str | None) ->
         from heuristics.neural.prior_mutants import topoformer_brkga
         from heuristics.neural.regal import MIN_TIME_LEFT, regal_brkga
 
-        # importing torch (1.3 s on 2 cores) comes off the time limit like the search
-        # (solve --orderer regal-brkga --time-limit 10 took 12.6 s on 2,000 ops)
+        # importing torch (over a second) comes off the time limit like the search
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), MIN_TIME_LEFT)
         search = regal_brkga if family == "regal-brkga" else topoformer_brkga  # None: the shipped <family>-mtpp
         res = search(

@@ -1,4 +1,4 @@
-"""Presolve: graph reductions that keep the MTPP optimum exactly (issue 21).
+"""Presolve: graph reductions that keep the MTPP optimum exactly.
 
 Profiled operator graphs are full of ops that cost nothing (constants, shape and
 view ops, reads of inputs, dangling outputs): work 0, no parameters.  Each one that

@@ -135,7 +135,10 @@ def peak_tree_reset(t, d, size, k):
 def peak_extend_left(l, r, in_sum, t, d, size, out, first, last, cons_ptr, cons_pos, in_ptr, in_size, in_next):
     """Position ``l`` joins the block ``[l+1, r]`` (call with ``l = r, r-1, ...`` on a
     tree emptied for this column and ``in_sum = 0`` at ``l = r``).  Returns the new
-    ``in_sum`` and ``peak(l, r)``."""
+    ``in_sum`` and ``peak(l, r)``.  The arrays are a prepared order's (its ``out_raw``,
+    ``first_consumer``, ``last_consumer``, ``cons_ptr``, ``cons_pos``, ``in_ptr``,
+    ``in_size_raw``, ``in_next``), one by one: this runs once per sweep step, and a
+    compiled kernel that reads arrays out of a tuple pays a reference count for each."""
     if first[l] <= r:  # pi(l)'s tensor was an input of [l+1, r]; now it is produced inside
         in_sum -= out[l]
     for e in range(in_ptr[l], in_ptr[l + 1]):

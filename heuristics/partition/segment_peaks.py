@@ -6,23 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from heuristics.arrays import graph_arrays
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
-from heuristics.partition.segments import PreparedOrder, prepare
+from heuristics.partition.segments import prepare, prepared
 from mtpp.core.jit import njit
 from mtpp.core.problem import Problem
 
 
-def _peak_arrays(p: PreparedOrder) -> tuple[np.ndarray, ...]:
-    """The arguments of :func:`peak_extend_left` after the tree, from a prepared order."""
-    return (p.out_raw, p.first_consumer, p.last_consumer, p.cons_ptr, p.cons_pos, p.in_ptr, p.in_size_raw, p.in_next)
-
-
 @njit(cache=True)
-def peak_column_kernel(r, stop, t, d, size, out, first, last, cons_ptr, cons_pos, in_ptr, in_size, in_next):
-    """``peak(l, r)`` for ``l = r, r-1, ..., stop`` (entry ``r - l``), leaving the tree
-    empty again."""
+def peak_column_kernel(r, stop, t, d, size, p):
+    """``peak(l, r)`` for ``l = r, r-1, ..., stop`` (entry ``r - l``) of the prepared
+    order ``p``, leaving the tree empty again."""
     res = np.empty(r - stop + 1)
     in_sum = 0.0
+    out, first, last, cons_ptr, cons_pos = p.out_raw, p.first_consumer, p.last_consumer, p.cons_ptr, p.cons_pos
+    in_ptr, in_size, in_next = p.in_ptr, p.in_size_raw, p.in_next
     for l in range(r, stop - 1, -1):
         in_sum, res[r - l] = peak_extend_left(
             l, r, in_sum, t, d, size, out, first, last, cons_ptr, cons_pos, in_ptr, in_size, in_next
@@ -32,21 +30,30 @@ def peak_column_kernel(r, stop, t, d, size, out, first, last, cons_ptr, cons_pos
 
 
 @njit(cache=True)
-def peak_table_kernel(out, first, last, cons_ptr, cons_pos, in_ptr, in_size, in_next):
-    n = out.shape[0]
+def peak_table_kernel(order, *graph):
+    p = prepared(order, 1.0, graph)  # peaks read the sizes themselves, not divided by the bandwidth
+    n = order.shape[0]
     table = np.full((n, n), np.nan)
     t, d, size = peak_tree(n)
     for r in range(n):
-        col = peak_column_kernel(r, 0, t, d, size, out, first, last, cons_ptr, cons_pos, in_ptr, in_size, in_next)
+        col = peak_column_kernel(r, 0, t, d, size, p)
         for l in range(r + 1):
             table[l, r] = col[r - l]
     return table
 
 
+@njit(cache=True)
+def one_column_kernel(r, stop, t, d, size, order, *graph):
+    """:func:`peak_column_kernel` on the tree ``(t, d, size)`` for a Python caller."""
+    p = prepared(order, 1.0, graph)
+    return peak_column_kernel(r, stop, t, d, size, p)
+
+
 def peak_segment_table(problem: Problem, order: np.ndarray) -> np.ndarray:
     """``T[l, r] = peak({order[l], ..., order[r]})`` for all ``l <= r``, ``nan`` below
     the diagonal; ``O(n (n + m) log n)`` time, ``n^2`` floats."""
-    return peak_table_kernel(*_peak_arrays(prepare(problem, order)))
+    order = np.asarray(order, dtype=np.int64)
+    return peak_table_kernel(order, *graph_arrays(problem.graph))
 
 
 def prefix_peaks(problem: Problem, order: np.ndarray) -> np.ndarray:
@@ -59,4 +66,5 @@ def peak_column(problem: Problem, order: np.ndarray, r: int, stop: int = 0) -> n
     """``peak(l, r)`` for ``l = r, r-1, ..., stop`` (entry ``r - l``): one column of the
     table, ``O((r - stop + edges) log n)``, as a DP sweep would produce it."""
     t, d, size = peak_tree(problem.graph.n)
-    return peak_column_kernel(int(r), int(stop), t, d, size, *_peak_arrays(prepare(problem, order)))
+    order = np.asarray(order, dtype=np.int64)
+    return one_column_kernel(int(r), int(stop), t, d, size, order, *graph_arrays(problem.graph))

@@ -30,13 +30,16 @@ from typing import NamedTuple
 
 import numpy as np
 
+from heuristics.arrays import graph_arrays
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset
 from mtpp.core.jit import njit
 from mtpp.core.problem import Problem
 
 
 class PreparedOrder(NamedTuple):
-    """Per-position arrays of one order that make a left-extension step ``O(deg)``."""
+    """Per-position arrays of one order that make a left-extension step ``O(deg)``.  The
+    kernels take it as one argument and unpack it once, before their loops (an array
+    read out of a tuple inside a compiled loop pays a reference count every time)."""
 
     work: np.ndarray  # work of the node at each position
     param_prefix: np.ndarray  # length n + 1
@@ -124,25 +127,19 @@ def overflow(param, budget, inv_b):
     return x * inv_b if x > 0.0 else 0.0
 
 
+@njit(cache=True, inline="always")
+def prepared(order, inv_b, graph):
+    """:func:`prepare_kernel` as a :class:`PreparedOrder`, for kernels (``graph``:
+    :class:`heuristics.arrays.GraphArrays`)."""
+    return PreparedOrder(*prepare_kernel(order, *graph, inv_b))
+
+
 @njit(cache=True)
-def table_kernel(
-    w,
-    param_prefix,
-    out,
-    first,
-    last,
-    in_ptr,
-    in_size,
-    in_next,
-    out_raw,
-    in_size_raw,
-    cons_ptr,
-    cons_pos,
-    budget,
-    inv_b,
-    peak_aware,
-):
-    n = w.shape[0]
+def table_kernel(order, inv_b, budget, peak_aware, *graph):
+    w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw, cons_ptr, cons_pos = prepared(
+        order, inv_b, graph
+    )
+    n = order.shape[0]
     table = np.full((n, n), np.inf)
     t, d, size = peak_tree(n)
     for r in range(n):
@@ -163,20 +160,8 @@ def table_kernel(
 
 def prepare(problem: Problem, order: np.ndarray) -> PreparedOrder:
     """The per-position arrays of ``order`` for ``problem``."""
-    g = problem.graph
-    return PreparedOrder(
-        *prepare_kernel(
-            np.asarray(order, dtype=np.int64),
-            g.succ_ptr,
-            g.succ_idx,
-            g.pred_ptr,
-            g.pred_idx,
-            g.work,
-            g.size_param,
-            g.size_out,
-            1.0 / problem.bandwidth,
-        )
-    )
+    order = np.asarray(order, dtype=np.int64)
+    return PreparedOrder(*prepare_kernel(order, *graph_arrays(problem.graph), 1.0 / problem.bandwidth))
 
 
 def segment_cost_table(problem: Problem, order: np.ndarray) -> np.ndarray:
@@ -184,4 +169,6 @@ def segment_cost_table(problem: Problem, order: np.ndarray) -> np.ndarray:
     diagonal), in ``O(n (n + m))`` time (``O(n (n + m) log n)`` with peak-aware
     overflow) and ``n^2`` floats of memory.  Use it to look at costs; the DP never
     materialises it."""
-    return table_kernel(*prepare(problem, order), problem.param_budget, 1.0 / problem.bandwidth, problem.peak_aware)
+    order = np.asarray(order, dtype=np.int64)
+    inv_b = 1.0 / problem.bandwidth
+    return table_kernel(order, inv_b, problem.param_budget, problem.peak_aware, *graph_arrays(problem.graph))

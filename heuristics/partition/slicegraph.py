@@ -42,9 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from heuristics.arrays import GraphArrays, graph_arrays
 from heuristics.kahn import in_degrees, kahn_kernel
 from heuristics.partition.segment_peak_tree import peak_extend_left, peak_tree, peak_tree_reset, prefix_peaks_kernel
-from heuristics.partition.segments import extend_left, overflow, prepare, prepare_kernel
+from heuristics.partition.segments import extend_left, overflow, prepared
 from mtpp.core.jit import clock, njit
 from mtpp.core.problem import Problem
 
@@ -53,30 +54,11 @@ CHECK_STEPS = 1 << 16
 
 
 @njit(cache=True, nogil=True)
-def dp_kernel(
-    w,
-    param_prefix,
-    out,
-    first,
-    last,
-    in_ptr,
-    in_size,
-    in_next,
-    out_raw,
-    in_size_raw,
-    cons_ptr,
-    cons_pos,
-    k,
-    budget,
-    inv_b,
-    ub,
-    peak_aware,
-    deadline,
-):
-    """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty);
-    ``complete`` is false when the clock passed ``deadline`` first (``dp[k, n - 1]`` is
-    then ``inf``).  The first twelve arguments are a
-    :class:`heuristics.partition.segments.PreparedOrder`."""
+def dp_kernel(p, k, budget, inv_b, ub, peak_aware, deadline):
+    """Fill ``dp`` and ``choice`` (start of the last block, ``-1`` = last block empty)
+    for the :class:`heuristics.partition.segments.PreparedOrder` ``p``; ``complete`` is
+    false when the clock passed ``deadline`` first (``dp[k, n - 1]`` is then ``inf``)."""
+    w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw, cons_ptr, cons_pos = p
     n = w.shape[0]
     timed = deadline < np.inf
     steps = CHECK_STEPS  # a deadline already passed stops the DP before its first column
@@ -176,27 +158,11 @@ def equal_work_starts(w, k):
 
 
 @njit(cache=True, nogil=True)
-def split_value(
-    w,
-    param_prefix,
-    out,
-    first,
-    last,
-    in_ptr,
-    in_size,
-    in_next,
-    out_raw,
-    in_size_raw,
-    cons_ptr,
-    cons_pos,
-    starts,
-    budget,
-    inv_b,
-    peak_aware,
-):
-    """Bottleneck of cutting the order at ``starts``, each block priced exactly as the
-    DP prices it (grown to the left from its last position).  ``O(n + m)``
-    (``O((n + m) log n)`` peak-aware)."""
+def split_value(p, starts, budget, inv_b, peak_aware):
+    """Bottleneck of cutting the prepared order ``p`` at ``starts``, each block priced
+    exactly as the DP prices it (grown to the left from its last position).
+    ``O(n + m)`` (``O((n + m) log n)`` peak-aware)."""
+    w, param_prefix, out, first, last, in_ptr, in_size, in_next, out_raw, in_size_raw, cons_ptr, cons_pos = p
     n = w.shape[0]
     t, d, size = peak_tree(n if peak_aware else 1)
     worst = 0.0
@@ -221,52 +187,19 @@ def split_value(
 
 
 @njit(cache=True, nogil=True)
-def equal_work_split(
-    w,
-    param_prefix,
-    out,
-    first,
-    last,
-    in_ptr,
-    in_size,
-    in_next,
-    out_raw,
-    in_size_raw,
-    cons_ptr,
-    cons_pos,
-    k,
-    budget,
-    inv_b,
-    peak_aware,
-):
+def equal_work_split(p, k, budget, inv_b, peak_aware):
     """The best of the equal-work splits (:func:`equal_work_starts`) into ``j = 1, 2,
-    4, ..., k`` pieces, as ``(value, starts)``: a feasible split (at most ``k``
-    blocks), so its value caps the DP without changing the optimum, and the partition
-    a DP cut off by its deadline falls back to.  ``O((n + m) log k)``; where IO
-    dominates, fewer pieces than ``k`` are often far cheaper."""
+    4, ..., k`` pieces of the prepared order ``p``, as ``(value, starts)``: a feasible
+    split (at most ``k`` blocks), so its value caps the DP without changing the
+    optimum, and the partition a DP cut off by its deadline falls back to.
+    ``O((n + m) log k)``; where IO dominates, fewer pieces than ``k`` are often far
+    cheaper."""
     best = np.inf
     best_starts = np.zeros(1, dtype=np.int64)
     j = 1
     while True:
-        starts = equal_work_starts(w, j)
-        value = split_value(
-            w,
-            param_prefix,
-            out,
-            first,
-            last,
-            in_ptr,
-            in_size,
-            in_next,
-            out_raw,
-            in_size_raw,
-            cons_ptr,
-            cons_pos,
-            starts,
-            budget,
-            inv_b,
-            peak_aware,
-        )
+        starts = equal_work_starts(p.work, j)
+        value = split_value(p, starts, budget, inv_b, peak_aware)
         if value < best:
             best = value
             best_starts = starts
@@ -274,11 +207,6 @@ def equal_work_split(
             break
         j = min(2 * j, k)
     return best, best_starts
-
-
-def _cap(value: float) -> float:
-    """A cap strictly above a feasible value, robust to summation-order rounding."""
-    return value + 1e-9 * abs(value) + 1e-12
 
 
 @njit(cache=True, nogil=True)
@@ -296,6 +224,25 @@ def segment_starts(choice, k):
             r = l - 1
         j -= 1
     return starts[:s][::-1].copy()
+
+
+@njit(cache=True, nogil=True)
+def slice_kernel(order, inv_b, k, budget, ub, peak_aware, deadline, *graph):
+    """Algorithm 1 on ``order`` of the graph whose arrays are ``graph``
+    (:func:`heuristics.partition.segments.graph_arrays`): ``(value, starts, exact)``,
+    the optimal slicing's bottleneck and block starts (``starts`` empty where the value
+    is not below ``ub``).  The DP is capped just above the best equal-work split
+    (:func:`equal_work_split`); past ``deadline`` it stops and that split is returned
+    with ``exact`` false."""
+    p = prepared(order, inv_b, graph)
+    fallback, fallback_starts = equal_work_split(p, k, budget, inv_b, peak_aware)
+    cap = fallback + 1e-9 * abs(fallback) + 1e-12  # strictly above a feasible value, whatever the summation order
+    dp, choice, complete = dp_kernel(p, k, budget, inv_b, min(ub, cap), peak_aware, deadline)
+    if not complete:
+        return fallback, fallback_starts, False
+    value = dp[k, order.shape[0] - 1]
+    starts = segment_starts(choice, k) if value < ub else np.zeros(0, dtype=np.int64)
+    return value, starts, True
 
 
 @dataclass(frozen=True)
@@ -331,99 +278,38 @@ def slice_order(
     value) the DP stops and the best equal-work split is returned instead
     (``exact=False``; ``None`` if it does not beat ``upper_bound``)."""
     order = np.asarray(order, dtype=np.int64)
-    arrays = prepare(problem, order)
     k = min(problem.k, order.size)  # more blocks than nodes would only be empty
-    params = (k, problem.param_budget, 1.0 / problem.bandwidth)
-    fallback, fallback_starts = equal_work_split(*arrays, *params, problem.peak_aware)
-    cap = min(upper_bound, _cap(fallback))
-    dp, choice, complete = dp_kernel(*arrays, *params, cap, problem.peak_aware, deadline)
-    if not complete:
-        return Segmentation.of(order, fallback_starts, fallback, exact=False) if fallback < upper_bound else None
-    value = float(dp[k, -1])
+    inv_b = 1.0 / problem.bandwidth
+    value, starts, exact = slice_kernel(
+        order, inv_b, k, problem.param_budget, upper_bound, problem.peak_aware, deadline, *graph_arrays(problem.graph)
+    )
     if not value < upper_bound:
         return None
-    return Segmentation.of(order, segment_starts(choice, k), value)
+    return Segmentation.of(order, starts, value, exact)
 
 
 @njit(cache=True, nogil=True)
-def decode_batch_kernel(
-    keys,
-    succ_ptr,
-    succ_idx,
-    pred_ptr,
-    pred_idx,
-    indeg,
-    work,
-    size_param,
-    size_out,
-    inv_b,
-    k,
-    budget,
-    ub,
-    peak_aware,
-    deadline,
-):
+def decode_batch_kernel(keys, indeg, inv_b, k, budget, ub, peak_aware, deadline, *graph):
     """Algorithm 2 for every row of ``keys``: Kahn order, then the sliced bottleneck
     (``inf`` where it is not below ``ub``, and for the rows from the one the
     ``deadline`` cut off), with the order and block starts of the best row (empty
     when no row is finite)."""
+    g = GraphArrays(*graph)
     fitness = np.full(keys.shape[0], np.inf)
     best = np.inf
     best_order = np.zeros(0, dtype=np.int64)
     best_starts = np.zeros(0, dtype=np.int64)
     for c in range(keys.shape[0]):
-        order = kahn_kernel(succ_ptr, succ_idx, indeg, keys[c])
-        w, pp, out, first, last, in_ptr, in_size, in_next, out_raw, in_raw, cons_ptr, cons_pos = prepare_kernel(
-            order, succ_ptr, succ_idx, pred_ptr, pred_idx, work, size_param, size_out, inv_b
-        )
-        cap, _ = equal_work_split(
-            w,
-            pp,
-            out,
-            first,
-            last,
-            in_ptr,
-            in_size,
-            in_next,
-            out_raw,
-            in_raw,
-            cons_ptr,
-            cons_pos,
-            k,
-            budget,
-            inv_b,
-            peak_aware,
-        )
-        cap += 1e-9 * abs(cap) + 1e-12  # as _cap: strictly above a feasible value
-        dp, choice, complete = dp_kernel(
-            w,
-            pp,
-            out,
-            first,
-            last,
-            in_ptr,
-            in_size,
-            in_next,
-            out_raw,
-            in_raw,
-            cons_ptr,
-            cons_pos,
-            k,
-            budget,
-            inv_b,
-            min(cap, ub),
-            peak_aware,
-            deadline,
-        )
-        if not complete:
+        order = kahn_kernel(g.succ_ptr, g.succ_idx, indeg, keys[c])
+        v, starts, exact = slice_kernel(order, inv_b, k, budget, ub, peak_aware, deadline, *graph)
+        if not exact:
             break
-        v = dp[k, order.shape[0] - 1]
         if v < ub:
             fitness[c] = v
             if v < best:
                 best = v
                 best_order = order
-                best_starts = segment_starts(choice, k)
+                best_starts = starts
     return fitness, best_order, best_starts
 
 
@@ -438,20 +324,14 @@ def sort_and_slice(
     g = problem.graph
     fitness, order, starts = decode_batch_kernel(
         np.ascontiguousarray(keys, dtype=np.float64),
-        g.succ_ptr,
-        g.succ_idx,
-        g.pred_ptr,
-        g.pred_idx,
         in_degrees(g),
-        g.work,
-        g.size_param,
-        g.size_out,
         1.0 / problem.bandwidth,
         min(problem.k, g.n),
         problem.param_budget,
         upper_bound,
         problem.peak_aware,
         deadline,
+        *graph_arrays(problem.graph),
     )
     if order.size == 0:
         return fitness, None

@@ -41,7 +41,7 @@ Equal sets are collapsed through a Zobrist hash (the cheapest ``g`` kept; a stat
 reached again more cheaply is re-opened), children whose key reaches the best
 known peak ``U`` are dropped, and a goal (the full set) lowers ``U``.
 
-Free moves (issue 26).  If an op ``v`` is ready at ``S`` and ``I(S + v) <= I(S)``
+Free moves.  If an op ``v`` is ready at ``S`` and ``I(S + v) <= I(S)``
 (its output, if it has consumers, is at most the inputs it frees), then for every
 ``X`` with ``S <= X`` and ``v`` not in ``X``, ``I(X + v) - I(X) <= I(S + v) - I(S) <=
 0``: ``v``'s output joins in both, and every input of ``v`` freed at ``S`` (its other
@@ -111,7 +111,7 @@ a proven lower bound that rises as the search runs; when the smallest open key
 reaches ``U`` (or nothing is open), the order of peak ``U`` is optimal.  States
 pruned at ``U`` do not matter as the bound is capped at ``U``.
 
-Rounding (issue 20).  Live memories are kept by adds and subtracts, so bound
+Rounding.  Live memories are kept by adds and subtracts, so bound
 their errors against the largest magnitude touched, ``U_0`` (the peak of the
 start order): a stored state's live memory went through at most ``2n`` roundings
 on the path that first made it, each at most ``u = 2^-53`` times a partial result,
@@ -151,10 +151,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from heuristics.bitsets import CTZ, DEBRUIJN, ONE, has, mark_ready, ready_ops
+from heuristics.arrays import graph_arrays
+from heuristics.bitsets import CTZ, DEBRUIJN, ONE, covered, has, mark_ready, ready_ops, zobrist_keys
 from heuristics.peak_memory.orders import order_peak, traversal_order
 from heuristics.peak_memory.state_dp import child_live
 from mtpp.bounds.peak_cut import cut_live_memory
@@ -213,13 +215,31 @@ def _pop(hk, hd, hi, hg, size):
     return size
 
 
+@njit(cache=True, inline="always")
+def relative_terms(v, over, row, q_bits, forced, static, size_out, resid, relative):
+    """``F(v) + sum size_out`` and ``B(v) + sum R[v, .]`` over ``over[row] cap Q(v)``
+    (module docstring; ``relative`` false: the second is ``B(v)``), summed by
+    increasing op."""
+    total = forced[v]
+    cut = static[v]
+    for w in range(q_bits.shape[1]):
+        x = over[row, w] & q_bits[v, w]
+        while x != 0:
+            low = x & (~x + ONE)
+            x ^= low
+            u = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
+            total += size_out[u]
+            if relative:
+                cut += resid[v, u]
+    return total, cut
+
+
 @njit(cache=True)
 def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best, over, row):
     """``max(best, max_{v not in S} h_v(S))`` (module docstring); ``order`` sorts the
     ops by decreasing ``top``, the largest ``h_v`` can get.  The relative terms sum
     over ``over[row] cap Q(v)``: ``over[row]`` is ``S`` forward, the ops feeding
     ``T`` backward; an empty ``resid`` (``(0, 0)``) leaves the min-cut terms static."""
-    n_words = bits.shape[1]
     relative = resid.shape[0] > 0  # an empty R: the relative min-cut terms are off
     for k in range(order.shape[0]):
         v = order[k]
@@ -227,17 +247,7 @@ def set_bound(bits, s, order, static, forced, top, q_bits, resid, size_out, best
             break
         if has(bits, s, v):
             continue
-        total = forced[v]
-        cut = static[v]
-        for w in range(n_words):
-            x = over[row, w] & q_bits[v, w]
-            while x != 0:
-                low = x & (~x + ONE)
-                x ^= low
-                u = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
-                total += size_out[u]
-                if relative:
-                    cut += resid[v, u]
+        total, cut = relative_terms(v, over, row, q_bits, forced, static, size_out, resid, relative)
         if total > best:
             best = total
         if cut > best:
@@ -258,13 +268,7 @@ def frees_enough(bits, s, v, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, e
     k = 0
     for a in range(pred_ptr[v], pred_ptr[v + 1]):
         u = pred_idx[a]
-        last = True
-        for b in range(succ_ptr[u], succ_ptr[u + 1]):
-            z = succ_idx[b]
-            if z != v and has(bits, s, z) == 0:
-                last = False
-                break
-        if last:
+        if covered(bits, s, u, succ_ptr, succ_idx, v):
             freed += size_out[u]
             k += 1
     if exact:
@@ -325,13 +329,7 @@ def pair_move(bits, s, ops, live_s, limit, succ_ptr, succ_idx, pred_ptr, pred_id
             w = succ_idx[e]
             if cl_v + size_out[w] + size_param[w] > limit:
                 continue
-            ready = True
-            for a in range(pred_ptr[w], pred_ptr[w + 1]):
-                u = pred_idx[a]
-                if u != v and has(bits, s, u) == 0:
-                    ready = False
-                    break
-            if not ready:
+            if not covered(bits, s, w, pred_ptr, pred_idx, v):  # w is not ready once v ran
                 continue
             cl = cl_v
             if succ_ptr[w + 1] > succ_ptr[w]:
@@ -349,6 +347,30 @@ def pair_move(bits, s, ops, live_s, limit, succ_ptr, succ_idx, pred_ptr, pred_id
             if cl <= live_s and cl <= cl_v:
                 return k
     return -1
+
+
+class SearchState(NamedTuple):
+    """The arrays of a search (module docstring), allocated once from ``memory_mb``:
+    per stored set its bitset, ready ops, hash, ``g``, live memory, ``h``, parent, op
+    and depth; the heap of keys, depths, sets and ``g``; the hash table; the counters
+    (sets stored, heap size, expansions, goal set); the best peak known."""
+
+    bits: np.ndarray
+    rdy: np.ndarray
+    hsh: np.ndarray
+    g: np.ndarray
+    live: np.ndarray
+    hval: np.ndarray
+    parent: np.ndarray
+    node: np.ndarray
+    depth: np.ndarray
+    hk: np.ndarray
+    hd: np.ndarray
+    hi: np.ndarray
+    hg: np.ndarray
+    table: np.ndarray
+    ctr: np.ndarray
+    ub_box: np.ndarray
 
 
 @njit(cache=True)
@@ -373,8 +395,9 @@ def search_kernel(
     succ_idx,
     pred_ptr,
     pred_idx,
-    size_out,
+    work,
     size_param,
+    size_out,
     zob,
     order,
     static,
@@ -391,7 +414,8 @@ def search_kernel(
     deadline,
 ):
     """Runs at most ``max_expansions`` expansions of the best-first search on the
-    state arrays (module docstring) and returns a status code.  ``ctr`` holds the
+    state arrays (a :class:`SearchState`, then the arrays of
+    :func:`heuristics.arrays.graph_arrays`) and returns a status code.  ``ctr`` holds the
     number of states, the heap size, the expansions so far and the goal state;
     ``ub_box[0]`` the best peak known.  The clock is looked at between children (one
     expansion can take seconds on 20,000 ops): past ``deadline`` the state goes back
@@ -592,21 +616,11 @@ def relative_tops(q_bits, forced, static, size_out, resid):
     B(v) + sum_{Q(v)} R[v, .])``, summed in the order :func:`set_bound` sums (so its
     sums over subsets of ``Q(v)`` never exceed it), in ``O(n^2 / 64 + |Q|)`` time and
     no ``n x n`` temporaries (an empty ``resid``: no min-cut terms)."""
-    n, n_words = q_bits.shape
+    n = q_bits.shape[0]
     relative = resid.shape[0] > 0
     top = np.empty(n)
     for v in range(n):
-        total = forced[v]
-        cut = static[v]
-        for w in range(n_words):
-            x = q_bits[v, w]
-            while x != 0:
-                low = x & (~x + ONE)
-                x ^= low
-                u = w * 64 + CTZ[(low * DEBRUIJN) >> np.uint64(58)]
-                total += size_out[u]
-                if relative:
-                    cut += resid[v, u]
+        total, cut = relative_terms(v, q_bits, v, q_bits, forced, static, size_out, resid, relative)
         top[v] = total if total > cut else cut
     return top
 
@@ -701,7 +715,7 @@ def best_first_search(
         del anc
         top = relative_tops(q_bits, forced, static, g.size_out, resid)
         by_bound = np.argsort(-top, kind="stable").astype(np.int64)
-    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
+    zob = zobrist_keys(n, seed)
     # the root: nothing scheduled, the sources ready
     sources = np.flatnonzero(np.diff(g.succ_ptr if backward else g.pred_ptr) == 0)  # backward: the sinks
     np.bitwise_or.at(rdy[0], sources >> 6, ONE << (sources & 63).astype(np.uint64))
@@ -715,11 +729,10 @@ def best_first_search(
     hk[0], hi[0] = hval[0], 0
     ctr = np.array([1, 1 if hval[0] < ub else 0, 0, -1], dtype=np.int64)  # states, heap size, expansions, goal
     ub_box = np.array([ub])
-    status, batch, stopped = (
-        RUNNING,
-        1,
-        False,
-    )  # doubled while a batch takes < 0.05 s (one expansion can take 0.1 s at 20,000 ops)
+    state = SearchState(bits, rdy, hsh, gs, live, hval, parent, node, depth, hk, hd, hi, hg, table, ctr, ub_box)
+    arrays = graph_arrays(g)
+    # the batch of expansions doubles while it takes < 0.05 s (one expansion can take 0.1 s at 20,000 ops)
+    status, batch, stopped = RUNNING, 1, False
     deadline = math.inf if time_limit is None else t0 + time_limit
     setup = time.perf_counter() - t0
     while status == RUNNING:
@@ -728,28 +741,8 @@ def best_first_search(
             break
         t = time.perf_counter()
         status = search_kernel(
-            bits,
-            rdy,
-            hsh,
-            gs,
-            live,
-            hval,
-            parent,
-            node,
-            depth,
-            hk,
-            hd,
-            hi,
-            hg,
-            table,
-            ctr,
-            ub_box,
-            g.succ_ptr,
-            g.succ_idx,
-            g.pred_ptr,
-            g.pred_idx,
-            g.size_out,
-            g.size_param,
+            *state,
+            *arrays,
             zob,
             by_bound,
             static,

@@ -1,4 +1,4 @@
-"""A learned dispatch rule for peak memory (issue 25): Kahn's algorithm that runs, at
+"""A learned dispatch rule for peak memory: Kahn's algorithm that runs, at
 each step, the ready op of least score.  Linear in time and free of torch.
 
 The objective is Topoformer Eq. (1) with the step memory of Eq. (15), ``M_t = I_{t-1}
@@ -50,9 +50,7 @@ DYNAMIC = 6
 HIDDEN = 8
 TEMPERATURE = 0.3
 """The sampling temperature of :func:`rule_sample`: of 0.003 to 3 (ten values), the
-best of 16 draws is lowest at 0.3 for the shipped weights on dev graphs of 500 / 1000 /
-2000 ops (seeds 6600..: 0.973 / 0.980 / 0.984 of random-100's peak, where the greedy
-rule's is 0.992 / 0.994 / 0.993)."""
+best of 16 draws is lowest at 0.3 for the shipped weights."""
 PARAMETERS = STATIC * HIDDEN + 2 * HIDDEN + DYNAMIC
 SHIPPED = Path(__file__).with_name("weights") / "rule-peak.npz"
 

@@ -30,7 +30,7 @@ the run is exact (``DpResult.exact``).  Cuts at early levels, where peaks are st
 small, make this bound weak; :mod:`mtpp.bounds.peak_memory` has order-independent
 ones.
 
-Rounding (issue 20).  Live memories are kept by adds and subtracts, so on a graph
+Rounding.  Live memories are kept by adds and subtracts, so on a graph
 that mixes a huge tensor with tiny ones their errors are not small relative to
 the live memory.  Bound them against the largest magnitude touched instead: the
 live memory of a kept state went through at most ``2n`` roundings (each tensor
@@ -64,7 +64,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from heuristics.bitsets import CTZ, ONE, has, mark_ready, ready_ops
+from heuristics.arrays import graph_arrays
+from heuristics.bitsets import CTZ, ONE, covered, mark_ready, ready_ops, zobrist_keys
 from heuristics.peak_memory.orders import order_peak
 from mtpp.core.errors import InvalidParameterError
 from mtpp.core.graph import Graph
@@ -77,9 +78,8 @@ MAX_TOTAL_STATES = 20_000_000  # states kept over all levels (8 bytes each for t
 TIMEOUT_WIDTH = 16  # beam width for the levels left once the time limit has passed ...
 TIMEOUT_WORDS = 1 << 22  # ... at most: width x levels left x bitset words stays below this (20,000 ops: width 1)
 # A level starts at full width only if LEVEL_MARGIN times the last level's time per state
-# fits in the time left: children per state grow from level to level (8.8 -> 18.5 at
-# 2,000 ops), and a level took up to 2.75 times that pace on layered graphs of 300-5,000
-# ops and a 48-layer GPT-2 (level-to-level ratios measured on a 2-core machine).
+# fits in the time left: children per state grow from level to level, and a level took up
+# to 2.75 times the last one's pace.
 LEVEL_MARGIN = 3.0
 
 
@@ -125,26 +125,38 @@ def child_live(sched, s, v, live_s, succ_ptr, succ_idx, pred_ptr, pred_idx, size
         cl += size_out[v]
     for a in range(pred_ptr[v], pred_ptr[v + 1]):
         u = pred_idx[a]
-        last = True
-        for b in range(succ_ptr[u], succ_ptr[u + 1]):
-            z = succ_idx[b]
-            if z != v and has(sched, s, z) == 0:
-                last = False
-                break
-        if last:
+        if covered(sched, s, u, succ_ptr, succ_idx, v):
             cl -= size_out[u]
     return cl
 
 
-@njit(cache=True)
-def expand_kernel(
-    sched, ready, hsh, live, peak, succ_ptr, succ_idx, pred_ptr, pred_idx, size_out, size_param, zob, ctz, ub
-):
-    """All children of one level, collapsed per set (cheapest peak kept), children
-    whose peak reaches ``ub`` dropped.  Returns per distinct child its parent state,
-    added node, hash, peak, live memory, and ``live + `` the smallest ``size_out +
+KEEP_PEAK, KEEP_LOGP, KEEP_ALL = 0, 1, 2
+"""How :func:`expand_level` merges the children of one set: the lower peak (ties: the
+higher log-probability), the higher log-probability (ties: the lower peak), none."""
+
+
+@njit(cache=True, inline="always")
+def expand_level(sched, ready, hsh, live, peak, logp, y, zob, ctz, ub, mode, policy, lookahead, graph):
+    """All children ``(state, ready op)`` of one level (``graph``: the arrays of
+    :func:`heuristics.arrays.graph_arrays`), those whose peak reaches ``ub`` dropped,
+    children of one set merged through a Zobrist-hash table (sets compared word by
+    word on a hit) as ``mode`` says (:data:`KEEP_PEAK`, ...; the first one inserted
+    wins full ties).  A child's peak is ``max(peak, live + size_out(v) +
+    size_param(v))``; with a ``policy`` (the priorities ``y`` of Eq. 8 of Topoformer)
+    its log-probability is its parent's (``logp``) plus ``y_v - logsumexp_{R(S)} y``
+    (the normaliser computed once per state); without one, children merge by peak
+    alone.  The live memory is computed once per distinct child; no per-child
+    ``O(n)`` copy is made (the bitsets of the survivors are built afterwards by
+    :func:`materialise_kernel`).
+
+    Returns per child its parent, op, hash, peak, live memory, log-probability (with
+    a policy) and, with ``lookahead``, ``live + `` the smallest ``size_out +
     size_param`` of an op that could run next (over a superset of the child's ready
-    ops), a lower bound on the child's next step memory."""
+    ops: the parent's other ready ops and the op's consumers), a lower bound on the
+    child's next step memory; in insertion order (states in order, each state's ops
+    by increasing index).  The kernels call it with constant ``policy`` and
+    ``lookahead``, so that each compiles without the branches it does not take."""
+    succ_ptr, succ_idx, pred_ptr, pred_idx, _, size_param, size_out = graph
     slots, total = hash_table(ready)
     mask = np.uint64(slots.size - 1)
     c_parent = np.empty(total, dtype=np.int64)
@@ -152,20 +164,32 @@ def expand_kernel(
     c_hash = np.empty(total, dtype=np.uint64)
     c_peak = np.empty(total)
     c_live = np.empty(total)
-    c_look = np.empty(total)
+    c_logp = np.empty(total if policy else 0)
+    c_look = np.empty(total if lookahead else 0)
     count = 0
     for s in range(sched.shape[0]):
         ops = ready_ops(ready, s, ctz)
+        lse = 0.0
+        if policy:  # normaliser of Eq. 8 over R(S), shifted by its maximum
+            top = -np.inf
+            for v in ops:
+                top = max(top, y[v])
+            acc = 0.0
+            for v in ops:
+                acc += math.exp(y[v] - top)
+            lse = top + math.log(acc)
         # the two smallest next-step additions size_out + size_param among s's ready ops
         m1, m2, a1 = np.inf, np.inf, -1
+        if lookahead:
+            for v in ops:
+                add = size_out[v] + size_param[v]
+                if add < m1:
+                    m2 = m1
+                    m1, a1 = add, v
+                elif add < m2:
+                    m2 = add
         for v in ops:
-            add = size_out[v] + size_param[v]
-            if add < m1:
-                m2 = m1
-                m1, a1 = add, v
-            elif add < m2:
-                m2 = add
-        for v in ops:
+            lp = logp[s] + (y[v] - lse) if policy else 0.0
             step = live[s] + size_out[v] + size_param[v]
             p = peak[s] if peak[s] > step else step
             if p >= ub:
@@ -173,35 +197,63 @@ def expand_kernel(
             h = hsh[s] ^ zob[v]
             i = np.int64(h & mask)
             while True:
-                e = slots[i]
+                e = -1 if mode == KEEP_ALL else slots[i]
                 if e == -1:
                     cl = child_live(sched, s, v, live[s], succ_ptr, succ_idx, pred_ptr, pred_idx, size_out)
-                    # next step: one of ready(s) - v or a consumer of v
-                    nxt = m2 if v == a1 else m1
-                    for a in range(succ_ptr[v], succ_ptr[v + 1]):
-                        z = succ_idx[a]
-                        add = size_out[z] + size_param[z]
-                        if add < nxt:
-                            nxt = add
-                    if nxt == np.inf:  # v was the last op
-                        nxt = 0.0
-                    c_look[count] = cl + nxt
-                    slots[i] = count
+                    if lookahead:  # next step: one of ready(s) - v or a consumer of v
+                        nxt = m2 if v == a1 else m1
+                        for a in range(succ_ptr[v], succ_ptr[v + 1]):
+                            z = succ_idx[a]
+                            add = size_out[z] + size_param[z]
+                            if add < nxt:
+                                nxt = add
+                        if nxt == np.inf:  # v was the last op
+                            nxt = 0.0
+                        c_look[count] = cl + nxt
+                    if mode != KEEP_ALL:
+                        slots[i] = count
                     c_parent[count] = s
                     c_node[count] = v
                     c_hash[count] = h
                     c_peak[count] = p
                     c_live[count] = cl
+                    if policy:
+                        c_logp[count] = lp
                     count += 1
                     break
                 if c_hash[e] == h and same_child(sched, c_parent[e], c_node[e], s, v):
-                    if p < c_peak[e]:
+                    if not policy:
+                        better = p < c_peak[e]
+                    elif mode == KEEP_PEAK:
+                        better = p < c_peak[e] or (p == c_peak[e] and lp > c_logp[e])
+                    else:
+                        better = lp > c_logp[e] or (lp == c_logp[e] and p < c_peak[e])
+                    if better:  # same set, so the same live memory
                         c_parent[e] = s
                         c_node[e] = v
                         c_peak[e] = p
+                        if policy:
+                            c_logp[e] = lp
                     break
                 i = np.int64((np.uint64(i) + ONE) & mask)
-    return c_parent[:count], c_node[:count], c_hash[:count], c_peak[:count], c_live[:count], c_look[:count]
+    return (
+        c_parent[:count],
+        c_node[:count],
+        c_hash[:count],
+        c_peak[:count],
+        c_live[:count],
+        c_logp[:count],
+        c_look[:count],
+    )
+
+
+@njit(cache=True)
+def expand_kernel(sched, ready, hsh, live, peak, zob, ctz, ub, *graph):
+    """The children of one level of the DP (:func:`expand_level`: merged by peak, no
+    policy): per child its parent, op, hash, peak, live memory and next-step bound."""
+    none = np.empty(0)
+    c = expand_level(sched, ready, hsh, live, peak, none, none, zob, ctz, ub, KEEP_PEAK, False, True, graph)
+    return c[0], c[1], c[2], c[3], c[4], c[6]
 
 
 @njit(cache=True)
@@ -221,6 +273,29 @@ def materialise_kernel(parent, node, sched, ready, succ_ptr, succ_idx, pred_ptr,
         new_ready[c, v >> 6] &= ~bit
         mark_ready(new_sched, new_ready, c, v, succ_ptr, succ_idx, pred_ptr, pred_idx)
     return new_sched, new_ready
+
+
+def empty_level(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The level of the empty set: its scheduled and ready bitsets (the sources ready),
+    hash, live memory and peak so far."""
+    n_words = (graph.n + 63) // 64
+    sched = np.zeros((1, n_words), dtype=np.uint64)
+    ready = np.zeros((1, n_words), dtype=np.uint64)
+    for v in np.flatnonzero(np.diff(graph.pred_ptr) == 0).tolist():
+        ready[0, v >> 6] |= ONE << np.uint64(v & 63)
+    return sched, ready, np.zeros(1, dtype=np.uint64), np.zeros(1), np.zeros(1)
+
+
+def trace_orders(parents: list[np.ndarray], nodes: list[np.ndarray], last: np.ndarray) -> np.ndarray:
+    """The orders that end in the states ``last`` of the last level, one per row, read
+    back through each level's ``parents`` (indices into the level before) and added
+    ``nodes``."""
+    orders = np.empty((last.size, len(nodes)), dtype=np.int64)
+    idx = last
+    for t in range(len(nodes) - 1, -1, -1):
+        orders[:, t] = nodes[t][idx]
+        idx = parents[t][idx]
+    return orders
 
 
 @dataclass(frozen=True)
@@ -281,14 +356,9 @@ def state_dp(
     n_words = (n + 63) // 64
     ub_order = None if upper_order is None else np.asarray(upper_order, dtype=np.int64)
     ub = math.inf if ub_order is None else order_peak(g, ub_order)
-    zob = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + ONE
-    sched = np.zeros((1, n_words), dtype=np.uint64)
-    ready = np.zeros((1, n_words), dtype=np.uint64)
-    for v in np.flatnonzero(np.diff(g.pred_ptr) == 0).tolist():
-        ready[0, v >> 6] |= ONE << np.uint64(v & 63)
-    hsh = np.zeros(1, dtype=np.uint64)
-    live = np.zeros(1)
-    peak = np.zeros(1)
+    zob = zobrist_keys(n, seed)
+    arrays = graph_arrays(g)
+    sched, ready, hsh, live, peak = empty_level(g)
     parents: list[np.ndarray] = []
     nodes: list[np.ndarray] = []
     min_cut = math.inf
@@ -310,8 +380,7 @@ def state_dp(
             limit = finish if limit is None else min(limit, finish)
             if sched.shape[0] > limit:
                 # a level that would not end within the limit expands only its best states
-                # (a level of 200,000 states on 2,000 ops takes seconds: exact-dp with a 10 s
-                # limit took 16 s); every order through a dropped state has peak >= its peak
+                # (a level of 200,000 states takes seconds); every order through a dropped state has peak >= its peak
                 # so far, so the smallest of those counts as a cut-off key (module docstring)
                 rank = np.lexsort((live, peak))
                 kept, dropped = rank[:limit], rank[limit:]
@@ -321,20 +390,7 @@ def state_dp(
                 sched, ready, hsh, live, peak = sched[kept], ready[kept], hsh[kept], live[kept], peak[kept]
         expanded = sched.shape[0]
         c_parent, c_node, c_hash, c_peak, c_live, c_look = expand_kernel(
-            sched,
-            ready,
-            hsh,
-            live,
-            peak,
-            g.succ_ptr,
-            g.succ_idx,
-            g.pred_ptr,
-            g.pred_idx,
-            g.size_out,
-            g.size_param,
-            zob,
-            CTZ,
-            ub,
+            sched, ready, hsh, live, peak, zob, CTZ, ub, *arrays
         )
         key = np.maximum(c_peak, c_look)  # a lower bound on every completion of the child
         alive = np.flatnonzero(key < ub)
@@ -359,11 +415,7 @@ def state_dp(
             per_state = (time.perf_counter() - start) / expanded
     exact = truncated_at < 0
     if len(parents) == n:  # a full order below ub survived
-        order = np.empty(n, dtype=np.int64)
-        i = 0
-        for t in range(n - 1, -1, -1):
-            order[t] = nodes[t][i]
-            i = int(parents[t][i])
+        order = trace_orders(parents, nodes, np.zeros(1, dtype=np.int64))[0]
         best = order_peak(g, order)
     else:
         if ub_order is None:  # cannot happen: without pruning every level has a child

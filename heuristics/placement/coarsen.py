@@ -1,4 +1,4 @@
-"""Acyclic graph coarsening for placement (issue 8): HSDAG's grouping idea done with a
+"""Acyclic graph coarsening for placement: HSDAG's grouping idea done with a
 proven method, heavy-edge matching that keeps the coarse graph a DAG.
 
 **Rounds.**  Each round works on the current coarse graph: it computes every node's

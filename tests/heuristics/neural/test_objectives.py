@@ -1,4 +1,4 @@
-"""Order objectives and training graphs: the costs are the evaluators' costs."""
+"""Order objectives: the costs are the evaluators' costs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from heuristics.kahn import kahn_order
-from heuristics.neural.datasets import VALIDATION_EPOCH, epoch_graphs, training_graph
 from heuristics.neural.objectives import Bottleneck, PeakMemory, make_objective
 from heuristics.partition.slicegraph import slice_order
 from mtpp import Problem, evaluate
@@ -45,18 +44,3 @@ def test_make_objective_and_problem_checks() -> None:
     assert Bottleneck.of(Problem(g, 5, bandwidth=2.0)) == Bottleneck(5, 2.0)
     with pytest.raises(InvalidParameterError, match="reserve"):
         Bottleneck.of(Problem(g, 5, memory=100.0, reserve=10.0))
-
-
-def test_training_graphs_are_seeded_fresh_and_in_range() -> None:
-    a = epoch_graphs("peak", (20, 30), seed=3, epoch=0, count=4)
-    assert all(20 <= g.n <= 30 for g in a)
-    assert a == epoch_graphs("peak", (20, 30), seed=3, epoch=0, count=4)
-    assert a != epoch_graphs("peak", (20, 30), seed=3, epoch=1, count=4)
-    assert a != epoch_graphs("peak", (20, 30), seed=4, epoch=0, count=4)
-    regal = epoch_graphs("mtpp", (30, 40), seed=3, epoch=2, count=3)
-    assert epoch_graphs("mtpp", (30, 40), seed=3, epoch=2, count=3, jobs=2) == regal  # the same, in order
-    assert training_graph("mtpp", (25, 25), 0, VALIDATION_EPOCH, 0).n == 25
-    with pytest.raises(InvalidParameterError, match="nodes"):
-        training_graph("peak", (10, 5), 0, 0, 0)
-    with pytest.raises(InvalidParameterError, match="objective"):
-        training_graph("speed", (10, 20), 0, 0, 0)

@@ -31,6 +31,7 @@ from mtpp.core.evaluate import evaluate
 from mtpp.core.memory import peak_memory
 from mtpp.core.problem import Problem
 from mtpp.generators.regal import regal_graph
+from mtpp.generators.training import epoch_graphs
 from mtpp.partitioner import partition
 from mtpp.teacher_data import build_teacher_data, example_graph, partition_order
 from tests.oracle import brute_force_peak, down_set_optimum, is_topological
@@ -145,7 +146,7 @@ def test_training_on_the_exact_teacher(data: Path, tmp_path: Path) -> None:
         layers=1,
         head_dim=4,
     )
-    result = train(config, tmp_path / "run")
+    result = train(config, tmp_path / "run", epoch_graphs)
     assert [row["phase"] for row in result.history] == [1.0, 1.0]
     assert all(0 < row["loss"] < 10 for row in result.history)
     meta = torch.load(result.weights, weights_only=True)["meta"]
@@ -167,7 +168,11 @@ def test_bad_exact_teacher_options(tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match="device"):
         TrainConfig(device="gpu0")
     with pytest.raises(InvalidParameterError, match="not a teacher data set"):
-        train(TrainConfig(teacher="exact", teacher_data=(str(tmp_path),), imitation_epochs=1, epochs=1), tmp_path / "r")
+        train(
+            TrainConfig(teacher="exact", teacher_data=(str(tmp_path),), imitation_epochs=1, epochs=1),
+            tmp_path / "r",
+            epoch_graphs,
+        )
 
 
 def test_partition_teachers_are_proven_optimal_partitions_as_orders(mtpp_data: Path) -> None:
@@ -253,14 +258,14 @@ def test_training_on_proven_partitions(mtpp_data: Path, tmp_path: Path) -> None:
     config = TrainConfig(
         objective="mtpp", k=3, teacher="exact", teacher_data=(str(mtpp_data),), dim=8, layers=1, head_dim=4, **tiny
     )
-    result = train(config, tmp_path / "run")
+    result = train(config, tmp_path / "run", epoch_graphs)
     assert [row["phase"] for row in result.history] == [1.0, 1.0]
     meta = torch.load(result.weights, weights_only=True)["meta"]
     assert meta["objective"] == "mtpp" and meta["teacher_examples"] == MTPP_SPEC.count
     regal = RegalTrainConfig(
         objective="mtpp", k=2, teacher="exact", teacher_data=(str(mtpp_data),), evaluations=20, **tiny
     )
-    assert [row["phase"] for row in train_regal(regal, tmp_path / "regal").history] == [1.0, 1.0]
+    assert [row["phase"] for row in train_regal(regal, tmp_path / "regal", epoch_graphs).history] == [1.0, 1.0]
 
 
 def test_imitation_batches_group_graphs_of_similar_size() -> None:

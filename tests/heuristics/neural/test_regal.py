@@ -34,6 +34,7 @@ from mtpp.core.errors import InvalidParameterError, WeightsError
 from mtpp.core.graph import Graph
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
+from mtpp.generators.training import epoch_graphs
 from tests.heuristics.neural.learned_brkga import check_learned_brkga
 from tests.oracle import is_topological
 
@@ -248,7 +249,7 @@ def trained(tmp_path_factory):
     out = tmp_path_factory.mktemp("regal")
     lines: list[str] = []
     calls: list[tuple[int, int]] = []
-    result = train_regal(TINY, out, progress=lambda e, n, row: calls.append((e, n)), log=lines.append)
+    result = train_regal(TINY, out, epoch_graphs, progress=lambda e, n, row: calls.append((e, n)), log=lines.append)
     return out, result, lines, calls
 
 
@@ -271,17 +272,17 @@ def test_resume_continues_exactly(trained, tmp_path):
     resume_dir.mkdir()
     (resume_dir / CHECKPOINT).write_bytes((out / CHECKPOINT).read_bytes())
     three = dataclasses.replace(TINY, epochs=3)
-    resumed = train_regal(three, resume_dir)
+    resumed = train_regal(three, resume_dir, epoch_graphs)
     assert resumed.history[:2] == result.history  # the prefix is the checkpoint's, untouched
-    straight = train_regal(three, tmp_path / "straight")
+    straight = train_regal(three, tmp_path / "straight", epoch_graphs)
     assert _drop_time(resumed.history) == _drop_time(straight.history)
     with pytest.raises(InvalidParameterError, match="other training options"):
-        train_regal(dataclasses.replace(three, lr=0.5), resume_dir)
+        train_regal(dataclasses.replace(three, lr=0.5), resume_dir, epoch_graphs)
 
 
 def test_searches_over_processes_train_as_one_process(trained, tmp_path):
     _, result, _, _ = trained
-    spread = train_regal(dataclasses.replace(TINY, jobs=2), tmp_path)
+    spread = train_regal(dataclasses.replace(TINY, jobs=2), tmp_path, epoch_graphs)
     assert _drop_time(spread.history) == _drop_time(result.history)
 
 
@@ -369,7 +370,7 @@ def test_shipped_regal_weights_load_offline_and_choose_deterministically(name: s
 
 def test_imitation_epochs_fit_the_teacher_then_reinforce(tmp_path) -> None:
     cfg = dataclasses.replace(TINY, objective="peak", epochs=3, imitation_epochs=2, teacher_effort=8)
-    result = train_regal(cfg, tmp_path)
+    result = train_regal(cfg, tmp_path, epoch_graphs)
     phases = [row["phase"] for row in result.history]
     assert phases == [1.0, 1.0, 0.0]
     assert all(math.isnan(row["mean_reward"]) for row in result.history[:2])

@@ -17,6 +17,7 @@ from mtpp.core.errors import InvalidParameterError, WeightsError
 from mtpp.core.memory import peak_memory
 from mtpp.generators.layered import layered_graph
 from mtpp.generators.regal import regal_graph
+from mtpp.generators.training import epoch_graphs
 from tests.oracle import is_topological
 
 TINY = {
@@ -36,7 +37,7 @@ TINY = {
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("topo")
-    train(TrainConfig(objective="peak", epochs=2, **TINY), out)
+    train(TrainConfig(objective="peak", epochs=2, **TINY), out, epoch_graphs)
     return out
 
 
@@ -56,12 +57,12 @@ def test_training_writes_everything_and_the_weights_load(trained: Path) -> None:
 
 def test_resume_continues_the_same_run(trained: Path, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh"
-    train(TrainConfig(objective="peak", epochs=3, **TINY), fresh)
+    train(TrainConfig(objective="peak", epochs=3, **TINY), fresh, epoch_graphs)
     resumed = tmp_path / "resumed"
     resumed.mkdir()
     for name in (CHECKPOINT,):
         (resumed / name).write_bytes((trained / name).read_bytes())
-    result = train(TrainConfig(objective="peak", epochs=3, **TINY), resumed)
+    result = train(TrainConfig(objective="peak", epochs=3, **TINY), resumed, epoch_graphs)
     a = json.loads((fresh / HISTORY).read_text())
     b = result.history
     assert len(b) == 3
@@ -69,7 +70,7 @@ def test_resume_continues_the_same_run(trained: Path, tmp_path: Path) -> None:
         assert ra["loss"] == pytest.approx(rb["loss"], rel=1e-5, abs=1e-7)
         assert ra["val_ratio_vs_classic"] == pytest.approx(rb["val_ratio_vs_classic"], rel=1e-9)
     with pytest.raises(InvalidParameterError, match="other training options"):
-        train(TrainConfig(objective="peak", epochs=4, **{**TINY, "samples": 2}), resumed)
+        train(TrainConfig(objective="peak", epochs=4, **{**TINY, "samples": 2}), resumed, epoch_graphs)
 
 
 class _FakeClock:
@@ -102,10 +103,10 @@ def test_a_time_limited_run_writes_its_weights_and_resumes(tmp_path: Path, monke
     import heuristics.neural.runs as runs
 
     monkeypatch.setattr(runs.time, "monotonic", _FakeClock(10.0))
-    result = train(TrainConfig(objective="peak", epochs=3, **TINY), tmp_path, time_limit=45.0)
+    result = train(TrainConfig(objective="peak", epochs=3, **TINY), tmp_path, epoch_graphs, time_limit=45.0)
     assert len(result.history) == 2 and weights_meta(result.weights)["epochs"] == 2
     monkeypatch.undo()
-    resumed = train(TrainConfig(objective="peak", epochs=3, **TINY), tmp_path)
+    resumed = train(TrainConfig(objective="peak", epochs=3, **TINY), tmp_path, epoch_graphs)
     assert [row["epoch"] for row in resumed.history] == [1, 2, 3]
 
 
@@ -159,12 +160,14 @@ def test_init_starts_from_trained_weights(trained: Path, tmp_path: Path) -> None
     """``init``: the run starts from the given policy (stopped before its first epoch, it
     ships exactly those weights); a model of another shape is a WeightsError."""
     init = str(trained / "weights.pt")
-    run = train(TrainConfig(objective="peak", epochs=1, init=init, **TINY), tmp_path / "a", time_limit=1e-9)
+    run = train(
+        TrainConfig(objective="peak", epochs=1, init=init, **TINY), tmp_path / "a", epoch_graphs, time_limit=1e-9
+    )
     assert run.history == []
     given, shipped = load_weights(init, "topoformer").state_dict, load_weights(run.weights, "topoformer").state_dict
     assert given.keys() == shipped.keys() and all(torch.equal(given[k], shipped[k]) for k in given)
     with pytest.raises(WeightsError, match="does not fit"):
-        train(TrainConfig(objective="peak", epochs=1, init=init, **{**TINY, "dim": 32}), tmp_path)
+        train(TrainConfig(objective="peak", epochs=1, init=init, **{**TINY, "dim": 32}), tmp_path, epoch_graphs)
 
 
 def test_bad_training_options() -> None:
