@@ -15,6 +15,8 @@ import json
 import os
 from typing import Any
 
+import orjson
+
 from mtpp.core.errors import InputFileError
 
 
@@ -79,6 +81,10 @@ def read_json(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: binary data (not UTF-8 text at byte {exc.start}); expected a {what}") from None
+    try:
+        return orjson.loads(raw)  # UTF-8 checked above; the same documents as json.loads, several times faster
+    except orjson.JSONDecodeError:
+        pass  # json.loads says where, and reads what orjson refuses (NaN, Infinity)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
