@@ -43,7 +43,6 @@ from collections import defaultdict
 import numpy as np
 
 from benchmarks._common import ONNX_MODELS, git_commit, shared_graphs, zoo_graph
-from formulations.cpsat_schedule import solve_schedule
 from formulations.schedule import build_schedule
 from heuristics.brkga import BrkgaParams
 from heuristics.peak_memory.orders import brkga_order, random_orders, traversal_order
@@ -52,6 +51,7 @@ from mtpp import Graph
 from mtpp.bounds.peak_memory import forced_live_bound
 from mtpp.core.memory import local_lower_bound, peak_memory
 from mtpp.generators import layered_graph
+from solvers.cpsat_schedule import solve_schedule
 from solvers.result import Status
 
 METHODS = ("dfs", "bfs", "random-100", "greedy", "beam-1000", "brkga", "dp-all", "cpsat")
