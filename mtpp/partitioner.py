@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,12 +18,76 @@ from mtpp.bounds.simple import simple_lower_bound
 from mtpp.core.errors import InvalidParameterError, MtppError, entry_point
 from mtpp.core.evaluate import evaluate
 from mtpp.core.graph import Graph
+from mtpp.core.machine import Choice, MachineWarning, choose
 from mtpp.core.problem import Problem
+from mtpp.core.schema import Machine
 from mtpp.core.validation import check_bool, check_instance, check_k, check_optional_time_limit, check_seed
 from mtpp.solution import Solution
 
+if TYPE_CHECKING:
+    from mtpp.core.devices import DeviceSpec
+
 # The DP and the evaluator add the same terms in different orders.
 CONSISTENCY_TOLERANCE = 1e-9
+
+
+def device_machine(device: str | DeviceSpec | Machine) -> Machine:
+    """The :class:`~mtpp.core.schema.Machine` of a device preset's name, a
+    :class:`~mtpp.core.devices.DeviceSpec` or a machine itself."""
+    from mtpp.core.devices import DeviceSpec
+    from mtpp.core.presets import get_device
+
+    if isinstance(device, Machine):
+        return device
+    if not isinstance(device, (str, DeviceSpec)):
+        raise InvalidParameterError(f"device must be a preset name, a DeviceSpec or a Machine, got {device!r}")
+    return get_device(device).machine()
+
+
+def resolve_problem(
+    graph_or_problem: Graph | Problem,
+    k: int | None,
+    bandwidth: float | None,
+    memory: float | None,
+    reserve: float | None,
+    peak_aware: bool | None = None,
+    device: str | DeviceSpec | Machine | None = None,
+) -> tuple[Problem, Choice | None]:
+    """A :class:`Problem` from either a problem or a graph plus parameters (``k``
+    larger than the graph is the same problem as ``k = n``: see :class:`Problem`), and,
+    for a graph, which machine gave its bandwidth and memory (:func:`mtpp.core.machine.choose`:
+    explicit figures, then ``device``, then the graph's recorded machine, then ``B = 1``
+    and unlimited memory)."""
+    check_instance("graph_or_problem", graph_or_problem, (Graph, Problem), "an mtpp.Graph or mtpp.Problem")
+    if isinstance(graph_or_problem, Problem):
+        given = {
+            "bandwidth": bandwidth,
+            "memory": memory,
+            "reserve": reserve,
+            "peak_aware": peak_aware,
+            "device": device,
+        }
+        clash = [name for name, value in given.items() if value is not None]
+        if clash or (k is not None and min(check_k(k), graph_or_problem.graph.n) != graph_or_problem.k):
+            raise InvalidParameterError(
+                f"a Problem already fixes k and the machine; do not pass {', '.join(clash) or 'another k'}"
+            )
+        return graph_or_problem, None
+    if k is None:
+        raise InvalidParameterError("k is required when a Graph is given")
+    graph = graph_or_problem
+    spec = None if device is None else device_machine(device)
+    choice = choose(graph.units, graph.machine, spec, bandwidth, memory, graph.name)
+    problem = Problem(
+        graph,
+        k,
+        bandwidth=choice.bandwidth,
+        memory=choice.memory,
+        reserve=0.0 if reserve is None else reserve,
+        peak_aware=bool(peak_aware),
+        machine=choice.machine,
+    )
+    return problem, choice
 
 
 def as_problem(
@@ -31,28 +97,20 @@ def as_problem(
     memory: float | None,
     reserve: float | None,
     peak_aware: bool | None = None,
+    device: str | DeviceSpec | Machine | None = None,
 ) -> Problem:
-    """A :class:`Problem` from either a problem or a graph plus parameters (``k``
-    larger than the graph is the same problem as ``k = n``: see :class:`Problem`)."""
-    check_instance("graph_or_problem", graph_or_problem, (Graph, Problem), "an mtpp.Graph or mtpp.Problem")
-    if isinstance(graph_or_problem, Problem):
-        given = {"bandwidth": bandwidth, "memory": memory, "reserve": reserve, "peak_aware": peak_aware}
-        clash = [name for name, value in given.items() if value is not None]
-        if clash or (k is not None and min(check_k(k), graph_or_problem.graph.n) != graph_or_problem.k):
-            raise InvalidParameterError(
-                f"a Problem already fixes k and the machine; do not pass {', '.join(clash) or 'another k'}"
-            )
-        return graph_or_problem
-    if k is None:
-        raise InvalidParameterError("k is required when a Graph is given")
-    return Problem(
-        graph_or_problem,
-        k,
-        bandwidth=1.0 if bandwidth is None else bandwidth,
-        memory=math.inf if memory is None else memory,
-        reserve=0.0 if reserve is None else reserve,
-        peak_aware=bool(peak_aware),
-    )
+    """:func:`resolve_problem`'s problem; its :class:`~mtpp.core.machine.MachineWarning`
+    (a graph in bytes priced at ``B = 1``) is issued here."""
+    problem, choice = resolve_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware, device)
+    warn_machine(choice, stacklevel=5)  # this, as_problem, the entry point, its wrapper: the caller's line
+    return problem
+
+
+def warn_machine(choice: Choice | None, stacklevel: int = 4) -> None:
+    """Issue the :class:`~mtpp.core.machine.MachineWarning` of ``choice``, if it has one
+    (``stacklevel`` 4: the caller of the entry point that called this)."""
+    if choice is not None and choice.warning is not None:
+        warnings.warn(choice.warning, MachineWarning, stacklevel=stacklevel)
 
 
 SLICE_SLACK = 1e-9
@@ -85,6 +143,7 @@ def partition(
     memory: float | None = None,
     reserve: float | None = None,
     peak_aware: bool | None = None,
+    device: str | DeviceSpec | Machine | None = None,
     time_limit: float | None = None,
     progress: Progress | None = None,
     weights: str | None = None,
@@ -99,6 +158,14 @@ def partition(
     :class:`Solution` carries the simple lower bound of Lemma 3.3 and the
     ratio ``LB / UB``.
 
+    The machine (``bandwidth`` ``B``, ``memory`` ``M``) is, per figure: the one given,
+    else ``device``'s (a preset name, a :class:`~mtpp.core.devices.DeviceSpec` or a
+    :class:`~mtpp.core.schema.Machine`), else the graph's recorded
+    :attr:`~mtpp.Graph.machine` (what the importers write), else ``B = 1`` and
+    unlimited memory (:mod:`mtpp.core.machine`; a graph in bytes priced at ``B = 1``
+    gets a :class:`~mtpp.core.machine.MachineWarning`).  ``solution.problem.machine``
+    and the document's ``machine`` say which machine priced it.
+
     ``peak_aware=True`` prices overflow with each block's activation peak (Eq. 2,
     see :class:`mtpp.Problem`).  ``time_limit`` (seconds) caps the wall time of the
     whole call: the search stops at it with the best partition found so far, and every
@@ -111,7 +178,7 @@ def partition(
     they join their neighbour (:mod:`heuristics.partition.presolve`), searches the reduced graph
     and lifts the partition back; the evaluator re-checks it on the original graph.
     """
-    original = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware)
+    original = as_problem(graph_or_problem, k, bandwidth, memory, reserve, peak_aware, device)
     check_bool("presolve", presolve)
     seed = check_seed(seed)
     time_limit = check_optional_time_limit(time_limit)

@@ -16,7 +16,9 @@ and :meth:`mtpp.Solution.to_dict` returns one.  Every document carries
   **fraction** (0 when the upper bound is 0; ``null`` without a lower bound),
   ``optimal`` and ``wall_time`` (seconds);
 * for partitions (solve, certify): the machine (``k``, ``bandwidth``, ``memory``
-  (``null`` = unlimited), ``reserve``, ``peak_aware``), ``assignment`` ``{node id:
+  (``null`` = unlimited), ``reserve``, ``peak_aware``, and ``machine``: the name of the
+  device whose bandwidth or memory these are, the graph's recorded machine or one asked
+  for, ``null`` when they were given by hand or are the defaults), ``assignment`` ``{node id:
   block}``, ``order`` and ``blocks``: per block its nodes in run order and the cost
   terms of Eq. (3) (``input_io``, ``work``, ``overflow``, ``output_io``, ``cost``);
   ``mtpp evaluate`` reads such a file back with its machine.
@@ -111,6 +113,7 @@ class _PartitionDocument(_Document):
     memory: float | None
     reserve: float
     peak_aware: bool
+    machine: str | None = None
     bottleneck_block: int
     assignment: dict[str, int]
     order: list[NodeIdJson]
@@ -260,6 +263,7 @@ def partition_fields(problem: Problem, ev: Evaluation, order: np.ndarray) -> dic
         "memory": finite(problem.memory),
         "reserve": problem.reserve,
         "peak_aware": problem.peak_aware,
+        "machine": None if problem.machine is None else problem.machine.name,
         "bottleneck_block": ev.bottleneck_block,
         "assignment": {str(ids[i]): b for i, b in enumerate(ev.assignment.tolist())},
         "order": [ids[v] for v in order.tolist()],

@@ -30,6 +30,7 @@ import contextlib
 import os
 import sys
 import time
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from mtpp.batch.tasks import (
     parse_methods,
 )
 from mtpp.core.errors import InvalidParameterError
+from mtpp.core.machine import MachineWarning
 from mtpp.core.validation import check_bool, check_count, check_instance, check_real, check_seed, check_time_limit
 
 BACKENDS = ("loky", "dask")
@@ -163,7 +165,9 @@ def _backend(backend: str, scheduler: Any) -> Iterator[None]:
     try:
         from distributed import Client, get_client
     except ImportError:
-        raise InvalidParameterError("backend 'dask' needs dask.distributed: pip install 'mtpp[dask]'") from None
+        raise InvalidParameterError(
+            "backend 'dask' needs dask.distributed: pip install 'dask[distributed]' (or '.[dask]' in a clone of mtpp)"
+        ) from None
     own = False
     if scheduler is None:
         try:
@@ -209,9 +213,10 @@ def run(
     orderer: str = "brkga",
     seed: int = 0,
     threads: int = 1,
-    bandwidth: float = 1.0,
+    bandwidth: float | None = None,
     memory: float | None = None,
     reserve: float = 0.0,
+    device: str | None = None,
     grace: float = DEFAULT_GRACE,
     retry_failed: bool = False,
     task_fn: str | None = None,
@@ -230,6 +235,10 @@ def run(
     one per core, or every Dask worker thread).  ``backend="dask"`` runs on the Dask
     scheduler ``scheduler`` (an address or a ``distributed.Client``; ``None``: the
     current client).  ``progress``: a progress bar on stderr (``None``: if a terminal).
+    ``bandwidth`` and ``memory`` (``None``: the ``device`` preset's, else each graph's
+    recorded machine's, else 1 and unlimited; :mod:`mtpp.core.machine`) and ``reserve``
+    are the machine; a graph in bytes priced at ``B = 1`` gets a
+    :class:`~mtpp.core.machine.MachineWarning` before any task runs.
     ``presolve`` (default on) runs every task on the graph reduced by
     :mod:`heuristics.partition.presolve` (same optimum; partitions lifted back).
     ``task_fn`` (``"module:function"``) replaces :func:`mtpp.batch.tasks.execute` inside
@@ -249,7 +258,12 @@ def run(
     threads = check_count("threads", threads)
     check_instance("solver", solver, str, "a solver name")
     check_instance("orderer", orderer, str, "an orderer name")
-    bandwidth = check_real("bandwidth", bandwidth, positive=True, allow_inf=False)
+    bandwidth = None if bandwidth is None else check_real("bandwidth", bandwidth, positive=True, allow_inf=False)
+    if device is not None:
+        from mtpp.core.presets import get_device
+
+        check_instance("device", device, str, "a device preset name")
+        get_device(device)  # an unknown preset fails before any work
     memory = None if memory is None else check_real("memory", memory, positive=True, allow_inf=True)
     reserve = check_real("reserve", reserve, positive=False, allow_inf=False)
     check_bool("retry_failed", retry_failed)
@@ -266,6 +280,7 @@ def run(
         memory=memory,
         reserve=reserve,
         presolve=presolve,
+        device=device,
     )
     if any(m in BOUND_METHODS for m in names):
         from heuristics.partition.orderers import get_orderer
@@ -273,6 +288,10 @@ def run(
         get_orderer(orderer)  # the upper bound's orderer: fail before any work
     sources: list[GraphSource] = load_sources(graphs)
     tasks = make_tasks(sources, ks, names, solver, settings)
+    for source in sources:  # a graph in bytes priced at B = 1: say so before an hour of tasks
+        warning = settings.machine(source).warning
+        if warning is not None:
+            warnings.warn(warning, MachineWarning, stacklevel=2)
     texts = {s.graph_hash: s.text for s in sources}
     hard_limit = time_limit + grace
 

@@ -36,11 +36,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from mtpp.core.devices import IMPORT_UNITS
 from mtpp.core.errors import GraphFormatError, InvalidParameterError, MtppError
 from mtpp.core.fingerprint import graph_hash as graph_hash  # re-exported: the batch API names it here
 from mtpp.core.fingerprint import sha256
 from mtpp.core.graph import Graph
+from mtpp.core.machine import Choice, choose
 from mtpp.core.records import BOUND_METHODS, COMBINATORIAL_METHODS, SOLVER_METHODS
+from mtpp.core.schema import Machine, Units
 
 SLICEGRAPH = "slicegraph:"
 TABLE2_ORDERERS = ("mla", "mla-weighted", "random-1", "random-100", "random-10000", "brkga-100", "brkga-10000")
@@ -123,14 +126,36 @@ class Settings(BaseModel):
     orderer: str = "brkga"
     seed: int = 0
     threads: int = 1
-    bandwidth: float = 1.0
+    bandwidth: float | None = None
     memory: float | None = None
     reserve: float = 0.0
     presolve: bool = True
+    device: str | None = None
+    """``bandwidth`` / ``memory`` ``None``: the ``device``'s, else each graph's recorded
+    machine's (:mod:`mtpp.core.machine`), else 1 and unlimited; each task's settings
+    hold the figures so chosen (and the machine's name), so a graph without a machine
+    keeps the key it had before graphs recorded one."""
 
-    def for_method(self, method: str) -> dict[str, Any]:
-        """The settings that can change the result of ``method``: the task key's part."""
-        machine: dict[str, Any] = {"bandwidth": self.bandwidth, "memory": self.memory, "reserve": self.reserve}
+    def machine(self, source: GraphSource) -> Choice:
+        """The bandwidth and memory of ``source``'s tasks (:func:`mtpp.core.machine.choose`)."""
+        device = None
+        if self.device is not None:
+            from mtpp.core.presets import get_device
+
+            device = get_device(self.device).machine()
+        return choose(source.units, source.machine, device, self.bandwidth, self.memory, source.name)
+
+    def for_method(self, method: str, choice: Choice | None = None) -> dict[str, Any]:
+        """The settings that can change the result of ``method``: the task key's part
+        (``choice``: the machine of the task's graph, :meth:`machine`)."""
+        if choice is None:
+            bandwidth = 1.0 if self.bandwidth is None else self.bandwidth
+            memory = self.memory
+        else:
+            bandwidth, memory = choice.bandwidth, (None if math.isinf(choice.memory) else choice.memory)
+        machine: dict[str, Any] = {"bandwidth": bandwidth, "memory": memory, "reserve": self.reserve}
+        if choice is not None and choice.machine is not None:
+            machine["machine"] = choice.machine.name
         if not self.presolve:
             machine["presolve"] = False
         if orderer_of(method) is not None:
@@ -194,12 +219,23 @@ class GraphSource:
     n: int
     m: int
     text: str
+    units: dict[str, str] | None = None
+    machine: Machine | None = None
 
     @classmethod
     def from_graph(cls, graph: Graph, path: str | None = None) -> GraphSource:
         text = graph.to_json()
         name = graph.name or (Path(path).stem if path else sha256(text)[:12])
-        return cls(name=name, path=path, graph_hash=sha256(text), n=graph.n, m=graph.m, text=text)
+        return cls(
+            name=name,
+            path=path,
+            graph_hash=sha256(text),
+            n=graph.n,
+            m=graph.m,
+            text=text,
+            units=graph.units,
+            machine=graph.machine,
+        )
 
 
 def discover_graphs(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -275,6 +311,7 @@ def make_tasks(
             raise InvalidParameterError(f"k must be an integer >= 1, got {k!r}")
     if not settings.time_limit > 0:
         raise InvalidParameterError(f"time_limit must be > 0 seconds, got {settings.time_limit!r}")
+    machines = {s.graph_hash: settings.machine(s) for s in sources}
     return [
         Task(
             graph_hash=s.graph_hash,
@@ -285,7 +322,7 @@ def make_tasks(
             k=k,
             method=method,
             solver=solver if method in SOLVER_METHODS else NO_SOLVER,
-            settings=settings.for_method(method),
+            settings=settings.for_method(method, machines[s.graph_hash]),
         )
         for s in sources
         for k in dict.fromkeys(ks)
@@ -319,7 +356,7 @@ def execute(task: Task, graph_json: str, spent: float = 0.0) -> dict[str, Any]:
     try:
         graph = graph_from_dict(json.loads(graph_json), source=task.graph)
         s = task.settings
-        machine = {"bandwidth": s["bandwidth"], "memory": s["memory"], "reserve": s["reserve"]}
+        machine = task_machine(graph, s)
         limit = time_left(s["time_limit"], spent)
         orderer = orderer_of(task.method)
         if orderer is not None:
@@ -327,6 +364,20 @@ def execute(task: Task, graph_json: str, spent: float = 0.0) -> dict[str, Any]:
         return _run_bound(graph, task, machine, limit)
     except Exception as exc:
         return {"status": ERROR, "method_status": "error", "message": f"{type(exc).__name__}: {exc}"}
+
+
+def task_machine(graph: Graph, settings: dict[str, Any]) -> dict[str, Any]:
+    """The machine keywords of ``partition`` / ``certify`` for a task: the figures its
+    settings hold (``memory`` ``None``: unlimited), labelled with the machine they came
+    from, if any, so the result's ``machine`` names it."""
+    memory = math.inf if settings["memory"] is None else settings["memory"]
+    name = settings.get("machine")
+    if name is None:
+        return {"bandwidth": settings["bandwidth"], "memory": memory, "reserve": settings["reserve"]}
+    units = Units(**(graph.units if graph.units is not None else IMPORT_UNITS))
+    memory_field = None if math.isinf(memory) else memory
+    device = Machine(name=name, bandwidth=settings["bandwidth"], memory=memory_field, units=units)
+    return {"device": device, "memory": memory, "reserve": settings["reserve"]}
 
 
 def time_left(time_limit: float, spent: float) -> float:

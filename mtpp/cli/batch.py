@@ -22,6 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
+from mtpp.cli.options import device_option
 from mtpp.cli.output import write_text, writing
 from mtpp.core.errors import InvalidParameterError
 
@@ -74,9 +75,20 @@ def add_commands(sub: Any) -> None:
     b.add_argument("--orderer", default="brkga", help="orderer of the partition (upper bound) of the bound tasks")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--threads", type=int, default=1, help="solver threads per task")
-    b.add_argument("--bandwidth", type=float, default=1.0, help="inter-block bandwidth B (default 1)")
-    b.add_argument("--memory", type=float, default=None, help="fast memory M per block (default unlimited)")
+    b.add_argument(
+        "--bandwidth",
+        type=float,
+        default=None,
+        help="inter-block bandwidth B (default: the device's or each graph's machine's, else 1)",
+    )
+    b.add_argument(
+        "--memory",
+        type=float,
+        default=None,
+        help="fast memory M per block (default: the device's or each graph's machine's, else unlimited)",
+    )
     b.add_argument("--reserve", type=float, default=0.0, help="activation reserve R inside M (default 0)")
+    device_option(b)
     b.add_argument("--backend", choices=BACKENDS, default="loky", help="loky (this machine) or dask (a cluster)")
     b.add_argument("--scheduler", help="Dask scheduler address for --backend dask, e.g. tcp://HOST:8786")
     b.add_argument(
@@ -134,6 +146,7 @@ def cmd_batch(args: argparse.Namespace, out: Console) -> int:
         bandwidth=args.bandwidth,
         memory=args.memory,
         reserve=args.reserve,
+        device=args.device,
         grace=args.grace,
         retry_failed=args.retry_failed,
         presolve=args.presolve,

@@ -2,9 +2,9 @@
 
 ``mtpp import MODEL.onnx -o graph.json [--batch N] [--device PRESET] [--fallback-cost US]``
 
-The graph's ``work`` is in microseconds and its sizes in bytes (:mod:`mtpp.core.devices`);
-the command prints the device's ``B`` in bytes/us and ``M`` in bytes, the values to
-pass as ``--bandwidth`` / ``--memory`` to ``mtpp solve`` and ``mtpp certify``.
+The graph's ``work`` is in microseconds and its sizes in bytes (:mod:`mtpp.core.devices`),
+and it records the device as its machine (``B`` in bytes/us, ``M`` in bytes), which
+``mtpp solve`` and ``mtpp certify`` then use unless told otherwise.
 
 :func:`add_import_command` adds the subcommand to the ``mtpp`` parser's subparsers;
 :func:`cmd_import` is its handler ``(args, console) -> exit status``.
@@ -59,8 +59,8 @@ def cmd_import(args: argparse.Namespace, out: Console) -> int:
         f"params {graph.size_param.sum():.6g} bytes ({spec.name}, batch {args.batch})"
     )
     out.print(
-        f"solve with: mtpp solve {args.output} -k K --bandwidth {spec.bandwidth_bytes_per_us:g} "
-        f"[--memory {spec.memory:g}]"
+        f"solve with: mtpp solve {args.output} -k K   (priced on the machine it records: {spec.name}, "
+        f"bandwidth {spec.bandwidth_bytes_per_us:g} bytes/us, memory {spec.memory:g} bytes)"
     )
     return 0
 

@@ -34,6 +34,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from mtpp.cli.options import device_option, showing_warnings, warn
 from mtpp.cli.output import (
     WriteError,
     compile_notice,
@@ -60,7 +61,12 @@ if TYPE_CHECKING:
 
 EXIT_INTERNAL, EXIT_USAGE = 1, 2
 DEBUG_ENV = "MTPP_DEBUG"
-MACHINE_DEFAULTS = {"bandwidth": 1.0, "memory": math.inf, "reserve": 0.0, "peak_aware": False}
+MACHINE_DEFAULTS: dict[str, Any] = {"bandwidth": None, "memory": None, "reserve": 0.0, "peak_aware": False}
+"""The machine options; ``None``: the ``--device``'s, else the graph's recorded machine's,
+else ``B = 1`` and unlimited memory (:mod:`mtpp.core.machine`)."""
+SOLVE_TIME_LIMIT = 10.0
+"""``mtpp solve``'s default ``--time-limit`` (seconds): BRKGA's 10,000 orders take 48 s on
+500 ops, and the search rarely improves after the first seconds."""
 
 
 def _machine_args(p: argparse.ArgumentParser, from_file: bool = False, several_k: bool = False) -> None:
@@ -78,8 +84,18 @@ def _machine_args(p: argparse.ArgumentParser, from_file: bool = False, several_k
             required=not from_file,
             help="number of pipeline stages (blocks)" + (" (default: the solution file's)" if from_file else ""),
         )
-    p.add_argument("--bandwidth", type=float, default=dflt["bandwidth"], help="inter-block bandwidth B (default 1)")
-    p.add_argument("--memory", type=float, default=dflt["memory"], help="fast memory M per block (default unlimited)")
+    p.add_argument(
+        "--bandwidth",
+        type=float,
+        default=dflt["bandwidth"],
+        help="inter-block bandwidth B (default: the device's or the graph's machine's, else 1)",
+    )
+    p.add_argument(
+        "--memory",
+        type=float,
+        default=dflt["memory"],
+        help="fast memory M per block (default: the device's or the graph's machine's, else unlimited)",
+    )
     p.add_argument("--reserve", type=float, default=dflt["reserve"], help="activation reserve R inside M (default 0)")
     p.add_argument(
         "--peak-aware",
@@ -87,6 +103,7 @@ def _machine_args(p: argparse.ArgumentParser, from_file: bool = False, several_k
         default=dflt["peak_aware"],
         help="overflow (size_param + peak - M)^+ / B with each block's activation peak (Eq. 2)",
     )
+    device_option(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,7 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     solve.add_argument("--weights", default=None, help="weights file for a learned orderer (default: shipped)")
     solve.add_argument("--seed", type=int, default=0)
-    solve.add_argument("--time-limit", type=float, default=None, help="seconds for the order search")
+    solve.add_argument(
+        "--time-limit",
+        type=float,
+        default=SOLVE_TIME_LIMIT,
+        help=f"seconds for the whole call, the order search included (default {SOLVE_TIME_LIMIT:g})",
+    )
     solve.add_argument("--json", action="store_true", help="print the solution as JSON")
     solve.add_argument("-o", "--output", help="also write the solution JSON to this file")
     solve.add_argument("--plot", metavar="FILE", help="write the stage chart (bars by cost term, LB line) here")
@@ -220,15 +242,31 @@ def _problem(
     graph: Graph, args: argparse.Namespace, stored: dict[str, Any] | None = None, k: int | None = None
 ) -> Problem:
     """The problem of the command's ``-k`` (or ``k``) and machine options; an option left
-    unset (``None``) takes its value from ``stored`` (a solution file), then the default."""
+    unset (``None``) takes its value from ``stored`` (a solution file), then from
+    ``--device`` or the graph's recorded machine, then the default
+    (:func:`mtpp.partitioner.resolve_problem`).  Sets ``args.machine_line`` (the line the
+    command prints) and prints the machine warning, if any, on stderr (:func:`warn`)."""
+    from mtpp.partitioner import resolve_problem
+
     given = {"k": args.k if k is None else k, **{f: getattr(args, f) for f in MACHINE_DEFAULTS}}
     merged = {f: v if v is not None else (stored or {}).get(f) for f, v in given.items()}
     v: dict[str, Any] = {f: x if x is not None else MACHINE_DEFAULTS.get(f) for f, x in merged.items()}
     if v["k"] is None:
         raise InvalidParameterError("give -k: the partition file does not say how many blocks it has")
-    return Problem(
-        graph, v["k"], bandwidth=v["bandwidth"], memory=v["memory"], reserve=v["reserve"], peak_aware=v["peak_aware"]
+    problem, choice = resolve_problem(
+        graph,
+        v["k"],
+        v["bandwidth"],
+        v["memory"],
+        v["reserve"],
+        v["peak_aware"],
+        getattr(args, "device", None),
     )
+    if choice is not None:
+        args.machine_line = choice.describe()
+        if choice.warning:
+            warn(choice.warning)
+    return problem
 
 
 def cmd_solve(args: argparse.Namespace, out: Console) -> int:
@@ -262,6 +300,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
     out.print(f"LB / UB                   {sol.ratio:.4f}")
     stopped = " (stopped by the time limit)" if sol.stopped_by_time else ""
     out.print(f"orderer {sol.orderer}, seed {sol.seed}: {sol.evaluations} orders in {sol.wall_time:.2f} s{stopped}")
+    out.print(args.machine_line, markup=False)
     if sol.note:
         out.print(f"orderer note: {sol.note}")
     return 0
@@ -320,6 +359,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
             )
         out.print(summary)
         out.print(f"{sum(c.optimal for c in certs)} of {len(certs)} proven optimal in {certs[-1].wall_time:.1f} s")
+        out.print(args.machine_line, markup=False)
         return 0
     cert, doc = certs[0], docs[0]
     g, us = problem.graph, unit(problem.graph, "time")
@@ -337,6 +377,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
     out.print(f"lower bound  {cert.lower_bound:.6g}{us}   from {cert.lower_bound_method}")
     verdict = "proven optimal" if cert.optimal else f"gap {100 * (doc.gap or 0.0):.2f}%"
     out.print(f"LB / UB      {cert.ratio:.4f}   ({verdict}; {cert.wall_time:.1f} s)")
+    out.print(args.machine_line, markup=False)
     for r in cert.bounds:
         if r.status == "error":
             out.print(f"note: {r.method} gave no bound: {r.message}", markup=False)
@@ -420,6 +461,7 @@ def cmd_evaluate(args: argparse.Namespace, out: Console) -> int:
     out.print(_costs_table(problem, ev, f"{args.partition} on {args.file}"))
     machine = f"k={problem.k}, B={problem.bandwidth:g}, M={problem.memory:g}, R={problem.reserve:g}"
     out.print(f"valid partition; bottleneck {ev.bottleneck:.6g}{unit(graph, 'time')} ({machine})")
+    out.print(args.machine_line, markup=False)
     return 0
 
 
@@ -456,10 +498,20 @@ def cmd_info(args: argparse.Namespace, out: Console) -> int:
         ("sources", int((g.pred_ptr[1:] == g.pred_ptr[:-1]).sum())),
         ("sinks", int((g.succ_ptr[1:] == g.succ_ptr[:-1]).sum())),
         ("units", units_label(g).strip(" ()") or "not given"),
+        ("machine", _machine_text(g)),
     ):
         table.add_row(key, str(value))
     out.print(table)
     return 0
+
+
+def _machine_text(graph: Graph) -> str:
+    """The graph's recorded machine in one line, for ``mtpp info``."""
+    m = graph.machine
+    if m is None:
+        return "not recorded (give --device or --bandwidth to solve and certify)"
+    memory = "unlimited" if m.memory is None else f"{m.memory:g}"
+    return f"{m.name}: bandwidth {m.bandwidth:g}, memory {memory}"
 
 
 COMMANDS = {
@@ -489,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Console(soft_wrap=True)
     try:
         check_paths(args)
-        with reserved_stdout(args):
+        with reserved_stdout(args), showing_warnings():
             return _command(args.command)(args, out)
     except InternalError as exc:  # a bug caught at an entry point: the original is its cause
         if os.environ.get(DEBUG_ENV):

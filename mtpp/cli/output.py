@@ -42,7 +42,9 @@ from mtpp.core.result import Result
 def notes(args: argparse.Namespace) -> Console:
     """The console for notes and progress on stderr; silent with ``--quiet`` or ``--json``."""
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
-    return Console(stderr=True, highlight=False, quiet=bool(quiet))
+    # soft_wrap: a line longer than the terminal (or rich's 80 columns when stderr is a
+    # file or a pipe) is never broken, mid-number or elsewhere
+    return Console(stderr=True, highlight=False, quiet=bool(quiet), soft_wrap=True)
 
 
 def units_label(graph: Graph) -> str:
@@ -93,17 +95,40 @@ def working(console: Console, label: str) -> Iterator[None]:
 def compile_notice(console: Console) -> Iterator[None]:
     """Say once on ``console`` when numba starts compiling kernels (a first run, or a
     new numba): the cache makes every later run skip it.  A command that never leaves
-    the Python path of :mod:`mtpp.core.jit` (a tiny graph) never imports numba for this."""
+    the Python path of :mod:`mtpp.core.jit` (a tiny graph) never imports numba for this.
+
+    numba reports a compile for the ``objmode`` blocks of cached kernels on every run
+    (they cannot be cached, and take milliseconds), so the notice is given only when a
+    kernel this process has loaded has no usable cache entry (:func:`uncached`)."""
     said = False
 
     def notice() -> None:
         nonlocal said
-        if not said:
+        if not said and uncached():
             said = True
             console.print("compiling numba kernels (first run only; cached for later runs) ...")
 
     with compiling(notice):
         yield
+
+
+def uncached() -> bool:
+    """Whether a compiled kernel of this process (:data:`mtpp.core.jit.KERNELS` whose
+    numba dispatcher exists) has no usable entry in numba's on-disk cache: its index
+    file is missing, or was written for another source or numba version (numba's own
+    check).  ``True`` when the cache cannot be inspected."""
+    from mtpp.core.jit import KERNELS
+
+    try:
+        for kernel in KERNELS:
+            dispatcher = kernel._dispatcher
+            cache = getattr(dispatcher, "_cache", None)
+            index = getattr(cache, "_cache_file", None)
+            if index is not None and not index._load_index():
+                return True
+        return False
+    except Exception:  # numba's internals moved: say it rather than stay silent
+        return True
 
 
 class WriteError(OSError):

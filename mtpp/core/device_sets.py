@@ -35,7 +35,8 @@ class DeviceModelError(InvalidParameterError):
 
 class _Checked(BaseModel):
     """Construction raises :class:`DeviceModelError` (not pydantic's ValidationError)
-    with the first problem found, so callers catch mtpp's own error classes."""
+    with the first problem found, so callers catch mtpp's own error classes.  An unknown
+    key (a misspelt ``"sped"``) is refused, naming where it is, never ignored."""
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -50,7 +51,7 @@ class _Checked(BaseModel):
 class Device(_Checked):
     """One device: its name, speed factors relative to the reference device, memory."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
 
     name: str = Field(min_length=1)
     speed: float = 1.0
@@ -72,7 +73,7 @@ class Device(_Checked):
 class DeviceSet(_Checked):
     """Devices and the links between them (symmetric matrices, diagonal ignored)."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
 
     name: str = ""
     devices: tuple[Device, ...]

@@ -23,9 +23,12 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from mtpp.core.graph import Graph
+from mtpp.core.machine import check_units
 from mtpp.core.problem import Problem
+from mtpp.core.schema import Machine, Units
 
 MICROSECONDS_PER_SECOND = 1e6
+IMPORT_UNITS = {"time": "us", "size": "bytes"}  # the ``units`` of every imported graph
 
 
 class DeviceSpec(BaseModel):
@@ -42,7 +45,7 @@ class DeviceSpec(BaseModel):
     bytes).  Integer and boolean tensors always keep their dtype's width.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     peak_flops: float = Field(gt=0, allow_inf_nan=False)
@@ -62,17 +65,30 @@ class DeviceSpec(BaseModel):
         """The inter-stage bandwidth ``B`` in bytes per microsecond (the graph's units)."""
         return self.link_bandwidth / MICROSECONDS_PER_SECOND
 
+    def machine(self, *, bandwidth_factor: float = 1.0) -> Machine:
+        """This device as the machine an imported graph records
+        (:attr:`mtpp.Graph.machine`): ``B`` in bytes/us (times ``bandwidth_factor``:
+        ``0.5`` where gradients share the link in training), ``M`` in bytes, the units
+        of :data:`IMPORT_UNITS`."""
+        return Machine(
+            name=self.name,
+            bandwidth=self.bandwidth_bytes_per_us * bandwidth_factor,
+            memory=self.memory if math.isfinite(self.memory) else None,
+            units=Units(**IMPORT_UNITS),
+        )
+
     def problem(self, graph: Graph, k: int, *, limit_memory: bool = False, reserve: float = 0.0) -> Problem:
         """An :class:`mtpp.Problem` for ``graph`` (imported for this device) on ``k``
         stages: bandwidth ``B`` in bytes/us; memory ``M`` in bytes if ``limit_memory``,
-        else unlimited (parameters never overflow)."""
+        else unlimited (parameters never overflow).  A graph whose ``units`` are not
+        microseconds and bytes is refused (:class:`mtpp.core.machine.UnitsMismatchError`)."""
+        machine = self.machine()
+        check_units(graph.units, machine, graph.name)
         return Problem(
             graph,
             k,
             bandwidth=self.bandwidth_bytes_per_us,
             memory=self.memory if limit_memory else math.inf,
             reserve=reserve,
+            machine=machine,
         )
-
-
-IMPORT_UNITS = {"time": "us", "size": "bytes"}  # the ``units`` of every imported graph

@@ -36,7 +36,9 @@ from mtpp.core.errors import (
     UnknownNodeError,
     WeightOverflowError,
 )
-from mtpp.core.schema import GraphDocument, NodeRecord, Units
+from mtpp.core.jit import njit
+from mtpp.core.machine import as_machine, check_units
+from mtpp.core.schema import MACHINE_VERSION, GraphDocument, Machine, NodeRecord, Units
 from mtpp.core.validation import check_instance, check_iterable
 
 if TYPE_CHECKING:
@@ -73,20 +75,74 @@ class Node:
     op: str | None = None
 
 
+class MissingWeightError(GraphError, KeyError):
+    """A node has no value for a weight that must be given: the message names the node,
+    the attribute looked for and the keys the node has (a misspelt or differently named
+    weight is never read as 0)."""
+
+    def __init__(self, node_id: Any, attribute: str, keys: Sequence[str], hint: str = "") -> None:
+        self.node_id = node_id
+        self.attribute = attribute
+        has = f"it has {', '.join(keys)}" if keys else "it has no attributes"
+        super().__init__(f"node {node_id!r} has no {attribute!r} ({has}){hint}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
 def _weights(values: ArrayLike, field: str, ids: Sequence[NodeId]) -> np.ndarray:
     """One weight per node as float64; strings, booleans and other non-numbers are
     rejected (:class:`InvalidWeightError`), not coerced."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
         arr = values.astype(np.float64).reshape(-1)
     else:
-        items = list(np.asarray(values, dtype=object).reshape(-1))
-        for node_id, v in zip(ids, items):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.integer, np.floating)):
-                raise InvalidWeightError(node_id, field, v)
+        items = values if isinstance(values, list) else list(np.asarray(values, dtype=object).reshape(-1))
+        if not all(_is_number_type(kind) for kind in set(map(type, items))):  # find the first culprit
+            for node_id, v in zip(ids, items):
+                if not _is_number_type(type(v)):
+                    raise InvalidWeightError(node_id, field, v)
         arr = np.array(items, dtype=np.float64)
     if arr.shape != (len(ids),):
         raise GraphError(f"{field} has {arr.size} entries for {len(ids)} nodes")
     return arr
+
+
+def _is_number_type(kind: type) -> bool:
+    """Whether values of this type are weights: real numbers, not booleans."""
+    return issubclass(kind, (Real, np.integer, np.floating)) and not issubclass(kind, (bool, np.bool_))
+
+
+def _is_id_type(kind: type) -> bool:
+    """Whether values of this type are node ids: strings and integers, not booleans."""
+    return issubclass(kind, (str, int, np.integer)) and not issubclass(kind, (bool, np.bool_))
+
+
+@njit(cache=True)
+def kahn_stack(succ_ptr, succ_idx, indeg):
+    """Kahn's algorithm with a stack, smallest index first among the sources: the order
+    and how many nodes it holds (fewer than ``n`` when there is a cycle; ``indeg`` is
+    left with the in-degrees of the nodes it could not remove).  ``O(n + m)``."""
+    n = indeg.shape[0]
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for i in range(n - 1, -1, -1):
+        if indeg[i] == 0:
+            stack[top] = i
+            top += 1
+    order = np.empty(n, dtype=np.int64)
+    count = 0
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        order[count] = u
+        count += 1
+        for e in range(succ_ptr[u], succ_ptr[u + 1]):
+            v = succ_idx[e]
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                stack[top] = v
+                top += 1
+    return order[:count], count
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -121,6 +177,7 @@ class Graph:
         "edge_dst",
         "edge_src",
         "ids",
+        "machine",
         "name",
         "names",
         "ops",
@@ -147,6 +204,7 @@ class Graph:
         ops: Sequence[str | None] | None = None,
         name: str | None = None,
         units: Mapping[str, str] | None = None,
+        machine: Machine | Mapping[str, Any] | None = None,
     ) -> None:
         try:
             n = len(ids)
@@ -155,18 +213,16 @@ class Graph:
         if n == 0:
             raise EmptyGraphError()
         self.ids: tuple[NodeId, ...] = tuple(ids)
-        self._index: dict[NodeId, int] = {}
-        self._text_index: dict[str, int] = {}  # str(id) -> index: ids must read differently
-        for i, node_id in enumerate(self.ids):
-            if isinstance(node_id, bool) or not isinstance(node_id, (str, int, np.integer)):
-                raise InvalidNodeIdError(node_id)
-            if node_id in self._index:
-                raise DuplicateNodeError(node_id)
-            text = str(node_id)
-            if text in self._text_index:
-                raise AmbiguousNodeIdError(self.ids[self._text_index[text]], node_id)
-            self._text_index[text] = i
-            self._index[node_id] = i
+        kinds = set(map(type, self.ids))
+        if not all(_is_id_type(kind) for kind in kinds):
+            raise InvalidNodeIdError(next(v for v in self.ids if not _is_id_type(type(v))))
+        self._index: dict[NodeId, int] = dict(zip(self.ids, range(n)))
+        if len(self._index) < n:
+            seen: set[NodeId] = set()
+            raise DuplicateNodeError(next(v for v in self.ids if v in seen or seen.add(v)))  # type: ignore[func-returns-value]
+        self._text_index: dict[str, int] | None = None  # str(id) -> index, built when first needed
+        if any(issubclass(kind, str) for kind in kinds) and len(kinds) > 1:  # ids must read differently
+            self._text_index = self._texts()
         raw = {"work": work, "size_param": size_param, "size_out": size_out}
         weights: dict[str, np.ndarray] = {}
         for field, values in raw.items():
@@ -187,6 +243,12 @@ class Graph:
         self.name = name
         # what work and sizes are measured in, e.g. {"time": "us", "size": "bytes"} (None: unitless)
         self.units: dict[str, str] | None = None if units is None else dict(units)
+        # the machine it was priced on (mtpp.core.machine): partition and certify use its bandwidth and memory
+        self.machine: Machine | None = None if machine is None else as_machine(machine)
+        if self.machine is not None:
+            check_units(self.units, self.machine, name)
+            if self.units is None:  # a machine's figures are in its units: the graph's are those
+                self.units = self.machine.units.model_dump()
 
         src = np.asarray(edge_src, dtype=np.int64).reshape(-1)
         dst = np.asarray(edge_dst, dtype=np.int64).reshape(-1)
@@ -194,13 +256,25 @@ class Graph:
         if loops.size:
             raise SelfLoopError(self.ids[src[loops[0]]])
         if src.size:
-            pairs = np.unique(src * n + dst)  # merges parallel edges, sorts by (src, dst)
-            src, dst = pairs // n, pairs % n
+            keys = src * n + dst
+            if not np.all(keys[1:] > keys[:-1]):  # else already sorted by (src, dst), no parallel edges
+                keys = np.unique(keys)  # merges parallel edges, sorts by (src, dst)
+            src, dst = keys // n, keys % n
         self.edge_src: np.ndarray = _readonly(src)
         self.edge_dst: np.ndarray = _readonly(dst)
         self.succ_ptr, self.succ_idx = _csr(src, dst, n)
         self.pred_ptr, self.pred_idx = _csr(dst, src, n)
         self.topological_order: np.ndarray = _readonly(self._topological_order())
+
+    def _texts(self) -> dict[str, int]:
+        """``str(id) -> index``; two ids that read the same (``1`` and ``"1"``) are refused."""
+        texts: dict[str, int] = {}
+        for i, node_id in enumerate(self.ids):
+            text = str(node_id)
+            if text in texts:
+                raise AmbiguousNodeIdError(self.ids[texts[text]], node_id)
+            texts[text] = i
+        return texts
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -215,9 +289,11 @@ class Graph:
         ops: Sequence[str | None] | None = None,
         name: str | None = None,
         units: Mapping[str, str] | None = None,
+        machine: Machine | Mapping[str, Any] | None = None,
     ) -> Graph:
         """Build a graph from weight arrays and edges given as index pairs ``(u, v)``
-        (integers: ``1.0`` is index 1, ``1.5`` is rejected, not truncated)."""
+        (integers: ``1.0`` is index 1, ``1.5`` is rejected, not truncated); ``machine``:
+        the machine it was priced on (:attr:`machine`)."""
         for field, values in (("work", work), ("size_param", size_param), ("size_out", size_out)):
             try:
                 ndim = np.ndim(values)
@@ -255,7 +331,7 @@ class Graph:
         bad = np.flatnonzero((e < 0) | (e >= n))
         if bad.size:
             raise UnknownNodeError(int(e.reshape(-1)[bad[0]]), "edge endpoint is not an index 0..n-1")
-        return cls(ids, work, size_param, size_out, e[:, 0], e[:, 1], names, ops, name, units)
+        return cls(ids, work, size_param, size_out, e[:, 0], e[:, 1], names, ops, name, units, machine)
 
     @classmethod
     def from_nodes(
@@ -264,12 +340,18 @@ class Graph:
         edges: Iterable[tuple[NodeId, NodeId]],
         name: str | None = None,
         units: Mapping[str, str] | None = None,
+        machine: Machine | Mapping[str, Any] | None = None,
     ) -> Graph:
-        """Build a graph from :class:`Node` records (or dicts of their fields) and id pairs."""
+        """Build a graph from :class:`Node` records (or dicts of their fields) and id pairs.
+        A dict must have ``work`` (:class:`MissingWeightError` otherwise: a misspelt key is
+        not read as 0); ``size_param`` and ``size_out`` default to 0.  ``machine``: the
+        machine it was priced on (:attr:`machine`)."""
         check_iterable("nodes", nodes, "an iterable of Node records or dicts")
         check_iterable("edges", edges, "an iterable of (producer id, consumer id) pairs")
         recs = []
         for pos, rec in enumerate(nodes):
+            if not isinstance(rec, Node) and isinstance(rec, Mapping) and "work" not in rec:
+                raise MissingWeightError(rec.get("id", pos), "work", sorted(map(str, rec)))
             try:
                 recs.append(rec if isinstance(rec, Node) else Node(**rec))
             except TypeError as exc:
@@ -298,14 +380,33 @@ class Graph:
             [r.op for r in recs],
             name,
             units,
+            machine,
         )
 
     @classmethod
-    def from_networkx(cls, g: nx.DiGraph, name: str | None = None) -> Graph:
-        """Build from a ``networkx.DiGraph`` whose nodes carry ``work``, ``size_param``,
-        ``size_out`` (missing weights default to 0) and optional ``name`` / ``op``.
-        An undirected graph is refused (:class:`GraphError`): an edge must say which
-        op produces the tensor."""
+    def from_networkx(
+        cls,
+        g: nx.DiGraph,
+        name: str | None = None,
+        *,
+        work: str | None = "work",
+        size_param: str | None = "size_param",
+        size_out: str | None = "size_out",
+        units: Mapping[str, str] | None = None,
+        machine: Machine | Mapping[str, Any] | None = None,
+    ) -> Graph:
+        """Build from a ``networkx.DiGraph`` whose nodes carry the three weights and
+        optional ``name`` / ``op`` attributes.
+
+        ``work``, ``size_param`` and ``size_out`` name the node attribute of each weight,
+        as networkx's ``weight=`` does (``work="duration", size_out="out_cost",
+        size_param="param_cost"`` for the Topoformer / Moccasin data); ``None`` says the
+        graph has no such weight (0 on every node).  A node without a named attribute
+        raises :class:`MissingWeightError` naming the node and the keys it has: a weight
+        is never silently 0.  ``units`` and ``machine`` default to ``g.graph["units"]``
+        and ``g.graph["machine"]`` (what :meth:`to_networkx` writes).  An undirected
+        graph is refused (:class:`GraphError`): an edge must say which op produces the
+        tensor."""
         import networkx as nx
 
         check_instance("g", g, nx.Graph, "a networkx.DiGraph")
@@ -314,18 +415,40 @@ class Graph:
                 f"g is an undirected networkx.{type(g).__name__}: mtpp needs a networkx.DiGraph whose edges "
                 "go from producer to consumer"
             )
+        keys = {"work": work, "size_param": size_param, "size_out": size_out}
+        for field, key in keys.items():
+            if key is not None and not isinstance(key, str):
+                raise InvalidParameterError(f"{field} must name a node attribute (a string) or be None, got {key!r}")
+        weights: dict[str, list[Any]] = {field: [] for field in keys}
+        for v, data in g.nodes(data=True):
+            for field, key in keys.items():
+                if key is None:
+                    weights[field].append(0.0)
+                elif key in data:
+                    weights[field].append(data[key])
+                else:
+                    hint = f": name the attribute with {field}='...'"
+                    if field != "work":
+                        hint += f", or pass {field}=None if the graph has no {field}"
+                    raise MissingWeightError(v, key, sorted(map(str, data)), hint)
         nodes = [
             Node(
-                id=v,
-                work=data.get("work", 0.0),
-                size_param=data.get("size_param", 0.0),
-                size_out=data.get("size_out", 0.0),
-                name=data.get("name"),
-                op=data.get("op"),
+                v,
+                weights["work"][i],
+                weights["size_param"][i],
+                weights["size_out"][i],
+                data.get("name"),
+                data.get("op"),
             )
-            for v, data in g.nodes(data=True)
+            for i, (v, data) in enumerate(g.nodes(data=True))
         ]
-        return cls.from_nodes(nodes, g.edges(), name=name or g.graph.get("name"))
+        return cls.from_nodes(
+            nodes,
+            g.edges(),
+            name=name or g.graph.get("name"),
+            units=units if units is not None else g.graph.get("units"),
+            machine=machine if machine is not None else g.graph.get("machine"),
+        )
 
     # ------------------------------------------------------------------ views
     @property
@@ -349,6 +472,8 @@ class Graph:
         """Contiguous index of the node whose id reads ``text`` (``str(id)``, unique in a
         graph: :class:`AmbiguousNodeIdError` refuses two ids that read the same), the
         form a certificate's assignment keys take; :class:`UnknownNodeError` if none."""
+        if self._text_index is None:
+            self._text_index = self._texts()
         try:
             return self._text_index[text]
         except (KeyError, TypeError):
@@ -381,10 +506,15 @@ class Graph:
         return [(self.ids[u], self.ids[v]) for u, v in zip(self.edge_src.tolist(), self.edge_dst.tolist())]
 
     def to_networkx(self) -> nx.DiGraph:
-        """A ``networkx.DiGraph`` with the weights and labels as node attributes."""
+        """A ``networkx.DiGraph`` with the weights and labels as node attributes (and
+        ``units`` / ``machine``, as a dict, as graph attributes when the graph has them)."""
         import networkx as nx
 
         g = nx.DiGraph(name=self.name) if self.name else nx.DiGraph()
+        if self.units is not None:
+            g.graph["units"] = dict(self.units)
+        if self.machine is not None:
+            g.graph["machine"] = self.machine.model_dump()
         for node in self.nodes():
             attrs = {f: getattr(node, f) for f in WEIGHT_FIELDS}
             attrs.update({f: getattr(node, f) for f in ("name", "op") if getattr(node, f) is not None})
@@ -397,14 +527,18 @@ class Graph:
         """The graph of a document of the versioned mtpp JSON format
         (:mod:`mtpp.core.schema`), validated like every graph."""
         units = None if doc.units is None else doc.units.model_dump()
-        return cls.from_nodes((Node(**rec.model_dump()) for rec in doc.nodes), doc.edges, name=doc.name, units=units)
+        return cls.from_nodes(
+            (Node(**rec.model_dump()) for rec in doc.nodes), doc.edges, name=doc.name, units=units, machine=doc.machine
+        )
 
     def to_document(self) -> GraphDocument:
         """The graph as a document of the versioned mtpp JSON format
         (:mod:`mtpp.core.schema`): :meth:`from_document` turns it back into this graph."""
         return GraphDocument(
+            version=1 if self.machine is None else MACHINE_VERSION,  # version 1 files stay byte for byte the same
             name=self.name,
             units=None if self.units is None else Units(**self.units),
+            machine=self.machine,
             nodes=[NodeRecord(**vars(node)) for node in self.nodes()],
             edges=[(u, v) for u, v in self.edges()],
         )
@@ -465,22 +599,13 @@ class Graph:
 
     # ------------------------------------------------------------------ checks
     def _topological_order(self) -> np.ndarray:
-        """Kahn's algorithm by index; raises :class:`CycleError` naming one cycle."""
-        n = self.n
-        indeg = np.diff(self.pred_ptr).tolist()
-        succ_ptr, succ_idx = self.succ_ptr.tolist(), self.succ_idx.tolist()
-        stack = [i for i in range(n - 1, -1, -1) if indeg[i] == 0]
-        order: list[int] = []
-        while stack:
-            u = stack.pop()
-            order.append(u)
-            for v in succ_idx[succ_ptr[u] : succ_ptr[u + 1]]:
-                indeg[v] -= 1
-                if indeg[v] == 0:
-                    stack.append(v)
-        if len(order) < n:
-            raise CycleError([self.ids[i] for i in self._find_cycle(indeg)])
-        return np.array(order, dtype=np.int64)
+        """Kahn's algorithm by index (:func:`kahn_stack`); raises :class:`CycleError`
+        naming one cycle."""
+        indeg = np.diff(self.pred_ptr)
+        order, count = kahn_stack(self.succ_ptr, self.succ_idx, indeg)
+        if count < self.n:
+            raise CycleError([self.ids[i] for i in self._find_cycle(indeg.tolist())])
+        return order
 
     def _find_cycle(self, indeg: list[int]) -> list[int]:
         """One cycle among nodes Kahn could not remove: each has a remaining predecessor,

@@ -9,6 +9,7 @@ import numpy as np
 
 from mtpp.core.errors import WEIGHT_LIMIT, InvalidParameterError, WeightOverflowError
 from mtpp.core.graph import Graph
+from mtpp.core.schema import Machine
 from mtpp.core.validation import check_bool, check_instance, check_k, check_real
 
 
@@ -33,6 +34,11 @@ class Problem:
     be non-empty, so it is the same problem (and ``k = 10^9`` takes no memory);
     ``requested_k`` keeps the number asked for.
     Arguments are checked by :mod:`mtpp.core.validation`.
+
+    ``machine`` names the machine whose bandwidth and memory these are (a graph's
+    recorded machine or a device preset, :mod:`mtpp.core.machine`; ``None``: figures
+    given by hand, or the defaults).  It only labels the problem: the figures are
+    ``bandwidth`` and ``memory``, and results repeat the label.
     """
 
     graph: Graph
@@ -41,6 +47,7 @@ class Problem:
     memory: float = math.inf
     reserve: float = 0.0
     peak_aware: bool = False
+    machine: Machine | None = field(default=None, compare=False)
     requested_k: int = field(init=False, repr=False, compare=False)
     """The ``k`` asked for (``k`` itself unless it was clamped to ``n``): an assignment
     may use blocks up to ``requested_k - 1`` (:func:`mtpp.evaluate` renumbers them)."""
@@ -53,6 +60,8 @@ class Problem:
         object.__setattr__(self, "memory", check_real("memory", self.memory, positive=True, allow_inf=True))
         object.__setattr__(self, "reserve", check_real("reserve", self.reserve, positive=False, allow_inf=False))
         check_bool("peak_aware", self.peak_aware)
+        if self.machine is not None:
+            check_instance("machine", self.machine, Machine, "an mtpp.core.schema.Machine or None")
         if self.peak_aware and self.reserve != 0:
             raise InvalidParameterError("reserve must be 0 with peak_aware=True: the computed peak replaces it")
         g = self.graph

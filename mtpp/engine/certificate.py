@@ -59,6 +59,10 @@ class Certificate(FieldsEqual, Result, BaseModel):
     memory: float | None
     reserve: float
     peak_aware: bool
+    machine: str | None = None
+    """The machine whose bandwidth or memory priced it (the graph's recorded machine or a
+    device asked for, :mod:`mtpp.core.machine`); ``None``: figures given by hand, or the
+    defaults."""
     upper_bound: float
     partition_source: str
     assignment: dict[str, int]
@@ -164,6 +168,7 @@ def build_certificate(run: Run, start: float, pre: Presolved | None, k: int | No
         memory=None if math.isinf(problem.memory) else problem.memory,
         reserve=problem.reserve,
         peak_aware=problem.peak_aware,
+        machine=None if problem.machine is None else problem.machine.name,
         upper_bound=ub,
         partition_source=run.source,
         assignment={str(g.ids[i]): int(b) for i, b in enumerate(best_eval.assignment.tolist())},

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from heuristics.partition.ideals import DEFAULT_MAX_IDEALS
 from heuristics.partition.orderers import get_orderer
@@ -33,11 +33,15 @@ from mtpp.core.errors import InvalidParameterError, entry_point
 from mtpp.core.graph import Graph
 from mtpp.core.problem import Problem
 from mtpp.core.records import BOUND_METHODS, MIP_METHODS, SOLVER_METHODS
+from mtpp.core.schema import Machine
 from mtpp.core.validation import check_bool, check_count, check_instance, check_k, check_seed, check_time_limit
 from mtpp.engine.call import QUICK_ORDERER, Call, Options
 from mtpp.engine.certificate import Certificate, build_certificate
 from mtpp.engine.plan import run_plan
-from mtpp.partitioner import as_problem
+from mtpp.partitioner import resolve_problem, warn_machine
+
+if TYPE_CHECKING:
+    from mtpp.core.devices import DeviceSpec
 
 METHODS = BOUND_METHODS
 
@@ -52,6 +56,10 @@ def parse_bounds(bounds: str | Iterable[str]) -> tuple[str, ...]:
         raise InvalidParameterError(f"bounds must be 'all', a comma-separated string or a list of names: {bounds!r}")
     if names == ["all"]:
         return METHODS
+    if not names or names == [""]:
+        raise InvalidParameterError(
+            f"bounds names no method; give 'all' or at least one of {', '.join(METHODS)} ('simple' always runs)"
+        )
     unknown = [b for b in names if b not in METHODS]
     if unknown:
         raise InvalidParameterError(f"unknown bound method(s) {unknown}; choose from {', '.join(METHODS)} or 'all'")
@@ -82,6 +90,7 @@ def certify(
     memory: float | None = ...,
     reserve: float | None = ...,
     peak_aware: bool | None = ...,
+    device: str | DeviceSpec | Machine | None = ...,
     max_ideals: int = ...,
     report: Report | None = ...,
     presolve: bool = ...,
@@ -104,6 +113,7 @@ def certify(
     memory: float | None = ...,
     reserve: float | None = ...,
     peak_aware: bool | None = ...,
+    device: str | DeviceSpec | Machine | None = ...,
     max_ideals: int = ...,
     report: Report | None = ...,
     presolve: bool = ...,
@@ -126,6 +136,7 @@ def certify(
     memory: float | None = None,
     reserve: float | None = None,
     peak_aware: bool | None = None,
+    device: str | DeviceSpec | Machine | None = None,
     max_ideals: int = DEFAULT_MAX_IDEALS,
     report: Report | None = None,
     presolve: bool = True,
@@ -157,6 +168,14 @@ def certify(
     they join their neighbour (:mod:`heuristics.partition.presolve`: the optimum is the same,
     every bound holds for the original), and lifts the partition back; the notes say
     what was removed.
+
+    The machine (``bandwidth`` ``B``, ``memory`` ``M``) is, per figure: the one given,
+    else ``device``'s (a preset name, a :class:`~mtpp.core.devices.DeviceSpec` or a
+    :class:`~mtpp.core.schema.Machine`), else the graph's recorded
+    :attr:`~mtpp.Graph.machine`, else ``B = 1`` and unlimited memory
+    (:mod:`mtpp.core.machine`); the certificate's ``machine`` and a note say which.  A
+    graph in bytes priced at ``B = 1`` gets a :class:`~mtpp.core.machine.MachineWarning`,
+    repeated in the notes.
     """
     start = time.perf_counter()
     many = isinstance(k, Sequence) and not isinstance(k, str)
@@ -164,7 +183,8 @@ def certify(
     if not ks:
         raise InvalidParameterError("k must name at least one number of blocks")
     first = None if many and isinstance(graph_or_problem, Problem) else ks[0]  # a Problem's own k is replaced
-    original = as_problem(graph_or_problem, first, bandwidth, memory, reserve, peak_aware)
+    original, choice = resolve_problem(graph_or_problem, first, bandwidth, memory, reserve, peak_aware, device)
+    warn_machine(choice)
     if many:  # k > n is the same problem as k = n (see Problem): one certificate for them
         ks = sorted({min(kk, original.graph.n) for kk in ks if kk is not None})
     check_bool("presolve", presolve)
@@ -207,6 +227,9 @@ def certify(
     if pre is not None and pre.reduced:
         call.say(pre.summary())
     run_plan(call)
+    if choice is not None:  # which machine priced it, first among the notes
+        for run in call.runs:
+            run.notes[:0] = [choice.describe(), *([choice.warning] if choice.warning else [])]
     certificates = [
         build_certificate(run, start, pre, kk) for run, group in zip(call.runs, asked.values()) for kk in group
     ]

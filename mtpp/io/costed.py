@@ -5,7 +5,9 @@
 parameter bytes.  :func:`costed_graph` prices a list of them on a device preset or
 spec (:mod:`mtpp.core.presets`) with the roofline model of
 :class:`mtpp.core.devices.DeviceSpec` and builds the :class:`mtpp.Graph`, in the
-units of :data:`mtpp.core.devices.IMPORT_UNITS`.
+units of :data:`mtpp.core.devices.IMPORT_UNITS`, recording the device as the graph's
+machine (:attr:`mtpp.Graph.machine`), so that ``certify(graph, k)`` prices cuts on that
+device's link without being told.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from mtpp.core.devices import IMPORT_UNITS, DeviceSpec
 from mtpp.core.graph import Graph, NodeId
 from mtpp.core.presets import get_device
+from mtpp.core.schema import Machine
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,16 @@ class CostedOp:
 
 
 def costed_graph(
-    ops: Sequence[CostedOp], edges: Sequence[tuple[int, int]], device: str | DeviceSpec, name: str | None = None
+    ops: Sequence[CostedOp],
+    edges: Sequence[tuple[int, int]],
+    device: str | DeviceSpec,
+    name: str | None = None,
+    machine: Machine | None = None,
 ) -> Graph:
     """The :class:`mtpp.Graph` of ``ops`` (edges as index pairs into ``ops``) with
     ``work`` = the device's roofline time in microseconds, sizes in bytes
-    (``units`` = :data:`mtpp.core.devices.IMPORT_UNITS`)."""
+    (``units`` = :data:`mtpp.core.devices.IMPORT_UNITS`) and the device as its
+    ``machine`` (or ``machine``, e.g. the device with its link halved for training)."""
     spec = get_device(device)
     work = [op.work if op.work is not None else spec.roofline_time(op.flops, op.bytes_moved) for op in ops]
     return Graph.from_arrays(
@@ -57,4 +65,5 @@ def costed_graph(
         ops=[op.op for op in ops],
         name=name,
         units=IMPORT_UNITS,
+        machine=spec.machine() if machine is None else machine,
     )

@@ -1,6 +1,8 @@
 """PyTorch importer: an ``nn.Module`` to an :class:`mtpp.Graph` priced on a device.
 
-``from_torch(module, example_inputs, device_spec="a100")`` needs the ``mtpp[torch]`` extra.
+``from_torch(module, example_inputs, device_spec="a100")`` needs torch (the ``torch`` extra:
+``pip install '.[torch]'`` in a clone of mtpp).  The graph records ``device_spec`` as its
+machine (:attr:`mtpp.Graph.machine`), so ``certify(graph, k)`` prices cuts on its link.
 
 The module is traced with ``torch.export.export(strict=False)`` and lowered to core
 ATen ops (``run_decompositions``); where export fails, ``torch.fx.symbolic_trace``
@@ -123,7 +125,9 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise TorchImportError("the PyTorch importer needs torch: pip install 'mtpp[torch]'") from exc
+        raise TorchImportError(
+            "the PyTorch importer needs torch: pip install torch==2.13.0 (or '.[torch]' in a clone of mtpp)"
+        ) from exc
     return torch
 
 

@@ -54,6 +54,7 @@ def test_handlers_raise_mtpp_errors(tmp_path: Path) -> None:
         bandwidth=1.0,
         memory=None,
         reserve=0.0,
+        device=None,
         grace=1.0,
         retry_failed=False,
         presolve=True,

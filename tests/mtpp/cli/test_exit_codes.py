@@ -195,13 +195,16 @@ def test_only_real_paths_are_checked(tmp_path: Path, capsys: pytest.CaptureFixtu
     one_error_line(capsys, "is a file")
 
 
-def test_compiling_numba_kernels_is_said_once_and_not_when_quiet() -> None:
+def test_compiling_numba_kernels_is_said_once_and_not_when_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
     from numba import njit
     from rich.console import Console
 
+    from mtpp.cli import output
     from mtpp.cli.output import compile_notice
+
+    monkeypatch.setattr(output, "uncached", lambda: True)  # as on a first run: some kernel has no cache entry
 
     def fresh_kernels() -> tuple:
         return njit(lambda x: x + 1), njit(lambda x: x * 2)  # not cached: each call site compiles
@@ -216,3 +219,14 @@ def test_compiling_numba_kernels_is_said_once_and_not_when_quiet() -> None:
     with compile_notice(Console(file=buf)):
         assert a(3) == 4  # compiled already: nothing to say
     assert buf.getvalue() == ""
+
+
+def test_a_kernel_compiled_once_is_found_in_the_cache_so_repeat_runs_stay_quiet() -> None:
+    from mtpp.cli.output import uncached
+    from mtpp.core.graph import kahn_stack
+
+    ptr, idx = np.array([0, 1, 1], dtype=np.int64), np.array([1], dtype=np.int64)
+    order, count = kahn_stack.dispatcher(ptr, idx, np.array([0, 1], dtype=np.int64))
+    assert count == 2 and order.tolist() == [0, 1]
+    assert kahn_stack._dispatcher._cache._cache_file._load_index()  # numba wrote (or found) its entry
+    assert not uncached()

@@ -37,7 +37,7 @@ def test_solve_json_then_evaluate(tmp_path, capsys):
 
 def test_errors_are_one_line_with_exit_2(tmp_path, capsys):
     bad = tmp_path / "cyc.json"
-    bad.write_text('{"nodes": [{"id": "a"}, {"id": "b"}], "edges": [["a", "b"], ["b", "a"]]}')
+    bad.write_text('{"nodes": [{"id": "a", "work": 1}, {"id": "b", "work": 1}], "edges": [["a", "b"], ["b", "a"]]}')
     assert main(["solve", str(bad), "-k", "2"]) == 2
     err = capsys.readouterr().err
     assert "CycleError" in err and "'a'" in err and "Traceback" not in err

@@ -30,7 +30,7 @@ BAD: dict[str, tuple[type[mtpp.MtppError], str, Callable[[Path], object]]] = {
         lambda t: mtpp.Graph.from_nodes([{"id": 1, "foo": 2}], []),
     ),
     "node record that is not a mapping": (GraphError, "node 0", lambda t: mtpp.Graph.from_nodes([5], [])),
-    "edge that is not a pair": (GraphError, "pair", lambda t: mtpp.Graph.from_nodes([{"id": 1}], [(1,)])),
+    "edge that is not a pair": (GraphError, "pair", lambda t: mtpp.Graph.from_nodes([{"id": 1, "work": 1}], [(1,)])),
     "edges of three ends": (GraphError, "pairs", lambda t: mtpp.Graph.from_arrays([1, 2], [0, 0], [0, 0], [(0, 1, 2)])),
     "edges that are not indices": (
         GraphError,

@@ -143,7 +143,7 @@ def test_graph_errors_inside_valid_files(tmp_path):
     path.write_text('{"nodes": [{"id": "a", "work": -2}], "edges": []}')
     with pytest.raises(InvalidWeightError):
         load_graph(path)
-    path.write_text('{"nodes": [{"id": "a"}, {"id": "b"}], "edges": [["a", "b"], ["b", "a"]]}')
+    path.write_text('{"nodes": [{"id": "a", "work": 1}, {"id": "b", "work": 1}], "edges": [["a", "b"], ["b", "a"]]}')
     with pytest.raises(CycleError):
         load_graph(path)
 

@@ -219,7 +219,8 @@ def test_cli_import_handler(tmp_path: Path) -> None:
     assert cmd_import(args, console) == 0
     g = mtpp.load_graph(str(out_path))
     assert g == from_onnx(light("squeezenet"), batch_size=2, device_spec="h100")
-    assert "--bandwidth 450000" in console.export_text()
+    assert g.machine is not None and g.machine.name == "h100" and g.machine.bandwidth == 450000
+    assert "h100, bandwidth 450000 bytes/us" in console.export_text()
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
