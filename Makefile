@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/mtpp certify mtpp/examples/transformer_block.json -k 4 --bandwidth 450000 --time-limit 5
+	$(VENV)/bin/mtpp certify mtpp/examples/transformer_block.json -k 4 --time-limit 5
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -7,9 +7,10 @@
     adds, MLP up / GELU / down), batch 8, sequence 512, ``d_model`` 1024, 16 heads, fp16.
     Units (the file's ``units`` field): ``work`` in microseconds (A100-class estimates:
     matmuls from their FLOPs, element-wise ops from their memory traffic), ``size_param``
-    and ``size_out`` in bytes, as ``mtpp import`` writes and the device presets expect;
-    pass a preset's link bandwidth in bytes per microsecond, e.g. ``--bandwidth 450000``
-    (H100), and every bottleneck is in microseconds.
+    and ``size_out`` in bytes, as ``mtpp import`` writes and the device presets expect.
+    The file records the H100 preset as its machine (link 450,000 bytes per microsecond,
+    80 GB), which ``certify`` and ``partition`` use unless given another; every
+    bottleneck is in microseconds.
 """
 
 from __future__ import annotations
