@@ -16,7 +16,7 @@ from heuristics.partition.presolve import presolve as presolve_problem
 from heuristics.partition.slicegraph import slice_order
 from mtpp.bounds.simple import simple_lower_bound
 from mtpp.core.errors import InvalidParameterError, MtppError, entry_point
-from mtpp.core.evaluate import evaluate
+from mtpp.core.evaluate import Evaluation, evaluate
 from mtpp.core.graph import Graph
 from mtpp.core.machine import Choice, MachineWarning, choose
 from mtpp.core.problem import Problem
@@ -132,6 +132,25 @@ def unique_order(graph: Graph) -> np.ndarray | None:
     return order if joined[:-1].all() else None
 
 
+def equal_work_fallback(problem: Problem, value: float, order: np.ndarray) -> tuple[Evaluation, np.ndarray] | None:
+    """The best equal-work split of the graph's topological order (Kahn's) into ``1, 2, 4,
+    ..., k`` contiguous pieces (:func:`heuristics.partition.slicegraph.equal_work_split`,
+    torchgpipe's rule and fewer pieces where input/output makes them cheaper), re-checked by
+    the evaluator, where it costs less than ``value`` (the partition found, sliced from
+    ``order``); else ``None``.  ``O((n + m) log k)``: a partition never does worse than
+    this split, whatever the search and the deadline did (issue 76).  Nothing to do where
+    ``order`` is that order: its slicing is capped by the split already."""
+    topo = np.asarray(problem.graph.topological_order, dtype=np.int64)
+    if np.array_equal(np.asarray(order, dtype=np.int64), topo):
+        return None
+    seg = slice_order(problem, topo, deadline=-math.inf)  # a deadline already passed: the split itself
+    assert seg is not None
+    if not seg.bottleneck < value:
+        return None
+    split = evaluate(problem, seg.assignment, seg.order)
+    return (split, seg.order) if split.bottleneck < value else None
+
+
 @entry_point
 def partition(
     graph_or_problem: Graph | Problem,
@@ -227,6 +246,11 @@ def partition(
     if pre is not None and pre.reduced:
         order = pre.lift_order(seg.order)
         checked = evaluate(original, pre.lift(seg.assignment), order)
+    note = found.note
+    split = equal_work_fallback(original, checked.bottleneck, order)
+    if split is not None:  # the search's order sliced worse than Kahn's order cut into equal work
+        checked, order = split
+        note = "; ".join(x for x in (note, "the equal-work split of Kahn's order beat the search's order") if x)
     return Solution(
         problem=original,
         evaluation=checked,
@@ -237,5 +261,5 @@ def partition(
         evaluations=found.evaluations,
         wall_time=time.perf_counter() - start,
         stopped_by_time=found.stopped_by_time or not seg.exact,
-        note=found.note,
+        note=note,
     )

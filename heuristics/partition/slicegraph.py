@@ -237,6 +237,8 @@ def slice_kernel(order, inv_b, k, budget, ub, peak_aware, deadline, *graph):
     p = prepared(order, inv_b, graph)
     fallback, fallback_starts = equal_work_split(p, k, budget, inv_b, peak_aware)
     cap = fallback + 1e-9 * abs(fallback) + 1e-12  # strictly above a feasible value, whatever the summation order
+    if deadline < np.inf and clock() >= deadline:  # past it already: the split, without the DP's O(n k) arrays
+        return fallback, fallback_starts, False
     dp, choice, complete = dp_kernel(p, k, budget, inv_b, min(ub, cap), peak_aware, deadline)
     if not complete:
         return fallback, fallback_starts, False

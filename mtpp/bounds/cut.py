@@ -85,6 +85,8 @@ result, so none of this bears on soundness.
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -323,12 +325,37 @@ def own_overflow_below(problem: Problem) -> np.ndarray:
     return np.maximum(0.0, (own - absolute) * (1.0 - 7 * UNIT))  # lower_by(own, 3u, absolute)
 
 
-def cut_lower_bound(problem: Problem) -> tuple[float, int]:
-    """``max_v min_{S contains v} (g(S) + overflow({v}))`` (see the module
-    docstring), rounded down, and the op attaining it (``-1`` if the graph has no
-    work and no tensors).  Never above the true value (exact real arithmetic on the
-    float inputs); below it by less than the loss stated in the module docstring."""
+@dataclass(frozen=True)
+class CutBound:
+    """What :func:`cut_bound` proved: ``bound`` (rounded down), the op attaining it
+    (``-1`` if none), the ops whose minimum cut was computed (``tried``) and skipped
+    because their estimate could not beat the bound (``skipped``), out of ``ops``;
+    ``complete`` is false where the deadline stopped it first (``bound`` is then the
+    maximum over the ops tried: still a lower bound, every op's minimum is one)."""
+
+    bound: float
+    op: int
+    complete: bool
+    tried: int
+    skipped: int
+    ops: int
+    wall_time: float
+
+
+def cut_bound(problem: Problem, deadline: float = math.inf) -> CutBound:
+    """``max_v min_{S contains v} (g(S) + overflow({v}))`` (see the module docstring),
+    rounded down.  Never above the true value (exact real arithmetic on the float
+    inputs); below it by less than the loss stated in the module docstring.
+
+    ``deadline`` (a :func:`time.perf_counter` value) is looked at before the network is
+    built and before each op's minimum cut: once it has passed, the maximum over the ops
+    done so far is returned (``complete`` false).  Every op's minimum is a lower bound on
+    ``OPT``, so the partial maximum is one too; ops go by decreasing estimate, so the
+    ones most likely to attain the bound come first."""
+    t0 = time.perf_counter()
     g = problem.graph
+    if time.perf_counter() >= deadline:
+        return CutBound(0.0, -1, g.n == 0, 0, 0, g.n, time.perf_counter() - t0)
     b = problem.bandwidth
     own = own_overflow_below(problem)
     has_consumer = np.diff(g.succ_ptr) > 0
@@ -338,10 +365,16 @@ def cut_lower_bound(problem: Problem) -> tuple[float, int]:
     estimate = upper + own * ESTIMATE_UP
     ptr, head, rev, cap, sink = cut_network(problem)
     level = np.empty(ptr.size - 1, dtype=np.int64)
-    best, arg = 0.0, -1
+    best, arg, tried, skipped = 0.0, -1, 0, 0
+    complete = True
     for v in np.argsort(-estimate, kind="stable").tolist():
         if estimate[v] <= best * SKIP:
+            skipped += 1
             continue
+        if time.perf_counter() >= deadline:
+            complete = False
+            break
+        tried += 1
         flow, found = min_cut_below(ptr, head, rev, cap, v, sink, float(upper[v]), level, np.inf)
         value, error = two_sum(flow, float(own[v]))  # value + error = flow + own exactly
         if error < 0.0:
@@ -352,4 +385,11 @@ def cut_lower_bound(problem: Problem) -> tuple[float, int]:
         side = np.flatnonzero(level[: g.n] >= 0)
         np.minimum.at(upper, side, found * ESTIMATE_UP)
         estimate[side] = upper[side] + own[side] * ESTIMATE_UP
-    return best, arg
+    return CutBound(best, arg, complete, tried, skipped, g.n, time.perf_counter() - t0)
+
+
+def cut_lower_bound(problem: Problem, deadline: float = math.inf) -> tuple[float, int]:
+    """:func:`cut_bound`'s bound and the op attaining it (``-1`` if the graph has no
+    work and no tensors, or the deadline stopped it before any op)."""
+    res = cut_bound(problem, deadline)
+    return res.bound, res.op

@@ -13,7 +13,7 @@ from heuristics.partition.ideal_dp import IdealDpResult, ideal_dp_all
 from heuristics.partition.ideals import enumerate_ideals
 from mtpp.bounds.clique import clique_lower_bounds
 from mtpp.bounds.crossing import crossing_lower_bounds
-from mtpp.bounds.cut import cut_lower_bound
+from mtpp.bounds.cut import cut_bound
 from mtpp.bounds.reach import PROBE, RISING_PROBE, ReachBound, Stood, reach_lower_bound
 from mtpp.core.evaluate import evaluate
 from mtpp.core.problem import Problem
@@ -23,29 +23,39 @@ from mtpp.engine.method import ALL_KS, EACH_K, Method
 
 
 class Cut(Method):
-    """``max_v min_{S ∋ v} f(S)`` (:mod:`mtpp.bounds.cut`): independent of k, one record at every k."""
+    """``max_v min_{S ∋ v} f(S)`` (:mod:`mtpp.bounds.cut`): independent of k, one record at
+    every k.  One minimum cut per op, by decreasing estimate; stopped by its share of the
+    budget, it proves the maximum over the ops it cut (a ``time_limit`` record)."""
 
     name = "cut"
     records = ("cut",)
     scope = ALL_KS
-    share = "none: one minimum cut per op, no limit"
-    skipped = "never"
+    SHARE = 0.1
+    share = f"{SHARE:g} of the budget left, at most time_limit; the ops not cut by then are left out"
+    skipped = f"once less than {MIN_RUN_SECONDS} s of its share is left"
 
     def run(self, call: Call) -> None:
         t0 = time.perf_counter()
-        value, op = cut_lower_bound(call.base)
+        limit = min(call.options.time_limit, self.SHARE * call.left())
+        if limit < MIN_RUN_SECONDS:
+            for run in call.runs:
+                run.records.append(skipped("cut", "the budget is spent"))
+            return
+        res = cut_bound(call.base, deadline=t0 + limit)
+        op = "" if res.op < 0 else f"attained at op {call.base.graph.ids[res.op]!r}"
+        cover = "" if res.complete else f"stopped by its time limit after {res.tried:,} of {res.ops:,} ops"
         for run in call.runs:
             run.records.append(
                 BoundRecord(
                     method="cut",
-                    bound=value,
-                    status="optimal",
-                    proven_optimal=True,
+                    bound=res.bound,
+                    status="optimal" if res.complete else "time_limit",
+                    proven_optimal=res.complete,
                     wall_time=time.perf_counter() - t0,
-                    message="" if op < 0 else f"attained at op {call.base.graph.ids[op]!r}",
+                    message="; ".join(part for part in (op, cover) if part),
                 )
             )
-        call.say(f"cut: {value:.6g} ({time.perf_counter() - t0:.2f} s)")
+        call.say(f"cut: {res.bound:.6g}{', ' + cover if cover else ''} ({time.perf_counter() - t0:.2f} s)")
 
 
 class IdealDp(Method):
@@ -60,7 +70,7 @@ class IdealDp(Method):
     scope = ALL_KS
     ENUMERATION_SHARE = 0.25
     IDEALS_PER_SECOND = 100_000
-    IDEAL_BITS_PER_SECOND = 8e8
+    IDEAL_BITS_PER_SECOND = 1.5e8
     DP_SHARE = 0.5
     share = (
         f"the lattice is capped at max_ideals and, with a budget, at what {ENUMERATION_SHARE:g} of the budget "

@@ -91,6 +91,10 @@ CPSAT_OVERRUN_PER_OP = 1.5e-4
 """Seconds per op CP-SAT is given less than the time left, for it ends past its own
 ``max_time_in_seconds`` (presolve and loading the model are not interrupted)."""
 CPSAT_MIN_SECONDS = 0.5
+COARSEN_SECONDS_PER_EDGE = 2e-5
+"""What coarsening a graph costs per edge (all its matching rounds; measured on layered
+graphs of 20,000 ops on a loaded 2-core machine: 12-25 s for 578,000 edges); the call
+does not start coarse-BRKGA where that estimate exceeds its share of the time limit."""
 """The least time CP-SAT is started with; with less left (after the overrun margin)
 it is not started and ``cpsat_status`` is ``"skipped"`` (``method="cpsat"`` then
 returns its hint, the best of HEFT and the single devices)."""
@@ -133,6 +137,8 @@ class Placement(FieldsEqual, Result, BaseModel):
     candidates: dict[str, float]
     cpsat_status: str | None = None
     wall_time: float = 0.0
+    times: dict[str, float] = {}
+    """Seconds each method took (the steps' ``wall_time``)."""
     bounds: dict[str, float] = {}
     lower_bound_method: str = "simple"
     failures: dict[str, str] = {}
@@ -164,21 +170,37 @@ class Placement(FieldsEqual, Result, BaseModel):
         """Each method tried (its objective value), each that failed (status
         ``error``, what happened in its detail), CP-SAT's run where it proved no kept
         bound, and the bounds kept, the best (``lower_bound_method``) last."""
+
+        def took(name: str, default: float) -> float:  # every single device's step: their one run's time
+            return self.times.get(name, self.times.get(name.split(":")[0], default))
+
         tried = tuple(
-            Step(name, ResultStatus.FEASIBLE, finite_or_none(v), None, 0.0, "") for name, v in self.candidates.items()
+            Step(name, ResultStatus.FEASIBLE, finite_or_none(v), None, took(name, 0.0), "")
+            for name, v in self.candidates.items()
         )
-        failed = tuple(Step(name, ResultStatus.ERROR, None, None, 0.0, why) for name, why in self.failures.items())
+        failed = tuple(
+            Step(name, ResultStatus.ERROR, None, None, took(name, 0.0), why) for name, why in self.failures.items()
+        )
 
         def status(name: str) -> ResultStatus:
             return ResultStatus(self.cpsat_status) if name == "cpsat" and self.cpsat_status else ResultStatus.BOUND
 
         cpsat: tuple[Step, ...] = ()
         if self.cpsat_status is not None and "cpsat" not in self.bounds and "cpsat" not in self.failures:
-            cpsat = (Step("cpsat", status("cpsat"), None, None, 0.0, ""),)
-        kept = [Step(name, status(name), None, b, 0.0, "") for name, b in self.bounds.items()]
+            cpsat = (Step("cpsat", status("cpsat"), None, None, took("cpsat", 0.0), ""),)
+        kept = [Step(name, status(name), None, b, took(name, 0.0), "") for name, b in self.bounds.items()]
         kept.sort(key=lambda st: st.method == self.lower_bound_method)  # the best last
         if not kept:
-            kept = [Step(self.lower_bound_method, ResultStatus.BOUND, None, self.lower_bound, 0.0, "no bound kept")]
+            kept = [
+                Step(
+                    self.lower_bound_method,
+                    ResultStatus.BOUND,
+                    None,
+                    self.lower_bound,
+                    took(self.lower_bound_method, 0.0),
+                    "no bound kept",
+                )
+            ]
         return (*tried, *failed, *cpsat, *kept)
 
     def _document(self) -> PlacementDocument:
@@ -330,14 +352,20 @@ def place(
     ctx = PlacementContext(graph, ds, times)
 
     failures: dict[str, str] = {}
+    seconds: dict[str, float] = {}
 
-    def attempt(name: str, run: Any) -> Any:
-        """``run()``, or ``None`` with the failure recorded: a method that raises fails alone."""
+    def attempt(name: str, run: Any, timed: bool = True) -> Any:
+        """``run()``, or ``None`` with the failure recorded: a method that raises fails alone.
+        Its wall time is added to ``seconds[name]`` (``timed``)."""
+        t0 = time.perf_counter()
         try:
             return run()
         except Exception as exc:  # any method's own failure, recorded; the call goes on
             failures[name] = _failure(exc)
             return None
+        finally:
+            if timed:
+                seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - t0
 
     cands: list[PlacementCandidate] = []
     singles = attempt("single", lambda: all_single_devices(ctx)) or []
@@ -354,6 +382,18 @@ def place(
     use_coarse = search == "coarse-brkga" or (search == "auto" and graph.n > COARSE_AUTO_OPS)
     share = 1 / 4 if search == "auto" and use_coarse else 1 / 2 if search == "auto" else 1.0
     search_seconds = None if time_limit is None else time_limit * share
+    coarsening = COARSEN_SECONDS_PER_EDGE * graph.m
+    if use_coarse and search_seconds is not None and coarsening > search_seconds:
+        # coarsening has no deadline of its own: it would overrun the limit (issue 76)
+        failures["coarse-brkga"] = (
+            f"not run: coarsening {graph.m:,} edges takes about {coarsening:.2g} s, more than its "
+            f"{search_seconds:.2g} s share of the time limit"
+        )
+        use_coarse = False
+        if search == "auto":  # BRKGA takes coarse-BRKGA's share too
+            share, search_seconds = 1 / 2, 2 * search_seconds
+    if search_seconds is not None:  # the share of what is left: the baselines took their time
+        search_seconds = max(0.0, min(search_seconds, share * budget.left()))
     if search in ("auto", "brkga"):
         params = BrkgaParams(population=50, generations=10**6) if search_seconds is not None else BrkgaParams()
         res = attempt("brkga", lambda: placement_brkga(ctx, objective, params, seed, base, time_limit=search_seconds))
@@ -390,7 +430,7 @@ def place(
     best, sim = None, None
     for cand in sorted(cands, key=lambda c: _score(c.sim, objective)):
         # re-checked through the public, validating entry; a candidate it refuses failed
-        sim = attempt(cand.method, lambda: simulate(graph, ctx, cand.place, cand.order))  # noqa: B023
+        sim = attempt(cand.method, lambda: simulate(graph, ctx, cand.place, cand.order), timed=False)  # noqa: B023
         if sim is not None:
             best = cand
             break
@@ -425,6 +465,7 @@ def place(
         candidates=table,
         cpsat_status=status,
         wall_time=budget.elapsed(),
+        times=seconds,
         bounds=kept,
         lower_bound_method=settled.bound_method,
         failures=failures,
