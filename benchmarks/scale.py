@@ -1,13 +1,17 @@
-"""Budgets and memory at scale (issue 24): every command on graphs of 1,000 to 20,000
-ops, its wall time against the budget it was given and its peak memory.
+"""Budgets and memory at scale (issues 24 and 76): every command on graphs of 1,000 to
+1,000,000 ops, its wall time against the budget it was given and its peak memory.
 
     python -m benchmarks.scale                              # n = 1k 2k 5k 10k 20k, budget 20 s (~40 min)
     python -m benchmarks.scale --sizes 1000 5000 --budget 10
+    python -m benchmarks.scale --sizes 20000 --chains 100000 1000000 --budget 20   # issue 76's sizes
+    python -m benchmarks.scale --sizes --chains 1000000 --only "solve -k 8"       # one command, one graph
     python -m benchmarks.scale --gpt2-layers 48             # also an op-level GPT-2 (needs torch, transformers)
     python -m benchmarks.scale --sizes 10000 --budget 10 --learned --only learned   # the learned methods, CP-SAT place
 
-Graphs: ``mtpp generate layered -n N --seed 4242`` (a seed the tests never use) and,
-with ``--gpt2-layers``, a GPT-2 of that many layers at operator level
+Graphs: ``mtpp generate layered -n N --seed 4242`` (a seed the tests never use; ``--sizes``,
+none with an empty list), with ``--chains`` plain chains of N ops (random work, parameters
+and tensors, seeded by N: what a deep model's op sequence looks like to the cost model,
+written as mtpp graph JSON) and, with ``--gpt2-layers``, a GPT-2 of that many layers at operator level
 (``from_torch(..., keep_zero_cost_ops=True)``, random weights from ``GPT2Config``,
 sequence length 128, the a100 preset).  Each command runs in its own process under
 ``/usr/bin/time -v`` (peak resident memory); printed per (graph, command): wall time,
@@ -58,12 +62,33 @@ def commands(path: str, budget: float, store: str) -> dict[str, list[str]]:
     }
 
 
-def measure(args: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak resident GB and exit status of ``mtpp ARGS`` in its own process."""
+def chain_graph(n: int, out: str) -> None:
+    """A chain of ``n`` ops as an mtpp graph document: work in 1..99, parameters in
+    0..999, tensors in 1..999 (seeded by ``n``), written without building a Graph."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(n)
+    work, param, size = rng.integers(1, 100, n), rng.integers(0, 1000, n), rng.integers(1, 1000, n)
+    nodes = [
+        {"id": i, "work": float(w), "size_param": float(p), "size_out": float(o)}
+        for i, (w, p, o) in enumerate(zip(work.tolist(), param.tolist(), size.tolist()))
+    ]
+    doc = {"format": "mtpp-graph", "version": 1, "name": f"chain{n}", "nodes": nodes}
+    doc["edges"] = [[i, i + 1] for i in range(n - 1)]
+    with open(out, "w") as f:
+        json.dump(doc, f)
+
+
+def measure(args: list[str], timeout: float | None = None) -> tuple[float, float, int]:
+    """Wall seconds, peak resident GB and exit status of ``mtpp ARGS`` in its own process
+    (killed after ``timeout`` seconds: exit status ``timeout``'s 124)."""
+    limit = [] if timeout is None else ["timeout", f"{timeout:g}"]
     with tempfile.NamedTemporaryFile("r", suffix=".time") as rep:
         t0 = time.perf_counter()
         code = subprocess.call(
-            ["/usr/bin/time", "-v", "-o", rep.name, *MTPP, "-q", *args],
+            ["/usr/bin/time", "-v", "-o", rep.name, *limit, *MTPP, "-q", *args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=ROOT,
@@ -97,7 +122,11 @@ def gpt2_graph(layers: int, out: str) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 5000, 10000, 20000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 2000, 5000, 10000, 20000])
+    ap.add_argument("--chains", type=int, nargs="*", default=[], help="also plain chains of these many ops")
+    ap.add_argument(
+        "--kill-after", type=float, default=5.0, help="kill a command after this many times its budget (exit 124)"
+    )
     ap.add_argument("--budget", type=float, default=20.0)
     ap.add_argument("--gpt2-layers", type=int, default=0, help="also an op-level GPT-2 of this many layers")
     ap.add_argument(
@@ -112,6 +141,10 @@ def main() -> None:
         generate = ["generate", "layered", "-n", str(n), "--seed", "4242", "-o", path]
         subprocess.check_call([*MTPP, "-q", *generate], cwd=ROOT)
         graphs.append((f"layered-{n}", path))
+    for n in args.chains:
+        path = str(work / f"chain{n}.json")
+        chain_graph(n, path)
+        graphs.append((f"chain-{n}", path))
     if args.gpt2_layers:
         path = str(work / f"gpt2-{args.gpt2_layers}.json")
         if gpt2_graph(args.gpt2_layers, path):
@@ -121,7 +154,7 @@ def main() -> None:
     cap = max(args.budget + 2.0, 1.1 * args.budget)
     print(f"mtpp scale benchmark at commit {git_commit()}; {os.cpu_count()} cores")
     print(f"budget {args.budget:g} s; 'over' = wall / {cap:g} s (<= 1 keeps the promise)")
-    print(f"{'graph':<14} {'command':<20} {'wall s':>8} {'over':>6} {'peak GB':>8} {'exit':>5}")
+    print(f"{'graph':<15} {'command':<20} {'wall s':>8} {'over':>6} {'peak GB':>8} {'exit':>5}")
     worst = 0.0
     for name, path in graphs:
         rows = commands(path, args.budget, str(work / f"{name}.db"))
@@ -129,9 +162,9 @@ def main() -> None:
         for label, cmd in {**rows, **extra}.items():
             if args.only and label not in args.only and not ("learned" in args.only and label in extra):
                 continue
-            wall, peak, code = measure(cmd)
+            wall, peak, code = measure(cmd, timeout=args.kill_after * cap)
             worst = max(worst, wall / cap)
-            print(f"{name:<14} {label:<20} {wall:8.1f} {wall / cap:6.2f} {peak:8.2f} {code:>5}", flush=True)
+            print(f"{name:<15} {label:<20} {wall:8.1f} {wall / cap:6.2f} {peak:8.2f} {code:>5}", flush=True)
     print(f"worst over: {worst:.2f}")
 
 

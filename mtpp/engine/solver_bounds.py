@@ -71,7 +71,8 @@ class Pigeonhole(Method):
     )
     skipped = (
         f"at the larger ks after {STALLS} ks where it ran out of time without lifting the bound (more than "
-        f"{STALL_GAP:g} of the cost left to lift), or after the probe found the MIPs out of reach"
+        f"{STALL_GAP:g} of the cost left to lift), or after the probe found the MIPs out of reach; with a "
+        "budget, where the solver's lateness on the bottleneck MIP (a larger model than its own) exceeds its share"
     )
 
     def __init__(self) -> None:
@@ -99,6 +100,16 @@ class Pigeonhole(Method):
             limit = min(time_limit, (stop - time.perf_counter()) / (len(runs) - i))
             if limit < MIN_RUN_SECONDS:
                 run.records.append(skipped("pigeonhole", "the budget is spent"))
+                continue
+            late = solver_lateness(problem, "bottleneck")  # its one-block model is smaller than this MIP's
+            if call.budgeted and late > limit:  # building the model alone would overrun its share (issue 76)
+                run.records.append(
+                    skipped(
+                        "pigeonhole",
+                        f"its MIP of this graph would take about {late:.2g} s past its time limit, more than "
+                        f"its {limit:.2g} s share",
+                    )
+                )
                 continue
             before, tight, t0 = run.lb, little_left(run), time.perf_counter()
             probing, probed = not probed and call.budgeted and limit > MIP_PROBE_SECONDS, True
