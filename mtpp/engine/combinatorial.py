@@ -30,7 +30,7 @@ class Cut(Method):
     name = "cut"
     records = ("cut",)
     scope = ALL_KS
-    SHARE = 0.1
+    SHARE = 0.25
     share = f"{SHARE:g} of the budget left, at most time_limit; the ops not cut by then are left out"
     skipped = f"once less than {MIN_RUN_SECONDS} s of its share is left"
 
