@@ -19,6 +19,7 @@ from numbers import Real
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
+import pydantic_core
 from numpy.typing import ArrayLike
 
 from mtpp.core.errors import (
@@ -38,7 +39,7 @@ from mtpp.core.errors import (
 )
 from mtpp.core.jit import njit
 from mtpp.core.machine import as_machine, check_units
-from mtpp.core.schema import MACHINE_VERSION, GraphDocument, Machine, NodeRecord, Units
+from mtpp.core.schema import FORMAT, MACHINE_VERSION, GraphDocument, Machine, NodeRecord, Units
 from mtpp.core.validation import check_instance, check_iterable
 
 if TYPE_CHECKING:
@@ -545,8 +546,38 @@ class Graph:
 
     def to_json(self, path: str | None = None, indent: int | None = None) -> str:
         """Serialise to the versioned mtpp JSON format (:mod:`mtpp.core.schema`); write to
-        ``path`` if given.  :func:`mtpp.load_graph` reads it back."""
-        text = self.to_document().model_dump_json(indent=indent, exclude_none=True)
+        ``path`` if given.  :func:`mtpp.load_graph` reads it back.
+
+        The text is ``self.to_document().model_dump_json(exclude_none=True)``, written by
+        the same serializer (``pydantic_core.to_json``) from plain lists and dicts, with
+        no validated record per node: a million ops in about a second, where the
+        records take half a minute (the fingerprint of every result hashes this text)."""
+        nodes = []
+        for node_id, work, size_param, size_out, name, op in zip(
+            (int(i) if isinstance(i, np.integer) else i for i in self.ids),
+            self.work.tolist(),
+            self.size_param.tolist(),
+            self.size_out.tolist(),
+            self.names,
+            self.ops,
+        ):
+            record = {"id": node_id, "work": work, "size_param": size_param, "size_out": size_out}
+            if name is not None:
+                record["name"] = name
+            if op is not None:
+                record["op"] = op
+            nodes.append(record)
+        ids = [int(i) if isinstance(i, np.integer) else i for i in self.ids]
+        document: dict[str, Any] = {"format": FORMAT, "version": 1 if self.machine is None else MACHINE_VERSION}
+        if self.name is not None:
+            document["name"] = self.name
+        if self.units is not None:
+            document["units"] = Units(**self.units).model_dump()
+        if self.machine is not None:
+            document["machine"] = self.machine.model_dump(exclude_none=True)
+        document["nodes"] = nodes
+        document["edges"] = [[ids[u], ids[v]] for u, v in zip(self.edge_src.tolist(), self.edge_dst.tolist())]
+        text = pydantic_core.to_json(document, indent=indent).decode("utf-8")
         if path is not None:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)

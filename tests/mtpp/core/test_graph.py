@@ -165,3 +165,27 @@ def test_node_link_format(tmp_path):
     np.testing.assert_array_equal(g.work, [2, 7])
     np.testing.assert_array_equal(g.size_out, [5, 3])
     np.testing.assert_array_equal(g.size_param, [1, 0])
+
+
+def test_to_json_is_the_documents_own_serialisation_on_varied_graphs() -> None:
+    """The fast writer gives the text of ``to_document().model_dump_json(exclude_none=True)``
+    byte for byte (fingerprints and files unchanged): ids of both kinds, subnormal, huge
+    and integral weights, labels with quotes and non-ASCII, with and without units, name
+    and machine, compact and indented."""
+    from mtpp.core.presets import get_device
+
+    rng = np.random.default_rng(11)
+    for t in range(60):
+        n = int(rng.integers(1, 20))
+        ids = [f"v{i}" if t % 3 else i for i in range(n)]
+        w = rng.choice([0.0, 1.0, 5e-324, 1e200, 0.1, 1e16, 123456789.125, 2.0**53 + 1], size=(3, n))
+        w = np.where(rng.random((3, n)) < 0.5, rng.random((3, n)) * 10.0 ** rng.integers(-20, 20, (3, n)), w)
+        edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.2]
+        names = [None if rng.random() < 0.5 else f'n"\u00e9{i}\n' for i in range(n)]
+        ops = [None if rng.random() < 0.5 else "MatMul" for _ in range(n)]
+        machine = get_device("a100").machine() if t % 4 == 0 else None
+        units = {"time": "us", "size": "bytes"} if t % 2 == 0 or machine else None
+        name = None if t % 5 == 0 else "g\u00e9"
+        g = Graph(ids, *w, [e[0] for e in edges], [e[1] for e in edges], names, ops, name, units, machine)
+        for indent in (None, 2):
+            assert g.to_json(indent=indent) == g.to_document().model_dump_json(indent=indent, exclude_none=True)
