@@ -8,6 +8,7 @@
 ``mtpp generate KIND``        write a seeded synthetic graph (regal | regal-connected | layered)
 ``mtpp info FILE``            sizes and totals of a graph
 ``mtpp import MODEL.onnx``    an ONNX model as an mtpp graph priced on a device preset
+``mtpp plan MODULE:FACTORY -k K``  pipeline stages for a PyTorch model, certified, with baselines
 ``mtpp batch TESTBED -k ...``  run the bound hierarchy over a testbed into a results store
 ``mtpp table results.db``     Table 1/2/3-style summaries of a store
 ``mtpp plot results.db``      running-time and LB/UB figures of a store
@@ -210,12 +211,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from mtpp.cli.batch import add_commands
     from mtpp.cli.importer import add_import_command
+    from mtpp.cli.plan import add_plan_command
     from mtpp.cli.scheduling import add_scheduling_commands
     from mtpp.cli.train import add_train_command
 
     add_scheduling_commands(sub)
     add_commands(sub)
     add_import_command(sub)
+    add_plan_command(sub)
     add_train_command(sub)
     for command in sub.choices.values():  # --quiet after the command too; SUPPRESS keeps one given before it
         command.add_argument(
@@ -528,10 +531,11 @@ def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
         return COMMANDS[name]
     from mtpp.cli.batch import COMMANDS as BATCH_COMMANDS
     from mtpp.cli.importer import COMMANDS as IMPORT_COMMANDS
+    from mtpp.cli.plan import COMMANDS as PLAN_COMMANDS
     from mtpp.cli.scheduling import COMMANDS as SCHEDULING_COMMANDS
     from mtpp.cli.train import COMMANDS as TRAIN_COMMANDS
 
-    return {**BATCH_COMMANDS, **IMPORT_COMMANDS, **SCHEDULING_COMMANDS, **TRAIN_COMMANDS}[name]
+    return {**BATCH_COMMANDS, **IMPORT_COMMANDS, **PLAN_COMMANDS, **SCHEDULING_COMMANDS, **TRAIN_COMMANDS}[name]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

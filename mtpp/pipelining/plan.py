@@ -12,11 +12,14 @@ with a certificate: :func:`plan_pipeline` and the :class:`PipelinePlan` it retur
    and the inter-stage bandwidth halved (each activation crossing forward has a
    gradient of the same size crossing back).
 2. **Cut** only where a split point can (:mod:`mtpp.pipelining.units`), optimally
-   among such plans (:mod:`mtpp.pipelining.segmentation`), or by one of the
-   DeepSpeed / torchgpipe rules (:mod:`mtpp.pipelining.baselines`) for comparison.
-3. **Certify**: :func:`mtpp.certify` on the op graph gives a lower bound over *all*
-   acyclic partitions into ``k`` blocks (so also over split-point plans) and its
-   own best unrestricted partition.  The plan's certificate is that certificate with
+   among such plans (:mod:`mtpp.pipelining.segmentation`; where the cuts cannot all
+   have distinct split points, the best plan whose cuts can, with fewer stages and a
+   note), or by one of the DeepSpeed / torchgpipe rules
+   (:mod:`mtpp.pipelining.baselines`) for comparison.
+3. **Certify**: :func:`mtpp.certify` on the op graph, every bound by default, in
+   what the time limit leaves (it caps the whole call, tracing included), gives a
+   lower bound over *all* acyclic partitions into ``k`` blocks (so also over
+   split-point plans) and its own best unrestricted partition.  The plan's certificate is that certificate with
    the plan as its upper bound; ``restriction`` = plan / best unrestricted
    partition says what the split-point restriction costs, ``ratio`` = LB / plan.
    The plan is re-checked by :func:`mtpp.evaluate`.
@@ -24,38 +27,43 @@ with a certificate: :func:`plan_pipeline` and the :class:`PipelinePlan` it retur
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mtpp.core.devices import DeviceSpec
-from mtpp.core.errors import InvalidParameterError, MtppError
+from mtpp.core.errors import InvalidParameterError
 from mtpp.core.evaluate import Evaluation, evaluate
 from mtpp.core.graph import Graph
 from mtpp.core.presets import get_device
 from mtpp.core.problem import Problem
 from mtpp.core.records import closes
+from mtpp.core.validation import check_time_limit
 from mtpp.io.costed import CostedOp, costed_graph
 from mtpp.io.torch_model import torch_costed_ops
 from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
 from mtpp.pipelining.contract import unit_graph
-from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
+from mtpp.pipelining.segmentation import expressible_segmentation, min_max_segmentation, unit_costs
 from mtpp.pipelining.timing import call_times, measured_work
-from mtpp.pipelining.units import Units, module_units
+from mtpp.pipelining.units import SplitPointError, Units, module_units
 
 if TYPE_CHECKING:
     from mtpp.engine.certificate import Certificate
 
 RULES = ("mtpp", "deepspeed-uniform", "deepspeed-parameters", "torchgpipe-time")
+MIN_CERTIFY_SECONDS = 0.05
+"""The least time the certificate gets when tracing spent the whole time limit: the
+combinatorial bounds then mostly skip (each wants 0.5 s of its share) and a note says
+to raise the limit."""
+SHORT_CERTIFY_SECONDS = 2.0
+"""A certificate given less than this and not proven gets a note to raise the limit."""
 TRAINING_WORK_FACTOR = 3.0  # forward + backward at 2x forward
-
-
-class SplitPointError(MtppError, ValueError):
-    """A plan's cuts cannot all be written as distinct split points."""
 
 
 @dataclass(frozen=True)
@@ -84,13 +92,22 @@ class Stage:
 class Balance:
     """The plan for an ``nn.Sequential``: ``layers[s]`` layers in stage ``s``
     (torchgpipe / GPipe ``balance``) and ``parts`` (DeepSpeed ``PipelineModule``
-    layer boundaries: stage ``s`` holds layers ``parts[s]:parts[s + 1]``)."""
+    layer boundaries: stage ``s`` holds layers ``parts[s]:parts[s + 1]``).
 
-    layers: tuple[int, ...]
-    parts: tuple[int, ...]
+    A plan always has one (:attr:`PipelinePlan.balance`); where the plan cannot be
+    written as layers per stage (the model is not an ``nn.Sequential``, or a cut falls
+    inside one of its layers) ``layers`` and ``parts`` are ``None``, ``reason`` says
+    why and the object is false (``if plan.balance:``)."""
+
+    layers: tuple[int, ...] | None
+    parts: tuple[int, ...] | None
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.layers is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PipelinePlan:
     """A split-point plan and what it is worth; see :func:`plan_pipeline`.
 
@@ -98,7 +115,10 @@ class PipelinePlan:
     ``stages`` describe the stages; ``bottleneck`` is the largest stage cost
     (re-checked by :func:`mtpp.evaluate`); ``certificate`` has the plan as its upper
     bound and a lower bound over all acyclic partitions; ``unrestricted`` is
-    :func:`mtpp.certify`'s own result (its partition need not be a split-point plan).
+    :func:`mtpp.certify`'s own result (its partition need not be a split-point plan);
+    ``notes`` say where the plan has fewer than ``k`` stages and why, and how the
+    time limit was spent.  ``str(plan)`` is a short table of the stages and the
+    certificate.
     """
 
     rule: str
@@ -110,9 +130,10 @@ class PipelinePlan:
     stages: tuple[Stage, ...]
     assignment: np.ndarray
     evaluation: Evaluation
-    balance: Balance | None
+    balance: Balance
     certificate: Certificate
     unrestricted: Certificate
+    notes: tuple[str, ...] = ()
 
     @property
     def bottleneck(self) -> float:
@@ -130,11 +151,59 @@ class PipelinePlan:
         return 1.0 if self.bottleneck == 0 else self.lower_bound / self.bottleneck
 
     @property
+    def proven(self) -> bool:
+        """The lower bound meets the plan: no acyclic partition into ``k`` blocks,
+        split-point or not, has a smaller bottleneck."""
+        return bool(self.certificate.optimal)
+
+    @property
     def restriction(self) -> float:
         """``bottleneck`` over the best unrestricted partition found: what cutting
         only at module boundaries costs (>= 1 up to the search's quality)."""
         ub = self.unrestricted.upper_bound
         return 1.0 if ub == 0 else self.bottleneck / ub
+
+    def __repr__(self) -> str:
+        return (
+            f"<PipelinePlan {self.graph.name!r} rule={self.rule} k={self.problem.k}: {len(self.stages)} stages, "
+            f"bottleneck {self.bottleneck:.6g}, lower bound {self.lower_bound:.6g}, ratio {self.ratio:.4f}>"
+        )
+
+    def __str__(self) -> str:
+        """The stages (op positions, modules, cost terms) and the certificate."""
+        rows: list[tuple[str, ...]] = [("stage", "ops", "modules", "work", "in IO", "out IO", "overflow", "cost")]
+        worst = max(range(len(self.stages)), key=lambda s: self.stages[s].cost)
+        for st in self.stages:
+            lo, hi = self.units.starts[self.parts[st.index]], self.units.starts[self.parts[st.index + 1]]
+            names = st.modules
+            modules = "-" if not names else names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]}"
+            rows.append(
+                (
+                    f"{st.index}{' *' if st.index == worst else ''}",
+                    f"{lo}-{hi - 1}",
+                    modules if len(modules) <= 48 else modules[:45] + "...",
+                    *(f"{x:.4g}" for x in (st.work, st.input_io, st.output_io, st.overflow, st.cost)),
+                )
+            )
+        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+        left = {1, 2}
+        lines = [
+            f"{self.graph.name}: {self.rule} split-point plan, {len(self.stages)} of k={self.problem.k} stages "
+            f"(time in us; * the bottleneck)"
+        ]
+        lines += [
+            "  ".join(v.ljust(w) if c in left else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths))) for r in rows
+        ]
+        cert = self.certificate
+        verdict = "proven optimal" if self.proven else f"gap {100 * (1 - self.ratio):.2f}%"
+        lines += [
+            f"bottleneck   {self.bottleneck:.6g} us",
+            f"lower bound  {self.lower_bound:.6g} us ({cert.lower_bound_method}; over every acyclic partition)",
+            f"LB / plan    {self.ratio:.4f} ({verdict})",
+            f"best unrestricted partition {self.unrestricted.upper_bound:.6g} us (plan / it {self.restriction:.4f})",
+        ]
+        lines += [f"note: {note}" for note in self.notes]
+        return "\n".join(lines)
 
     def unit_graph(self) -> tuple[Graph, np.ndarray]:
         """The unit graph (:func:`mtpp.pipelining.contract.unit_graph`: one node per
@@ -145,18 +214,18 @@ class PipelinePlan:
         return graph, unit_stage[owner]
 
     def pipeline(self, module: Any, mb_args: tuple[Any, ...]) -> Any:
-        """``torch.distributed.pipelining.pipeline(module, mb_args, split_spec=...)``,
-        then undo the ``forward`` wrappers it leaves on the split modules."""
+        """``torch.distributed.pipelining.pipeline(module, mb_args, split_spec=...)``
+        with the module as it was: split markers an earlier ``pipeline(module,
+        split_spec=...)`` left on it are lifted while it traces, the ones this call
+        adds are removed after, and the earlier ones put back."""
         from torch.distributed.pipelining import pipeline
 
-        try:
-            return pipeline(module, mb_args, split_spec=dict(self.split_spec))
-        finally:
-            for name in self.split_spec:
-                sub = module.get_submodule(name)
-                if "forward" in vars(sub):
-                    del sub.forward
-                vars(sub).pop("_orig_forward", None)
+        with without_split_markers(module):
+            try:
+                return pipeline(module, mb_args, split_spec=dict(self.split_spec))
+            finally:
+                for name in self.split_spec:
+                    _unwrap(module.get_submodule(name))
 
     def plot(self, path: str, title: str | None = None) -> None:
         """Write the stage chart (:func:`mtpp.pipelining.plot.plot_stages`) to ``path``."""
@@ -198,7 +267,8 @@ class TracedModel:
         """The measured call times (:func:`~mtpp.pipelining.timing.call_times`),
         profiled on first use when the costs are rooflines."""
         if not self.times:
-            self.times.update(call_times(self.module, self.args, repeats=self.repeats))
+            with without_split_markers(self.module):
+                self.times.update(call_times(self.module, self.args, repeats=self.repeats))
         return self.times
 
 
@@ -225,10 +295,11 @@ def trace_model(
         raise InvalidParameterError(f"mode must be 'inference' or 'training', got {mode!r}")
     spec = get_device(device_spec)
     args = (example_args,) if isinstance(example_args, torch.Tensor) else tuple(example_args)
-    ops, edges = torch_costed_ops(module, args, spec, fx_fallback=False)
+    with without_split_markers(module):  # left by an earlier pipeline(module, split_spec=...)
+        ops, edges = torch_costed_ops(module, args, spec, fx_fallback=False)
+        times = call_times(module, args, repeats=repeats) if cost == "measured" else {}
     scopes = tuple(op.scope for op in ops)
     roofline = tuple(spec.roofline_time(op.flops, op.bytes_moved) for op in ops)
-    times = call_times(module, args, repeats=repeats) if cost == "measured" else {}
     priced = ops
     if cost == "measured":
         priced = [dataclasses.replace(op, work=w) for op, w in zip(ops, measured_work(scopes, roofline, times))]
@@ -254,27 +325,48 @@ def plan_stages(
     rule: str = "mtpp",
     granularity: int | None = None,
     time_limit: float = 10.0,
-    bounds: str | Sequence[str] = ("simple", "bottleneck"),
+    bounds: str | Sequence[str] = "all",
     certificate: Certificate | None = None,
     presolve: bool = True,
 ) -> PipelinePlan:
     """Cut ``traced`` into at most ``k`` stages by ``rule`` (``"mtpp"``: the optimal
     split-point plan; or a baseline of :data:`RULES`), cutting only at module calls
-    of call depth ``<= granularity`` (``None``: any depth), and certify it:
-    ``bounds`` and ``time_limit`` (seconds per MIP) go to :func:`mtpp.certify`,
-    unless ``certificate`` (an earlier plan's ``unrestricted`` for the same model
-    and ``k``) is reused; ``presolve`` goes to :func:`mtpp.certify` too."""
+    of call depth ``<= granularity`` (``None``: any depth), and certify it with
+    :func:`mtpp.certify` (``bounds``, default every method; ``presolve``) in what is
+    left of ``time_limit`` (seconds for this whole call), unless ``certificate`` (an
+    earlier plan's ``unrestricted`` for the same model and ``k``) is reused.
+
+    Where no plan of ``k`` stages can be written as distinct split points (a module
+    between two top-level ops can mark its start or its end, not both) the plan has
+    fewer stages, the best of those that can, and a note says so; so do plans where
+    more stages would not lower the bottleneck or there are fewer places to cut."""
     from mtpp.engine.certify import certify
 
+    start = time.perf_counter()
+    time_limit = check_time_limit(time_limit)
     if rule not in RULES:
         raise InvalidParameterError(f"unknown rule {rule!r}; choose from {', '.join(RULES)}")
     graph = traced.graph
     problem = Problem(graph, k, bandwidth=traced.bandwidth)
     units = module_units(traced.scopes, granularity)
     starts = units.starts
+    notes: list[str] = []
     if rule == "mtpp":
-        firsts, _ = min_max_segmentation(unit_costs(problem, starts), k)
+        cost = unit_costs(problem, starts)
+        firsts, _ = min_max_segmentation(cost, k)
         parts = [*firsts, units.count]
+        try:
+            units.split_points(parts)
+        except SplitPointError as exc:
+            found = expressible_segmentation(cost, k, units)
+            if found is None:  # too many nested split-point modules for the exact search
+                parts = _expressible(units, parts)
+            else:
+                parts = [*found[0], units.count]
+            notes.append(
+                f"the best split-point plan is not expressible ({exc}); this is the best plan whose cuts "
+                f"distinct split points make{'' if found is not None else ' that dropping cuts found'}"
+            )
     else:  # the baselines balance layers, then cut at their first units
         layers = [*units.layers, units.count]
 
@@ -290,13 +382,28 @@ def plan_stages(
                 per_layer(measured_work(traced.scopes, traced.roofline, traced.layer_times())), k
             )
         parts = [layers[c] for c in cuts]
-    parts = [p for i, p in enumerate(parts) if i == 0 or p > parts[i - 1]]  # drop empty stages
+        parts = [p for i, p in enumerate(parts) if i == 0 or p > parts[i - 1]]  # drop empty stages
+        try:
+            units.split_points(parts)
+        except SplitPointError as exc:
+            parts = _expressible(units, parts)
+            notes.append(f"the {rule} cuts are not all expressible ({exc}); the cuts that are not were dropped")
+    used = len(parts) - 1
+    if used < k:
+        notes.append(_fewer_stages(k, used, units.count, rule))
 
     unit_block = np.repeat(np.arange(len(parts) - 1), np.diff(parts))
     assignment = np.repeat(unit_block, np.diff(starts))
     evaluation = evaluate(problem, assignment)
     split_spec = _split_spec(units, parts)
-    unrestricted = certificate or certify(problem, bounds=bounds, time_limit=time_limit, presolve=presolve)
+    if certificate is None:
+        spent = time.perf_counter() - start
+        left = max(time_limit - spent, MIN_CERTIFY_SECONDS)
+        unrestricted = certify(
+            problem, bounds=bounds, time_limit=left, budget=left, presolve=presolve, fill_budget=False
+        )
+    else:
+        unrestricted = certificate
     return PipelinePlan(
         rule=rule,
         graph=graph,
@@ -310,6 +417,7 @@ def plan_stages(
         balance=_balance(traced.module, split_spec),
         certificate=_for_plan(unrestricted, graph, evaluation, rule),
         unrestricted=unrestricted,
+        notes=tuple(notes),
     )
 
 
@@ -324,17 +432,126 @@ def plan_pipeline(
     time_limit: float = 10.0,
     mode: str = "inference",
     rule: str = "mtpp",
-    bounds: str | Sequence[str] = ("simple", "bottleneck"),
+    bounds: str | Sequence[str] = "all",
     repeats: int = 5,
     presolve: bool = True,
 ) -> PipelinePlan:
     """Plan ``k`` pipeline stages for ``module`` called on ``example_args``:
     :func:`trace_model` (``cost``, ``device_spec``, ``mode``, ``repeats``) then
-    :func:`plan_stages` (``rule``, ``granularity``, ``time_limit``, ``bounds``, ``presolve``)."""
+    :func:`plan_stages` (``rule``, ``granularity``, ``bounds``, ``presolve``).
+    ``time_limit`` (seconds) caps the whole call: the certificate gets what tracing
+    and pricing leave (at least :data:`MIN_CERTIFY_SECONDS`; a note says how it was
+    spent)."""
+    start = time.perf_counter()
+    time_limit = check_time_limit(time_limit)
     traced = trace_model(module, example_args, cost=cost, device_spec=device_spec, mode=mode, repeats=repeats)
-    return plan_stages(
-        traced, k, rule=rule, granularity=granularity, time_limit=time_limit, bounds=bounds, presolve=presolve
+    traced_in = time.perf_counter() - start
+    plan = plan_stages(
+        traced,
+        k,
+        rule=rule,
+        granularity=granularity,
+        time_limit=max(time_limit - traced_in, MIN_CERTIFY_SECONDS),
+        bounds=bounds,
+        presolve=presolve,
     )
+    return dataclasses.replace(
+        plan, notes=(*plan.notes, *time_notes(time_limit, traced_in, time.perf_counter() - start, plan.unrestricted))
+    )
+
+
+def time_notes(time_limit: float, traced_in: float, total: float, certificate: Certificate) -> list[str]:
+    """How a plan spent its time limit, and a hint where tracing left the certificate short."""
+    notes = [
+        f"{total:.1f} s of the {time_limit:g} s time limit: tracing and pricing {traced_in:.1f} s, "
+        f"certificate {certificate.wall_time:.1f} s"
+    ]
+    if time_limit - traced_in < SHORT_CERTIFY_SECONDS and not certificate.optimal:
+        notes.append(f"tracing left the certificate {max(time_limit - traced_in, 0):.1f} s: raise the time limit")
+    return notes
+
+
+def _fewer_stages(k: int, used: int, count: int, rule: str) -> str:
+    """Why a plan has ``used < k`` stages."""
+    if count < k:
+        return f"{used} of k={k} stages: the trace has {count} units at this granularity, so {count - 1} places to cut"
+    if rule == "mtpp":
+        return f"{used} of k={k} stages: no plan with more stages that split points can make has a lower bottleneck"
+    return f"{used} of k={k} stages: the {rule} rule gave fewer non-empty stages"
+
+
+def _expressible(units: Units, parts: Sequence[int]) -> list[int]:
+    """``parts`` less the fewest cuts, one at a time, until distinct split points
+    make the rest (the cut whose removal leaves the most expressible ones first)."""
+    parts = list(parts)
+    while True:
+        try:
+            units.split_points(parts)
+            return parts
+        except SplitPointError:
+            pass
+        trials = [parts[:i] + parts[i + 1 :] for i in range(1, len(parts) - 1)]
+        ok = [t for t in trials if _can_split(units, t)]
+        parts = ok[0] if ok else trials[-1]
+
+
+def _can_split(units: Units, parts: Sequence[int]) -> bool:
+    try:
+        units.split_points(parts)
+    except SplitPointError:
+        return False
+    return True
+
+
+_MARKERS: tuple[Any, ...] = ()
+
+
+def _marker_functions() -> tuple[Any, ...]:
+    """The ``forward`` wrappers ``torch.distributed.pipelining`` puts on split modules."""
+    global _MARKERS
+    if not _MARKERS:
+        from torch.distributed.pipelining import _IR
+
+        _MARKERS = (_IR._split_before_forward, _IR._split_after_forward)
+    return _MARKERS
+
+
+def _unwrap(sub: Any) -> None:
+    """Remove a split marker's ``forward`` wrapper from ``sub`` (its class's, or the
+    one it had before, comes back)."""
+    attrs = vars(sub)
+    forward = attrs.get("forward")
+    if getattr(forward, "__func__", None) not in _marker_functions():
+        return
+    original = attrs.get("_orig_forward")
+    del attrs["forward"]
+    attrs.pop("_orig_forward", None)
+    if original is not None and getattr(original, "__func__", None) not in _marker_functions():
+        if getattr(original, "__func__", None) is not getattr(type(sub), "forward", None):
+            attrs["forward"] = original  # an instance forward set before the marker
+
+
+@contextlib.contextmanager
+def without_split_markers(module: Any) -> Iterator[None]:
+    """Within the block, ``module`` and its submodules run without the split markers
+    that ``torch.distributed.pipelining.pipeline(module, split_spec=...)`` leaves on
+    them (it wraps ``forward`` in place); they are put back after."""
+    import torch
+
+    saved: list[tuple[Any, dict[str, Any]]] = []
+    if isinstance(module, torch.nn.Module):
+        markers = _marker_functions()
+        for sub in module.modules():
+            attrs = vars(sub)
+            if getattr(attrs.get("forward"), "__func__", None) in markers:
+                saved.append((sub, {key: attrs[key] for key in ("forward", "_orig_forward") if key in attrs}))
+                _unwrap(sub)
+    try:
+        yield
+    finally:
+        for sub, kept in saved:
+            _unwrap(sub)
+            vars(sub).update(kept)
 
 
 def _training(op: CostedOp) -> CostedOp:
@@ -349,35 +566,10 @@ def _training(op: CostedOp) -> CostedOp:
 
 
 def _split_spec(units: Units, parts: Sequence[int]) -> dict[str, Any]:
-    """One split point per cut, no module used twice (a dict holds one point per
-    module, and a module can both begin one stage and end another).  Cuts and their
-    candidate modules form a bipartite graph; Kuhn's augmenting paths find a
-    matching covering every cut whenever one exists, outermost candidates first.
-    ``O(cuts * candidates^2)``."""
+    """:meth:`Units.split_points` as ``torch.distributed.pipelining.SplitPoint`` values."""
     from torch.distributed.pipelining import SplitPoint
 
-    cuts = list(parts[1:-1])
-    owner: dict[str, int] = {}  # module -> index of the cut it makes
-
-    def assign(c: int, seen: set[str]) -> bool:
-        for module, _ in units.split[cuts[c]]:
-            if module in seen:
-                continue
-            seen.add(module)
-            if module not in owner or assign(owner[module], seen):
-                owner[module] = c
-                return True
-        return False
-
-    for c, u in enumerate(cuts):
-        if not assign(c, set()):
-            names = ", ".join(f"{m} ({p})" for m, p in units.split[u])
-            raise SplitPointError(
-                f"the cut before op position {units.starts[u]} can only be made by {names}, "
-                "each needed by another cut: choose another k or granularity"
-            )
-    point = {module: dict(units.split[cuts[c]])[module] for module, c in owner.items()}
-    return {module: SplitPoint[point[module]] for module, c in sorted(owner.items(), key=lambda mc: mc[1])}
+    return {module: SplitPoint[point] for module, point in units.split_points(parts).items()}
 
 
 def _stages(graph: Graph, units: Units, parts: Sequence[int], ev: Evaluation) -> tuple[Stage, ...]:
@@ -403,17 +595,27 @@ def _stages(graph: Graph, units: Units, parts: Sequence[int], ev: Evaluation) ->
     return tuple(stages)
 
 
-def _balance(module: Any, split_spec: dict[str, Any]) -> Balance | None:
-    """Layers per stage for an ``nn.Sequential`` whose cuts are all between layers."""
+def _balance(module: Any, split_spec: dict[str, Any]) -> Balance:
+    """Layers per stage for an ``nn.Sequential`` whose cuts are all between layers,
+    else a :class:`Balance` that says why there is none."""
     import torch
 
     if not isinstance(module, torch.nn.Sequential):
-        return None
+        return Balance(
+            None,
+            None,
+            f"{type(module).__name__} is not an nn.Sequential: torchgpipe's balance and DeepSpeed's parts "
+            "count layers of a sequence; use split_spec (plan.pipeline) instead",
+        )
     layers = list(module._modules)
     bounds = [0]
     for name, point in split_spec.items():
         if name not in layers:
-            return None
+            return Balance(
+                None,
+                None,
+                f"the cut at {name} ({point.name}) falls inside layer {name.split('.')[0]} of the Sequential",
+            )
         bounds.append(layers.index(name) + (point.name == "END"))
     bounds.append(len(layers))
     bounds.sort()

@@ -28,7 +28,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mtpp.core.errors import InvalidParameterError
+import numpy as np
+
+from mtpp.core.errors import InvalidParameterError, MtppError
+
+
+class SplitPointError(MtppError, ValueError):
+    """A plan's cuts cannot all be written as distinct split points."""
 
 
 def module_name(call: str) -> str:
@@ -61,6 +67,69 @@ class Units:
         has_call = [any(self.scopes[p] for p in range(a, b)) for a, b in zip(self.starts[:-1], self.starts[1:])]
         first = next((u for u, c in enumerate(has_call) if c), self.count)
         return (0, *(u for u in range(first + 1, self.count) if has_call[u]))
+
+    def markers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The split points of each cut as bitmasks over call depth, for
+        :func:`~mtpp.pipelining.segmentation.expressible_segmentation`:
+        ``begin[u]`` / ``end[u]``: the depths (in the scopes of positions
+        ``starts[u]`` / ``starts[u] - 1``) of the modules whose ``BEGINNING`` /
+        ``END`` cuts before unit ``u``; ``reach[u, i]``: where the split-point module
+        at depth ``i`` of position ``starts[u]`` ends (one past its last op; 0 where
+        that call makes no split point).  ``O(n * depth)``."""
+        names = {module for points in self.split for module, _ in points}
+        last: dict[str, int] = {}
+        for p, scope in enumerate(self.scopes):
+            for call in scope:
+                last[call] = p
+        depth = max((len(s) for s in self.scopes), default=0)
+        begin = np.zeros(self.count, dtype=np.int64)
+        end = np.zeros(self.count, dtype=np.int64)
+        reach = np.zeros((self.count, max(depth, 1)), dtype=np.int64)
+        for u in range(self.count):
+            p = self.starts[u]
+            scope = self.scopes[p]
+            for i, call in enumerate(scope):
+                if module_name(call) in names:
+                    reach[u, i] = last[call] + 1
+            if u == 0:
+                continue
+            prev = self.scopes[p - 1]
+            common = 0
+            while common < min(len(scope), len(prev)) and scope[common] == prev[common]:
+                common += 1
+            begin[u] = sum(1 << i for i in range(common, len(scope)) if module_name(scope[i]) in names)
+            end[u] = sum(1 << i for i in range(common, len(prev)) if module_name(prev[i]) in names)
+        return begin, end, reach
+
+    def split_points(self, parts: Sequence[int]) -> dict[str, str]:
+        """One split point per cut of the plan ``parts`` (unit boundaries, first 0 and
+        last :attr:`count`), no module used twice (a dict holds one point per module,
+        and a module can both begin one stage and end another), in cut order:
+        ``{module: "BEGINNING" | "END"}``.  Cuts and their candidate modules form a
+        bipartite graph; Kuhn's augmenting paths find a matching covering every cut
+        whenever one exists, outermost candidates first, else
+        :class:`SplitPointError` names a cut.  ``O(cuts * candidates^2)``."""
+        cuts = list(parts[1:-1])
+        owner: dict[str, int] = {}  # module -> index of the cut it makes
+
+        def assign(c: int, seen: set[str]) -> bool:
+            for module, _ in self.split[cuts[c]]:
+                if module in seen:
+                    continue
+                seen.add(module)
+                if module not in owner or assign(owner[module], seen):
+                    owner[module] = c
+                    return True
+            return False
+
+        for c, u in enumerate(cuts):
+            if not assign(c, set()):
+                names = ", ".join(f"{m} ({p})" for m, p in self.split[u])
+                raise SplitPointError(
+                    f"the cut before op position {self.starts[u]} can only be made by {names}, "
+                    "each needed by another cut"
+                )
+        return {module: dict(self.split[cuts[c]])[module] for module, c in sorted(owner.items(), key=lambda mc: mc[1])}
 
     def calls(self, lo: int, hi: int) -> tuple[str, ...]:
         """What positions ``lo..hi-1`` run, readably: for each op the outermost call

@@ -19,7 +19,8 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def test_to_dot_colours_nodes_by_stage() -> None:
     g = Graph.from_nodes(
-        [{"id": "a", "name": 'say "hi"'}, {"id": "b", "op": "MatMul"}, {"id": 3}], [("a", "b"), ("b", 3)]
+        [{"id": "a", "name": 'say "hi"', "work": 1}, {"id": "b", "op": "MatMul", "work": 1}, {"id": 3, "work": 1}],
+        [("a", "b"), ("b", 3)],
     )
     dot = g.to_dot({"a": 0, "b": 1, 3: 1})
     assert dot.startswith('digraph "mtpp" {') and dot.rstrip().endswith("}")

@@ -4,7 +4,9 @@ certificate, optimality among split-point plans, balances and errors."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,7 @@ from torch import nn  # noqa: E402
 
 from mtpp import Problem, evaluate  # noqa: E402
 from mtpp.io.torch_model import TorchImportError  # noqa: E402
-from mtpp.pipelining import plan_pipeline, plan_stages, trace_model  # noqa: E402
+from mtpp.pipelining import SplitPointError, plan_pipeline, plan_stages, trace_model  # noqa: E402
 
 TIME_LIMIT = 2.0
 
@@ -162,8 +164,9 @@ def test_sequential_balance_builds_the_same_stages() -> None:
     with torch.no_grad():
         expected = model(x)
     plan = plan_pipeline(model, (x,), 3, device_spec="cpu", granularity=1, bounds="simple")
-    assert plan.balance is not None and sum(plan.balance.layers) == len(layers)
+    assert plan.balance and plan.balance.layers is not None and sum(plan.balance.layers) == len(layers)
     parts = plan.balance.parts
+    assert parts is not None and plan.balance.reason == ""
     assert parts[0] == 0 and parts[-1] == len(layers) and list(np.diff(parts)) == list(plan.balance.layers)
     out = x
     for s, (a, b) in enumerate(itertools.pairwise(parts)):
@@ -228,3 +231,122 @@ def test_split_points_are_matched_to_distinct_modules() -> None:
     lonely = module_units([(), ("x",), ()])  # only x can make either cut
     with pytest.raises(SplitPointError, match=r"can only be made by x \(END\)"):
         _split_spec(lonely, [0, 1, 2, 3])
+
+
+class ResMLP(nn.Module):  # type: ignore[misc,name-defined]
+    """A skip over fc1 and fc2 with top-level ops around fc1: fc1 alone can mark the cuts
+    before and after it, so no plan cuts on both sides of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc0 = nn.Linear(256, 512)
+        self.fc1 = nn.Linear(512, 1024)
+        self.fc2 = nn.Linear(1024, 512)
+        self.fc3 = nn.Linear(512, 64)
+
+    def forward(self, x: Any) -> Any:
+        h = self.fc0(x)
+        y = self.fc2(torch.relu(self.fc1(h))) + h
+        return self.fc3(torch.relu(y))
+
+
+@pytest.fixture(scope="module")
+def resmlp() -> tuple[Any, Any, Any, Any]:
+    torch.manual_seed(0)
+    model = ResMLP().eval()
+    x = torch.randn(64, 256)
+    with torch.no_grad():
+        return model, x, model(x), trace_model(model, (x,))
+
+
+@pytest.mark.parametrize("k", [4, 5, 6, 8, 100])
+def test_plans_never_fail_where_fewer_stages_can_be_cut(resmlp: tuple, k: int) -> None:
+    model, x, expected, traced = resmlp
+    plan = plan_stages(traced, k, time_limit=TIME_LIMIT)
+    assert 2 <= len(plan.stages) <= k and plan.units.split_points(list(plan.parts))
+    with torch.no_grad():
+        check_plan(plan, model, x, expected)
+    if len(plan.stages) < k:
+        assert any(f"{len(plan.stages)} of k={k} stages" in note for note in plan.notes)
+    if k >= 5:  # the unconstrained optimum cuts around fc1: a note says why this plan does not
+        assert any("not expressible" in note and "fc" in note for note in plan.notes)
+    # the best among the plans that distinct split points can make
+    count = plan.units.count
+    best = math.inf
+    for j in range(min(k, count)):
+        for cuts in itertools.combinations(range(1, count), j):
+            parts = [0, *cuts, count]
+            try:
+                plan.units.split_points(parts)
+            except SplitPointError:
+                continue
+            blocks = np.repeat(np.repeat(np.arange(j + 1), np.diff(parts)), np.diff(plan.units.starts))
+            best = min(best, evaluate(plan.problem, blocks).bottleneck)
+    assert plan.bottleneck == pytest.approx(best)
+
+
+def test_cuts_no_split_point_can_make_are_dropped() -> None:
+    """What a baseline rule's cuts become where distinct split points cannot make them all."""
+    from mtpp.pipelining.plan import _expressible
+    from mtpp.pipelining.units import module_units
+
+    lonely = module_units([(), ("x",), (), ("y",), ("z",)])  # x alone marks both of its sides
+    parts = _expressible(lonely, [0, 1, 2, 3, 4, 5])
+    assert parts in ([0, 2, 3, 4, 5], [0, 1, 3, 4, 5]) and lonely.split_points(parts)
+
+
+def test_both_ways_to_build_stages_work_on_one_model_in_either_order(resmlp: tuple) -> None:
+    from torch.distributed.pipelining import pipeline
+
+    model, x, expected, traced = resmlp
+    plan = plan_stages(traced, 3, time_limit=TIME_LIMIT)
+    other = {"fc2": plan.split_spec[next(iter(plan.split_spec))].__class__["BEGINNING"]}
+    with torch.no_grad():
+        check_plan(plan, model, x, expected)  # plan.pipeline first, then torch's own
+        pipe = pipeline(model, (x,), split_spec=other)
+        assert pipe.num_stages == 2
+        assert torch.allclose(run_stages(pipe, x), expected, atol=1e-5)
+        # torch left its marker on fc2: plan.pipeline lifts it while it traces and puts it back
+        patched = vars(model.fc2)["forward"]
+        pipe = plan.pipeline(model, (x,))
+        assert pipe.num_stages == len(plan.stages)
+        assert torch.allclose(run_stages(pipe, x), expected, atol=1e-5)
+        assert vars(model.fc2)["forward"] is patched and "forward" not in vars(model.fc1)
+        # and tracing the patched model again sees the model, not the marker
+        again = plan_stages(trace_model(model, (x,)), 3, certificate=plan.unrestricted)
+        assert again.graph.n == plan.graph.n and again.split_spec == plan.split_spec
+    del vars(model.fc2)["forward"], vars(model.fc2)["_orig_forward"]
+
+
+def test_balance_says_why_there_is_none(resmlp: tuple) -> None:
+    plan = plan_stages(resmlp[3], 3, time_limit=TIME_LIMIT)
+    assert not plan.balance and plan.balance.layers is None and plan.balance.parts is None
+    assert "ResMLP is not an nn.Sequential" in plan.balance.reason
+
+
+def test_str_is_a_short_summary_table(resmlp: tuple) -> None:
+    plan = plan_stages(resmlp[3], 3, time_limit=TIME_LIMIT)
+    text = str(plan)
+    assert len(text) < 1500 and len(repr(plan)) < 200
+    lines = text.splitlines()
+    assert lines[1].split()[:3] == ["stage", "ops", "modules"] and len(lines) >= 2 + len(plan.stages) + 4
+    assert f"{plan.bottleneck:.6g}" in text and f"{plan.lower_bound:.6g}" in text and f"{plan.ratio:.4f}" in text
+    assert ("proven optimal" in text) == plan.proven
+
+
+def test_the_time_limit_caps_the_whole_call_and_certify_runs_every_bound(skipnet: tuple, skipnet_traced: Any) -> None:
+    from mtpp.engine.certify import METHODS
+
+    model, x, _ = skipnet
+    start = time.perf_counter()
+    plan = plan_pipeline(model, (x,), 4, time_limit=3.0)
+    wall = time.perf_counter() - start
+    assert wall < 3.0 + 1.5  # the methods overrun their shares by a little at most
+    assert {r.method for r in plan.unrestricted.bounds} == set(METHODS)  # every method was asked for
+    assert any("of the 3 s time limit: tracing and pricing" in note for note in plan.notes)
+    assert plan.lower_bound == plan.unrestricted.lower_bound
+    assert plan.ratio == pytest.approx(plan.lower_bound / plan.bottleneck)
+    assert plan.proven == plan.certificate.optimal
+    start = time.perf_counter()
+    plan_stages(skipnet_traced, 4, time_limit=1.0)  # the certificate takes what the plan leaves
+    assert time.perf_counter() - start < 1.0 + 1.0

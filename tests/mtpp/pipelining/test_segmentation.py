@@ -11,7 +11,13 @@ import pytest
 from mtpp import Graph, Problem
 from mtpp.core.errors import InvalidParameterError
 from mtpp.pipelining.baselines import balanced_parts, block_partition_parts, uniform_parts
-from mtpp.pipelining.segmentation import additive_costs, min_max_segmentation, unit_costs
+from mtpp.pipelining.segmentation import (
+    additive_costs,
+    expressible_segmentation,
+    min_max_segmentation,
+    unit_costs,
+)
+from mtpp.pipelining.units import SplitPointError, Units, module_units
 from tests.oracle import brute_force_units, naive_block_cost
 
 
@@ -76,3 +82,61 @@ def test_block_partition_follows_torchgpipe() -> None:
         parts = block_partition_parts(costs, k)
         assert parts[0] == 0 and parts[-1] == len(costs) and len(parts) == min(k, len(costs)) + 1
         assert all(b > a for a, b in itertools.pairwise(parts))
+
+
+def random_scopes(rng: np.random.Generator, n: int) -> list[tuple[str, ...]]:
+    """Nested module calls over ``n`` ops: a random walk of a call stack, names drawn
+    from a small pool so that some modules are called twice (no split point)."""
+    scopes: list[tuple[str, ...]] = []
+    stack: list[str] = []
+    seen: dict[str, int] = {}
+    for _ in range(n):
+        stack = stack[: int(rng.integers(0, len(stack) + 1))]
+        for _ in range(int(rng.integers(0, 3 if len(stack) < 4 else 1))):
+            name = f"m{int(rng.integers(0, 2 * n))}"
+            seen[name] = seen.get(name, 0) + 1
+            stack.append(f"{name}@{seen[name]}" if seen[name] > 1 else name)
+        scopes.append(tuple(stack))
+    return scopes
+
+
+def expressible(units: Units, parts: list[int]) -> bool:
+    try:
+        units.split_points(parts)
+    except SplitPointError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_expressible_dp_is_optimal_among_expressible_plans(seed: int) -> None:
+    """Against every cut set that distinct split points can make (Kuhn's matching)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    units = module_units(random_scopes(rng, n))
+    count = units.count
+    cost = additive_costs(rng.integers(1, 10, count).astype(float).tolist()) + rng.integers(0, 4, (count, count))
+    cost[np.tril_indices(count, -1)] = np.inf
+    k = int(rng.integers(1, count + 2))
+    result = expressible_segmentation(cost, k, units)
+    assert result is not None
+    firsts, value = result
+    parts = [*firsts, count]
+    assert firsts[0] == 0 and len(firsts) <= k and expressible(units, parts)
+    assert value == pytest.approx(max(cost[a, b - 1] for a, b in itertools.pairwise(parts)))
+    best = min(
+        max(cost[a, b - 1] for a, b in itertools.pairwise([0, *cuts, count]))
+        for j in range(min(k, count))
+        for cuts in itertools.combinations(range(1, count), j)
+        if expressible(units, [0, *cuts, count])
+    )
+    assert value == pytest.approx(best)
+
+
+def test_a_module_between_glue_ops_cannot_be_cut_on_both_sides() -> None:
+    units = module_units([(), ("x",), ()])  # only x can make either cut
+    cost = additive_costs([1.0, 5.0, 1.0])
+    firsts, _ = min_max_segmentation(cost, 3)
+    assert firsts == [0, 1, 2] and not expressible(units, [*firsts, 3])
+    result = expressible_segmentation(cost, 3, units)
+    assert result == ([0, 1], 6.0) or result == ([0, 2], 6.0)
