@@ -122,7 +122,8 @@ def add_plan_command(sub: Any) -> argparse.ArgumentParser:
 
 
 def load_factory(spec: str) -> Any:
-    """The object ``spec`` names: ``package.module:name`` or ``path/to/file.py:name``."""
+    """The object ``spec`` names: ``package.module:name`` (importable from the current
+    directory too) or ``path/to/file.py:name``."""
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name:
         raise InvalidParameterError(f"name the factory as MODULE:FACTORY or path/to/script.py:FACTORY, got {spec!r}")
@@ -140,6 +141,8 @@ def load_factory(spec: str) -> Any:
         except Exception as exc:
             raise InputFileError(f"{target}: running it raised {type(exc).__name__}: {exc}") from exc
     else:
+        if os.getcwd() not in sys.path and "" not in sys.path:  # as python -m does: modules here import
+            sys.path.insert(0, os.getcwd())
         try:
             module = importlib.import_module(target)
         except ImportError as exc:

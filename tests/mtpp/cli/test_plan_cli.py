@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,18 @@ def test_plan_json_matches_the_api(script: str, tmp_path: Path, capsys: pytest.C
     plan = plan_pipeline(model, example, 5, time_limit=5)
     assert doc["bottleneck"] == pytest.approx(plan.bottleneck)
     assert doc["split_spec"] == {m: p.name for m, p in plan.split_spec.items()}
+
+
+def test_a_module_in_the_current_directory_names_the_factory(
+    script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "plan_cli_netmod.py").write_text(Path(script).read_text())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    argv = ["plan", "plan_cli_netmod:factory", "-k", "2", "--time-limit", "5", "--json", "--no-baselines"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["model"] == "plan_cli_netmod:factory" and doc["baselines"] == [] and len(doc["stages"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -140,3 +140,18 @@ def test_a_module_between_glue_ops_cannot_be_cut_on_both_sides() -> None:
     assert firsts == [0, 1, 2] and not expressible(units, [*firsts, 3])
     result = expressible_segmentation(cost, 3, units)
     assert result == ([0, 1], 6.0) or result == ([0, 2], 6.0)
+
+
+def test_too_many_open_markers_hand_over_to_dropping_cuts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_OPEN_MARKERS the exact search declines and the plan drops cuts instead."""
+    import mtpp.pipelining.segmentation as segmentation
+    from mtpp.pipelining.plan import _expressible
+
+    units = module_units([(), ("x",), ("y",), ("y", "z"), ()])  # y and z are open at the cut before z
+    cost = additive_costs([1.0, 5.0, 1.0, 1.0, 1.0])[: units.count, : units.count]
+    assert expressible_segmentation(cost, 4, units) is not None
+    monkeypatch.setattr(segmentation, "MAX_OPEN_MARKERS", 0)
+    assert expressible_segmentation(cost, 4, units) is None
+    assert not expressible(units, [0, 1, 2, 3, 4, 5])
+    parts = _expressible(units, [0, 1, 2, 3, 4, 5])
+    assert expressible(units, parts) and len(parts) == 5
