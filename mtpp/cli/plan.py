@@ -36,6 +36,9 @@ PLAN_TIME_LIMIT = 30.0
 """``mtpp plan``'s default ``--time-limit``: importing torch and a first ``torch.export``
 take seconds before the certificate starts (``plan_pipeline``'s default is 10 s)."""
 BASELINES = ("deepspeed-uniform", "deepspeed-parameters", "torchgpipe-time")
+QUICK_SECONDS = 0.1
+"""The rules' plans are priced on a certificate of the simple bound only; their LB / UB
+uses the plan's certificate."""
 
 
 class StageDocument(BaseModel):
@@ -203,33 +206,42 @@ def cmd_plan(args: argparse.Namespace, out: Console) -> int:
     err.print(f"tracing {type(model).__name__} on {args.device} ...")
     traced = trace_model(model, example, cost=args.cost, device_spec=args.device, mode=args.mode)
     traced_at = elapsed()
-    budget = remaining(args.time_limit) or args.time_limit
-    plan = plan_stages(traced, args.k, granularity=args.granularity, time_limit=budget)
-    baselines = []
+    others: list[Any] = []  # the rules first, on a quick certificate: the plan's certify gets what they leave
     if not args.no_baselines:
         for rule in BASELINES:
-            other = plan_stages(traced, args.k, rule=rule, granularity=args.granularity, certificate=plan.unrestricted)
-            baselines.append(
-                RuleDocument(rule=rule, stages=len(other.stages), bottleneck=other.bottleneck, ratio=other.ratio)
+            quick = others[0].unrestricted if others else None
+            others.append(
+                plan_stages(
+                    traced,
+                    args.k,
+                    rule=rule,
+                    granularity=args.granularity,
+                    bounds="simple",
+                    time_limit=QUICK_SECONDS,
+                    certificate=quick,
+                )
             )
+    budget = remaining(args.time_limit) or args.time_limit
+    plan = plan_stages(traced, args.k, granularity=args.granularity, time_limit=budget)
+    lb = plan.lower_bound  # holds for every partition, so for the rules' plans too
+    baselines = [
+        RuleDocument(
+            rule=o.rule,
+            stages=len(o.stages),
+            bottleneck=o.bottleneck,
+            ratio=1.0 if o.bottleneck == 0 else lb / o.bottleneck,
+        )
+        for o in others
+    ]
     doc = _document(args, plan, baselines, elapsed())
     doc.notes += time_notes(args.time_limit, traced_at, doc.wall_time, plan.unrestricted)
     if emit_json(doc, args):
         return 0
-    table = Table(title=Text(f"{doc.model}: {len(plan.stages)} of k={args.k} stages on {args.device} (time in us)"))
-    for col in ("stage", "ops", "modules", "work", "input IO", "output IO", "overflow", "cost"):
-        table.add_column(col, justify="left" if col in ("ops", "modules") else "right")
-    worst = max(range(len(plan.stages)), key=lambda s: plan.stages[s].cost)
-    for st in doc.stages:
-        names = st.modules
-        shown = "-" if not names else names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]} ({len(names)})"
-        table.add_row(
-            f"{st.index}{' *' if st.index == worst else ''}",
-            f"{st.first_op}-{st.last_op}",
-            Text(shown),
-            *(f"{x:.4g}" for x in (st.work, st.input_io, st.output_io, st.overflow, st.cost)),
-        )
-    out.print(table)
+    out.print(
+        Text(f"{doc.model}: {len(plan.stages)} of k={args.k} stages on {args.device} (time in us; * the bottleneck)")
+    )
+    for line in plan.stage_table():
+        out.print(line, markup=False, highlight=False)
     spec = ", ".join(f"{m}: {p}" for m, p in doc.split_spec.items())
     out.print(f"split_spec   {spec or '{} (one stage)'}", markup=False)
     verdict = "proven optimal" if doc.proven else f"gap {100 * (1 - doc.ratio):.2f}%"

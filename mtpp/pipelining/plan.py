@@ -169,9 +169,10 @@ class PipelinePlan:
             f"bottleneck {self.bottleneck:.6g}, lower bound {self.lower_bound:.6g}, ratio {self.ratio:.4f}>"
         )
 
-    def __str__(self) -> str:
-        """The stages (op positions, modules, cost terms) and the certificate."""
-        rows: list[tuple[str, ...]] = [("stage", "ops", "modules", "work", "in IO", "out IO", "overflow", "cost")]
+    def stage_table(self) -> list[str]:
+        """The stages as plain text lines (a header, then one line per stage: op
+        positions, modules, cost terms; ``*`` marks the bottleneck)."""
+        rows: list[tuple[str, ...]] = [("stage", "ops", "work", "in IO", "out IO", "overflow", "cost", "modules")]
         worst = max(range(len(self.stages)), key=lambda s: self.stages[s].cost)
         for st in self.stages:
             lo, hi = self.units.starts[self.parts[st.index]], self.units.starts[self.parts[st.index + 1]]
@@ -181,18 +182,23 @@ class PipelinePlan:
                 (
                     f"{st.index}{' *' if st.index == worst else ''}",
                     f"{lo}-{hi - 1}",
-                    modules if len(modules) <= 48 else modules[:45] + "...",
                     *(f"{x:.4g}" for x in (st.work, st.input_io, st.output_io, st.overflow, st.cost)),
+                    modules if len(modules) <= 60 else modules[:57] + "...",
                 )
             )
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-        left = {1, 2}
+        left = {1, len(widths) - 1}
+        return [
+            "  ".join(v.ljust(w) if c in left else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths))).rstrip()
+            for r in rows
+        ]
+
+    def __str__(self) -> str:
+        """The stages (:meth:`stage_table`) and the certificate."""
         lines = [
             f"{self.graph.name}: {self.rule} split-point plan, {len(self.stages)} of k={self.problem.k} stages "
-            f"(time in us; * the bottleneck)"
-        ]
-        lines += [
-            "  ".join(v.ljust(w) if c in left else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths))) for r in rows
+            f"(time in us; * the bottleneck)",
+            *self.stage_table(),
         ]
         cert = self.certificate
         verdict = "proven optimal" if self.proven else f"gap {100 * (1 - self.ratio):.2f}%"
