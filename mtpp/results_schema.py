@@ -7,7 +7,7 @@ and :meth:`mtpp.Solution.to_dict` returns one.  Every document carries
   ``mtpp-placement``), ``version`` (of that format, now 1) and ``mtpp_version``;
 * ``graph``, ``n``, ``m``, the graph's ``units`` (``null`` when the file has none) and
   ``graph_hash``, its fingerprint (:func:`mtpp.core.fingerprint.graph_hash`: the sha256 of
-  its canonical JSON; ``mtpp evaluate`` warns when a file names another graph;
+  its canonical binary form; ``mtpp evaluate`` warns when a file names another graph;
   ``null`` in documents written before it existed);
 * ``objective`` (``bottleneck``, ``peak_memory``, ``runtime``), ``upper_bound`` (the
   value of the returned partition / order / placement, re-checked by the

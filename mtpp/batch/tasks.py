@@ -11,7 +11,7 @@ a bound method (:data:`mtpp.core.records.BOUND_METHODS`: ``simple``, ``cut``, ..
     :func:`mtpp.partition` with that orderer (App. C.1): the upper bound and its
     running time (Figures 4-5, Table 2).
 
-The **graph hash** is the sha256 of the graph's canonical JSON
+The **graph hash** is the sha256 of the graph's canonical binary form
 (:func:`mtpp.core.fingerprint.graph_hash`, re-exported here), so a graph is the same task
 input whatever file it came from.  The **task key** is the
 sha256 of the canonical JSON of ``{graph hash, k, method, solver, settings}``, where
@@ -225,11 +225,12 @@ class GraphSource:
     @classmethod
     def from_graph(cls, graph: Graph, path: str | None = None) -> GraphSource:
         text = graph.to_json()
-        name = graph.name or (Path(path).stem if path else sha256(text)[:12])
+        fingerprint = graph_hash(graph)
+        name = graph.name or (Path(path).stem if path else fingerprint[:12])
         return cls(
             name=name,
             path=path,
-            graph_hash=sha256(text),
+            graph_hash=fingerprint,
             n=graph.n,
             m=graph.m,
             text=text,

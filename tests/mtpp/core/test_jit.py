@@ -169,7 +169,13 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     from mtpp.bounds.clique import clique_lower_bounds
     from mtpp.bounds.crossing import crossing_lower_bounds
     from mtpp.bounds.reach import reach_lower_bound
-    from mtpp.pipelining.segmentation import min_max_segmentation, unit_costs
+    from mtpp.pipelining.segmentation import (
+        additive_costs,
+        expressible_segmentation,
+        min_max_segmentation,
+        unit_costs,
+    )
+    from mtpp.pipelining.units import module_units
 
     g, k = problem.graph, problem.k
     for orderer in ("kahn", "random-3", "brkga-60", "mla", "mla-weighted"):
@@ -195,6 +201,8 @@ def workload(problem: mtpp.Problem, seed: int) -> None:
     peak_column(problem, order, g.n - 1)
     segment_cost_table(problem, order)
     min_max_segmentation(unit_costs(problem, list(range(g.n))), k)
+    units = module_units([(), ("x",), ("y",), ("y", "z"), ()])  # split points nested two deep
+    expressible_segmentation(additive_costs([1.0, 5.0, 1.0, 1.0, 1.0])[: units.count, : units.count], k, units)
     for method in ("random", "greedy", "beam", "exact-dp", "brkga", "learned-rule", "learned-rule-sample"):
         mtpp.schedule(g, method=method, seed=seed, time_limit=None if method != "brkga" else 30.0)
     state_dp(g, beam_width=2, seed=seed)
