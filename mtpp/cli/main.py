@@ -283,7 +283,7 @@ def cmd_solve(args: argparse.Namespace, out: Console) -> int:
             problem,
             orderer=args.orderer,
             seed=args.seed,
-            time_limit=remaining(args.time_limit),
+            time_limit=remaining(args.time_limit, problem.graph.n),
             progress=update,
             weights=args.weights,
             presolve=args.presolve,
@@ -329,7 +329,7 @@ def cmd_certify(args: argparse.Namespace, out: Console) -> int:
             bounds=args.bounds,
             solver=args.solver,
             time_limit=args.time_limit,
-            budget=remaining(args.budget),
+            budget=remaining(args.budget, graph.n * len(args.k)),  # a document per k
             threads=args.threads,
             n_jobs=args.jobs,
             orderer=args.orderer,

@@ -73,7 +73,7 @@ def cmd_schedule(args: argparse.Namespace, out: Console) -> int:
         sched = schedule(
             graph,
             method=args.method,
-            time_limit=remaining(args.time_limit),
+            time_limit=remaining(args.time_limit, graph.n),
             seed=args.seed,
             beam_width=args.beam_width,
             threads=args.threads,
@@ -113,7 +113,7 @@ def cmd_place(args: argparse.Namespace, out: Console) -> int:
             devices,
             objective=args.objective,
             method=args.method,
-            time_limit=remaining(args.time_limit),
+            time_limit=remaining(args.time_limit, graph.n),
             seed=args.seed,
             threads=args.threads,
         )

@@ -185,7 +185,7 @@ def test_a_command_budget_counts_from_its_start() -> None:
     a command run in-process counts from its call."""
     import time
 
-    from mtpp.cli.output import MIN_LEFT, elapsed, process_age, remaining, start_clock
+    from mtpp.cli.output import MIN_LEFT, OUTPUT_SECONDS_PER_OP, elapsed, process_age, remaining, start_clock
 
     start_clock(with_startup=False)
     assert elapsed() < 1.0
@@ -195,6 +195,8 @@ def test_a_command_budget_counts_from_its_start() -> None:
     assert elapsed() >= process_age() - 0.01 > 0
     assert remaining(None) is None
     assert remaining(1e6) <= 1e6 - elapsed() + 0.01
+    left = remaining(1e6, ops=10**6)  # writing a million-op result is kept back
+    assert left is not None and left <= 1e6 - elapsed() - 10**6 * OUTPUT_SECONDS_PER_OP + 0.01
     assert remaining(elapsed() / 2) == MIN_LEFT  # already spent: the least, never a negative limit
     for bad in (0.0, -1.0, float("nan"), float("inf")):  # passed on for the API to accept or name
         assert remaining(bad) is bad
