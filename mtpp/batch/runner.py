@@ -292,7 +292,7 @@ def run(
         warning = settings.machine(source).warning
         if warning is not None:
             warnings.warn(warning, MachineWarning, stacklevel=2)
-    texts = {s.graph_hash: s.text for s in sources}
+    graphs_by_hash = {s.graph_hash: s for s in sources}
     hard_limit = time_limit + grace
 
     own_store = not isinstance(store, ResultStore)
@@ -303,7 +303,7 @@ def run(
         pending = {t.key: t for t in tasks if t.key not in done}
         summary = BatchSummary(store=str(db.path), tasks=len(tasks), skipped=len(tasks) - len(pending))
         bar = _Progress(sys.stderr.isatty() if progress is None else progress, len(pending), summary.skipped)
-        batch = _Batch(db, pending, texts, summary, bar, n_jobs, task_fn, hard_limit, done_statuses)
+        batch = _Batch(db, pending, graphs_by_hash, summary, bar, n_jobs, task_fn, hard_limit, done_statuses)
         try:
             with _backend(backend, scheduler):
                 batch.run()
@@ -332,7 +332,7 @@ class _Batch:
         self,
         db: ResultStore,
         pending: dict[str, Task],
-        texts: dict[str, str],
+        sources: dict[str, GraphSource],
         summary: BatchSummary,
         bar: _Progress,
         n_jobs: int,
@@ -340,7 +340,7 @@ class _Batch:
         hard_limit: float,
         done: Sequence[str],
     ) -> None:
-        self.db, self.pending, self.texts, self.summary, self.bar = db, pending, texts, summary, bar
+        self.db, self.pending, self.sources, self.summary, self.bar = db, pending, sources, summary, bar
         self.n_jobs, self.task_fn, self.hard_limit, self.done = n_jobs, task_fn, hard_limit, done
         self.suspects: list[str] = []
 
@@ -366,7 +366,7 @@ class _Batch:
                     continue
                 dispatched.append(t.key)
                 yield delayed(run_task)(
-                    t.model_dump(), self.texts[t.graph_hash], self.task_fn, self.hard_limit, os.getpid()
+                    t.model_dump(), self.sources[t.graph_hash].payload, self.task_fn, self.hard_limit, os.getpid()
                 )
 
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs", batch_size=1)

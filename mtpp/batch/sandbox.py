@@ -2,7 +2,10 @@
 (:class:`Sandbox`, :func:`run_task`, the client) and the loop that process runs
 (:func:`serve`, the server).
 
-A worker sends one JSON request per line (``{"task", "graph", "fn", "deadline", "spent"}``) on
+A worker sends one JSON request per line (``{"task", "graph", "fn", "deadline", "spent"}``,
+or, in place of ``"graph"``, ``"graph_hash"`` and ``"graph_bytes"``: that many bytes of
+:func:`mtpp.batch.tasks.graph_payload` follow the line, none where the sandbox already
+holds that graph from its previous task) on
 the sandbox's stdin and reads one JSON answer per line from its original stdout, while
 anything the solvers print goes to ``/dev/null``.  A request with no answer within the
 hard limit kills the sandbox (``timeout``); a sandbox that dies gives ``crashed`` with
@@ -28,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mtpp.batch.tasks import CRASHED, ERROR, TIMEOUT, Task, canonical_json, execute, now
+from mtpp.batch.tasks import CRASHED, ERROR, TIMEOUT, Task, canonical_json, execute, graph_of_payload, now
 from mtpp.core.graph import Graph
 
 START_TIMEOUT = 180.0  # seconds for a sandbox to import mtpp and say it is ready
@@ -60,6 +63,7 @@ class Sandbox:
         self.log: int | None = None  # read end of the sandbox's stderr file, which has no name
         self.buffer = b""
         self.last_used = 0.0
+        self.holds: str | None = None  # hash of the graph the sandbox kept from its last task
 
     def _start(self) -> None:
         env = dict(os.environ)
@@ -86,6 +90,7 @@ class Sandbox:
         finally:
             os.close(fd)
         self.buffer = b""
+        self.holds = None
         line = self._read_line(time.monotonic() + START_TIMEOUT)
         if not isinstance(line, dict) or not line.get("ready"):
             tail = self._log_tail()
@@ -130,6 +135,7 @@ class Sandbox:
                 if pipe is not None:
                     pipe.close()
             self.proc = None
+        self.holds = None
         if self.log is not None:
             with contextlib.suppress(OSError):
                 os.close(self.log)
@@ -141,15 +147,26 @@ class Sandbox:
             self.close()
             self._start()
 
-    def run(self, request: dict[str, Any], hard_limit: float) -> dict[str, Any]:
-        """Send one task; its answer, or a ``crashed`` / ``timeout`` record."""
+    def run(
+        self, request: dict[str, Any], hard_limit: float, payload: bytes | None = None, graph_hash: str | None = None
+    ) -> dict[str, Any]:
+        """Send one task; its answer, or a ``crashed`` / ``timeout`` record.  ``payload``
+        (with its ``graph_hash``): the task's graph as :func:`mtpp.batch.tasks.graph_payload`
+        in place of ``request["graph"]``; not sent again where the sandbox holds it."""
         self.ensure_started()
         assert self.proc is not None and self.proc.stdin is not None and self.log is not None
         os.ftruncate(self.log, 0)
         request = {**request, "deadline": hard_limit + 5.0}
+        blob = b""
+        if payload is not None:
+            blob = b"" if graph_hash is not None and graph_hash == self.holds else payload
+            request.update(graph_hash=graph_hash, graph_bytes=len(blob))
+            self.holds = None  # until the sandbox answers: it drops what it held on a new graph
         t0 = time.monotonic()
         try:
             self.proc.stdin.write((canonical_json(request) + "\n").encode("utf-8"))
+            if blob:
+                self.proc.stdin.write(blob)
             self.proc.stdin.flush()
             answer = self._read_line(t0 + hard_limit)
         except (BrokenPipeError, ConnectionResetError):
@@ -157,6 +174,7 @@ class Sandbox:
         finally:
             self.last_used = time.monotonic()
         if isinstance(answer, dict):
+            self.holds = answer.pop("holds", None)  # the graph the sandbox kept, by its own word
             return answer
         if answer == "timeout":
             self.close()
@@ -211,9 +229,11 @@ def close_sandbox() -> None:
 
 
 def run_task(
-    task: dict[str, Any], graph_json: str, fn: str | None, hard_limit: float, batch_pid: int = -1
+    task: dict[str, Any], graph_json: str | bytes, fn: str | None, hard_limit: float, batch_pid: int = -1
 ) -> dict[str, Any]:
-    """What a joblib worker runs: one task in this thread's sandbox.  Never raises for a
+    """What a joblib worker runs: one task in this thread's sandbox, on the graph
+    ``graph_json``: its JSON text, or :func:`mtpp.batch.tasks.graph_payload` (what the
+    runner sends: kept by the sandbox for the next task on the same graph).  Never raises for a
     task's own failure; returns the result fields plus ``task_key`` and ``wall_time``
     (from dispatch: the start of a sandbox started for this task included; that start
     also comes off the task's time limit, see :func:`mtpp.batch.tasks.execute`).
@@ -225,7 +245,11 @@ def run_task(
     t0 = time.perf_counter()
     box.ensure_started()  # a sandbox started here (the first task, or after a crash) counts on this task
     spent = time.perf_counter() - t0
-    result = box.run({"task": task, "graph": graph_json, "fn": fn, "spent": spent}, hard_limit)
+    request: dict[str, Any] = {"task": task, "fn": fn, "spent": spent}
+    if isinstance(graph_json, bytes):
+        result = box.run(request, hard_limit, graph_json, str(task["graph_hash"]))
+    else:
+        result = box.run({**request, "graph": graph_json}, hard_limit)
     result["wall_time"] = time.perf_counter() - t0
     result["task_key"] = Task.model_validate(task).key
     return result
@@ -288,8 +312,9 @@ def _warm_up(compiled: bool) -> None:
 
 
 def serve(idle: float = 120.0) -> None:
-    """The sandbox loop: read ``{"task", "graph", "fn", "deadline", "spent"}`` lines, answer each
-    with one JSON line.  Anything the solvers write to fd 1 goes to ``/dev/null``."""
+    """The sandbox loop: read ``{"task", "graph", "fn", "deadline", "spent"}`` lines (or a
+    graph payload after the line: module docstring), answer each with one JSON line.
+    Anything the solvers write to fd 1 goes to ``/dev/null``."""
     import faulthandler
     import signal
 
@@ -306,28 +331,45 @@ def serve(idle: float = 120.0) -> None:
     host = f"{socket.gethostname()}:{os.getpid()}"
     proto.write(canonical_json({"ready": True, "host": host}) + "\n")
     proto.flush()
-    for line in sys.stdin:
+    stdin = sys.stdin.buffer
+    held: tuple[str, Graph] | None = None  # the last task's graph, kept for the next one on it
+    for line in stdin:
         if not line.strip():
             continue
+        received = time.perf_counter()  # from here on, everything counts on the task's limit
         request = json.loads(line)
         watchdog.arm(request.get("deadline"))
+        size = int(request.get("graph_bytes", 0))
+        payload = stdin.read(size) if size else b""
+        if len(payload) != size:  # the worker is gone mid-request
+            break
         task = Task.model_validate(request["task"])
-        spent = float(request.get("spent", 0.0))  # the sandbox's start, and the warm-up, come off the limit
-        if not warm and task.n > WARM_UP_OPS:
-            t_warm = time.perf_counter()
-            _warm_up(compiled=True)
-            spent += time.perf_counter() - t_warm
-            warm = True
+        spent = float(request.get("spent", 0.0))  # the sandbox's start comes off the limit
         started = now()
         t0 = time.perf_counter()
         try:
+            graph: str | Graph
+            if "graph_hash" in request:
+                if payload:
+                    held = None
+                    held = (str(request["graph_hash"]), graph_of_payload(payload))
+                if held is None or held[0] != request["graph_hash"]:
+                    raise RuntimeError(f"the task process does not hold graph {request['graph_hash']}")
+                graph = held[1]
+            else:
+                graph = request["graph"]
+            if not warm and task.n > WARM_UP_OPS:  # on the task's limit too: it runs after ``received``
+                _warm_up(compiled=True)
+                warm = True
             fn = request.get("fn")
             if fn:  # a replacement task function (tests): (task, graph JSON) only
-                result = resolve(fn)(task, request["graph"])
+                result = resolve(fn)(task, graph if isinstance(graph, str) else graph.to_json())
             else:
-                result = execute(task, request["graph"], spent=spent)
+                result = execute(task, graph, spent=spent, received=received)
         except Exception as exc:  # a replacement task function may raise
             result = {"status": ERROR, "method_status": "error", "message": f"{type(exc).__name__}: {exc}"}
+        if held is not None:
+            result["holds"] = held[0]
         result.update(started_at=started, finished_at=now(), run_time=time.perf_counter() - t0, host=host)
         try:
             text = canonical_json(result)

@@ -28,9 +28,12 @@ import glob
 import json
 import math
 import os
+import pickle
+import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -211,20 +214,34 @@ class Task(BaseModel):
 
 @dataclass(frozen=True)
 class GraphSource:
-    """A graph as the batch ships it: its canonical JSON, hash, name and origin."""
+    """A graph as the batch ships it: the graph, its hash, name and origin.
+
+    :attr:`payload` (the graph pickled, with its adjacency: a million ops in a fraction
+    of a second each way) is what the runner sends its task processes; :attr:`text`
+    (the canonical JSON, seconds to write and to read back at a million ops) is made
+    only when asked for."""
 
     name: str
     path: str | None
     graph_hash: str
     n: int
     m: int
-    text: str
+    graph: Graph = field(repr=False, compare=False)
     units: dict[str, str] | None = None
     machine: Machine | None = None
 
+    @cached_property
+    def text(self) -> str:
+        """The graph's canonical JSON (:meth:`mtpp.Graph.to_json`)."""
+        return self.graph.to_json()
+
+    @cached_property
+    def payload(self) -> bytes:
+        """The graph pickled (:func:`graph_payload`)."""
+        return graph_payload(self.graph)
+
     @classmethod
     def from_graph(cls, graph: Graph, path: str | None = None) -> GraphSource:
-        text = graph.to_json()
         fingerprint = graph_hash(graph)
         name = graph.name or (Path(path).stem if path else fingerprint[:12])
         return cls(
@@ -233,10 +250,24 @@ class GraphSource:
             graph_hash=fingerprint,
             n=graph.n,
             m=graph.m,
-            text=text,
+            graph=graph,
             units=graph.units,
             machine=graph.machine,
         )
+
+
+def graph_payload(graph: Graph) -> bytes:
+    """``graph`` as the runner ships it to a task process: pickled with its adjacency
+    (its arrays are read-only, so the task process may keep it for the next task)."""
+    return pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def graph_of_payload(payload: bytes) -> Graph:
+    """The graph of :func:`graph_payload` (only ever from this batch's own runner)."""
+    graph = pickle.loads(payload)  # written by this batch's runner, never from outside
+    if not isinstance(graph, Graph):
+        raise TypeError(f"a graph payload holds a {type(graph).__name__}, not a Graph")
+    return graph
 
 
 def discover_graphs(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -342,23 +373,30 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def execute(task: Task, graph_json: str, spent: float = 0.0) -> dict[str, Any]:
-    """Run ``task`` on the graph in ``graph_json`` here and now.
+def execute(task: Task, graph_json: str | Graph, spent: float = 0.0, received: float | None = None) -> dict[str, Any]:
+    """Run ``task`` on the graph ``graph_json`` (its JSON text, or the graph itself) here
+    and now.
 
     ``spent``: seconds the task has already waited since its dispatch (the sandbox
     passes the start of a task process started for it); they come off its time limit,
-    which caps the task from dispatch to answer (a sandbox's start counts too).  Returns
+    which caps the task from dispatch to answer (a sandbox's start counts too), and so
+    does everything since ``received`` (a :func:`time.perf_counter` reading; default:
+    this call's start), reading the graph included.  Returns
     the result fields of the store (``status``, ``method_status``, ``bound``, ``ub``,
     ``method_time``, ``solver_used``, ``solver_version``, ``message``, ``result``), where
     ``result`` is the certificate or solution JSON.  A method that raises gives status ``error``; it
     never propagates."""
     from mtpp.io.graph_file import graph_from_dict
 
+    t0 = time.perf_counter() if received is None else received
     try:
-        graph = graph_from_dict(json.loads(graph_json), source=task.graph)
+        if isinstance(graph_json, Graph):
+            graph = graph_json
+        else:
+            graph = graph_from_dict(json.loads(graph_json), source=task.graph)
         s = task.settings
         machine = task_machine(graph, s)
-        limit = time_left(s["time_limit"], spent)
+        limit = time_left(s["time_limit"], spent + time.perf_counter() - t0)
         orderer = orderer_of(task.method)
         if orderer is not None:
             return _run_slicegraph(graph, task, orderer, machine, limit)

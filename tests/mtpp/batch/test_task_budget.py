@@ -75,3 +75,42 @@ def test_the_start_of_a_sandbox_counts_on_the_task_that_waited_for_it(
     assert res["status"] == "time_limit", res.get("message")
     assert res["wall_time"] >= delay  # from dispatch
     assert res["run_time"] < 1.0  # the search got what the start left: nothing
+
+
+def test_reading_the_graph_counts_on_the_task(source: GraphSource) -> None:
+    """Issue 76: a batch task on a chain of 10^6 ops ran 35 s for a 20 s limit, its graph's
+    JSON read in the sandbox (8 s) outside the limit.  Time since ``received`` comes off it."""
+    task = one_task(source, "slicegraph:brkga", 1.5)
+    t0 = time.perf_counter()
+    late = execute(task, source.text, received=time.perf_counter() - 1.5)
+    assert time.perf_counter() - t0 < 1.0
+    assert late["status"] == "time_limit" and late["ub"] is not None  # still a checked partition
+
+
+def test_the_sandbox_keeps_the_graph_for_the_next_task_on_it(source: GraphSource) -> None:
+    """The runner ships the graph pickled (:attr:`GraphSource.payload`), once per sandbox:
+    the next task on the same graph sends no graph at all."""
+    other = GraphSource.from_graph(layered_graph(30, seed=2425))
+    probe = "tests.mtpp.batch.probes:graph_size"
+    close_sandbox()
+    sizes, sent = [], []
+    send = Sandbox.run
+
+    def spy(self: Sandbox, request, hard_limit, payload=None, graph_hash=None):  # type: ignore[no-untyped-def]
+        sent.append(payload is not None and graph_hash != self.holds)
+        return send(self, request, hard_limit, payload, graph_hash)
+
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Sandbox, "run", spy)
+            for s in (source, source, other, source):
+                task = one_task(s, "simple", 5.0)
+                res = run_task(task.model_dump(), s.payload, probe, hard_limit=120.0)
+                sizes.append(int(res["message"]))
+        task = one_task(source, "simple", 30.0)
+        res = run_task(task.model_dump(), source.payload, None, hard_limit=120.0)  # the graph it holds
+        assert res["status"] == "ok" and res["bound"] is not None
+    finally:
+        close_sandbox()
+    assert sizes == [600, 600, 30, 600]
+    assert sent == [True, False, True, True]
