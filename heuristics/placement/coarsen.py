@@ -222,12 +222,20 @@ def default_target(n: int) -> int:
     return min(n, max(32, n // 8))
 
 
-def coarsen(graph: Graph, target: int | None = None, cap_factor: float = 2.0) -> Coarsening:
+def coarsen(
+    graph: Graph, target: int | None = None, cap_factor: float = 2.0, deadline: float | None = None
+) -> Coarsening:
     """Contract ``graph`` by acyclic heavy-edge matching (module docstring) until it has
     at most ``target`` nodes (default :func:`default_target`) or no edge can be
     contracted.  A merge is skipped while the merged work would exceed ``cap_factor``
     times the average coarse work ``sum(work) / target`` (balance); the cap doubles
-    whenever a round merges nothing."""
+    whenever a round merges nothing.
+
+    ``deadline`` (a :func:`time.perf_counter` reading): no round starts after it, so the
+    call returns the coarsening reached so far (every round's result is a valid
+    coarsening; ``rounds`` says how many ran, 0 if the deadline had passed: the graph
+    itself, one node per cluster).  A round costs ``O((n + m) log m)``: about half a
+    second on a layered graph of 20,000 ops and 578,000 edges."""
     n = graph.n
     target = default_target(n) if target is None else int(target)
     if target < 1:
@@ -241,6 +249,8 @@ def coarsen(graph: Graph, target: int | None = None, cap_factor: float = 2.0) ->
     cap = max(cap, float(graph.work.max()) * 2 if n else 0.0)
     rounds = 0
     while nc > target:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         src, dst, weight = _quotient(graph, cl, nc)
         if src.size == 0:
             break

@@ -106,6 +106,12 @@ GALLOP_CAP = 0.25
 that stands costs shaving a whole pass, and the further above, the longer (500-op layered graph of
 seed 9104, k = 8: 22 s at 0.996 of the partition's cost, 10 s at 0.896, 4.5 s for one it refutes
 near the bound)."""
+SETUP_SECONDS_PER_ELEMENT = 2e-6
+"""What building the sweeps' data (:class:`_Sweeps`: the minimum-cut network of
+:class:`mtpp.bounds.hull_cuts.HullCuts`) costs per op and edge, before any deadline can be
+looked at: 0.5 s on a layered graph of 20,000 ops (598,000 ops and edges), 2.2-5 s on a
+chain of 10^6 ops on a loaded 2-core machine (issue 76: the bound ran 12.7 s where its share
+was a few).  :func:`reach_lower_bound` does not start where this estimate exceeds its time."""
 MEMO_BITS = 8 * 2**27
 """The sweeps' remembered steps (:meth:`_Sweeps._level`) are forgotten when their keys
 would pass this many bits (128 MiB)."""
@@ -334,9 +340,20 @@ def reach_lower_bound(
     and shaving's starts from ``lower`` (the caller's sweeps' bound: certify runs the
     sweeps at every k before it shares the time to shave among the ks they lead).  ``stood``
     (a dict, empty at first, for this problem only) keeps where shaving stood from one call
-    to the next, so a later call's shaving starts from those sets (:attr:`_Sweeps.stood`)."""
+    to the next, so a later call's shaving starts from those sets (:attr:`_Sweeps.stood`).
+
+    With a ``time_limit``, nothing starts where building the sweeps' data would take longer
+    (:data:`SETUP_SECONDS_PER_ELEMENT`) or the time is spent, and no threshold is tested
+    past the deadline: the result then holds no bound, nothing tried, and ``complete`` false."""
     t0 = time.perf_counter()
-    sweeps = _Sweeps(problem, np.inf if time_limit is None else t0 + time_limit, stood)
+    deadline = np.inf if time_limit is None else t0 + time_limit
+    if time_limit is not None:
+        g = problem.graph
+        if not time_limit > 0 or SETUP_SECONDS_PER_ELEMENT * (g.n + g.m) > time_limit:
+            return ReachBound(None, 0, 0, False, time.perf_counter() - t0)
+    sweeps = _Sweeps(problem, deadline, stood)
+    if time.perf_counter() > deadline:  # the set-up took the time: no threshold is tested
+        return ReachBound(None, 0, 0, False, time.perf_counter() - t0)
     best, lo, complete = None, float(lower), True
     tried = [0, 0]  # thresholds tested by the sweeps alone, and with shaving
     for stage, test in enumerate((sweeps.refutes, sweeps.shaves)):

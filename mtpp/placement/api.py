@@ -91,13 +91,15 @@ CPSAT_OVERRUN_PER_OP = 1.5e-4
 """Seconds per op CP-SAT is given less than the time left, for it ends past its own
 ``max_time_in_seconds`` (presolve and loading the model are not interrupted)."""
 CPSAT_MIN_SECONDS = 0.5
-COARSEN_SECONDS_PER_EDGE = 2e-5
-"""What coarsening a graph costs per edge (all its matching rounds; measured on layered
-graphs of 20,000 ops on a loaded 2-core machine: 12-25 s for 578,000 edges); the call
-does not start coarse-BRKGA where that estimate exceeds its share of the time limit."""
 """The least time CP-SAT is started with; with less left (after the overrun margin)
 it is not started and ``cpsat_status`` is ``"skipped"`` (``method="cpsat"`` then
 returns its hint, the best of HEFT and the single devices)."""
+COARSEN_SECONDS_PER_EDGE = 2e-5
+"""What coarsening a graph costs per edge (all its matching rounds; measured on layered
+graphs of 20,000 ops on a loaded 2-core machine: 12-25 s for 578,000 edges); the call
+does not start coarse-BRKGA where that estimate exceeds its share of the time limit (the
+coarse graph would be little smaller than the graph: coarsening stops at half that share,
+:func:`coarse_brkga`, whatever the estimate)."""
 
 
 class Placement(FieldsEqual, Result, BaseModel):
@@ -297,11 +299,14 @@ def coarse_brkga(
     from heuristics.placement.coarsen import coarsen, refine_moves
 
     clock = Budget(time_limit)
-    co = coarsen(ctx.graph, target)
+    # coarsening stops with the rounds it has made by half the limit (issue 76: 49 rounds took
+    # 24.7 s on a layered graph of 20,000 ops); BRKGA gets half of what is left, refining the rest
+    co = coarsen(ctx.graph, target, deadline=None if time_limit is None else clock.start + time_limit / 2)
     cctx = PlacementContext(co.graph, ctx.devices, co.times(ctx.times))
     projected = evaluate(cctx, "projected-heft", co.project(heft_fine.place, ctx.times), co.graph.topological_order)
     seeds = [heft(cctx), projected, *all_single_devices(cctx)]
-    half = None if time_limit is None else time_limit / 2
+    left = clock.left_or_none()
+    half = None if left is None or time_limit is None else min(time_limit / 2, left / 2)
     params = BrkgaParams(population=50, generations=10**6) if half is not None else BrkgaParams()
     res = placement_brkga(cctx, objective, params, seed, seeds, time_limit=half)
     order = co.expand_order(res.best.order)
@@ -384,7 +389,7 @@ def place(
     search_seconds = None if time_limit is None else time_limit * share
     coarsening = COARSEN_SECONDS_PER_EDGE * graph.m
     if use_coarse and search_seconds is not None and coarsening > search_seconds:
-        # coarsening has no deadline of its own: it would overrun the limit (issue 76)
+        # coarsening would stop (at its deadline) far from its target: not worth the share (issue 76)
         failures["coarse-brkga"] = (
             f"not run: coarsening {graph.m:,} edges takes about {coarsening:.2g} s, more than its "
             f"{search_seconds:.2g} s share of the time limit"

@@ -4,6 +4,8 @@ placements that the simulator re-checks."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -153,3 +155,31 @@ def test_auto_adds_coarse_brkga_on_large_graphs() -> None:
     assert "coarse-brkga" in p.candidates and "brkga" in p.candidates
     small = place(random_dag(np.random.default_rng(6), 30, 0.1), "two-devices", time_limit=1.0, cpsat_max_ops=0)
     assert "coarse-brkga" not in small.candidates
+
+
+def test_a_passed_deadline_stops_coarsening_before_its_first_round() -> None:
+    """Issue 76: coarsening has a deadline; past it no round starts and the coarsening
+    reached so far (here none: the graph itself) is returned, still a valid quotient."""
+    import time
+
+    g = random_dag(np.random.default_rng(6), 300, 0.02)
+    co = coarsen(g, 20, deadline=time.perf_counter() - 1.0)
+    assert co.rounds == 0 and co.graph.n == g.n
+    assert sorted(co.cluster.tolist()) == list(range(g.n))
+    assert co.graph.work.sum() == pytest.approx(g.work.sum())
+    full = coarsen(g, 20, deadline=time.perf_counter() + 600.0)
+    assert full.rounds > 0 and full.graph.n == coarsen(g, 20).graph.n  # a far deadline changes nothing
+
+
+def test_a_deadline_met_mid_way_keeps_the_rounds_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clock passes the deadline after two rounds: two rounds are kept."""
+    import heuristics.placement.coarsen as module
+
+    g = random_dag(np.random.default_rng(7), 400, 0.01)
+    readings = iter([0.0, 0.0, 10.0])  # one reading before each round; the third is late
+    clock = SimpleNamespace(perf_counter=lambda: next(readings, 10.0))
+    monkeypatch.setattr(module, "time", clock)
+    co = coarsen(g, 2, deadline=5.0)
+    assert co.rounds == 2 and g.n > co.graph.n > 2
+    assert sorted(set(co.cluster.tolist())) == list(range(co.graph.n))  # a surjection onto the coarse nodes
+    assert nx.is_directed_acyclic_graph(nx.DiGraph(list(zip(co.graph.edge_src.tolist(), co.graph.edge_dst.tolist()))))

@@ -267,3 +267,47 @@ def test_with_a_budget_certify_shaves_where_the_sweeps_lead():
     assert plain.bound("reach").bound > plain.bound("crossing").bound  # the sweeps lead here
     assert ", 0 with shaving" not in shaved.bound("reach").message
     assert shaved.bound("reach").bound > plain.bound("reach").bound
+
+
+def test_a_spent_time_limit_or_a_costly_set_up_starts_nothing(monkeypatch):
+    """Issue 76: with its time spent, or where building the sweeps' network would take longer
+    than it has (10^6-op chain: seconds before any deadline could be looked at), the bound
+    builds nothing and tests nothing."""
+    import mtpp.bounds.reach as reach
+
+    problem = Problem(mtpp.layered_graph(150, seed=2354), 8)
+    upper = partition(problem, orderer="kahn").bottleneck
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the sweeps were built")
+
+    monkeypatch.setattr(reach, "_Sweeps", refused)
+    for limit in (0.0, -1.0):
+        res = reach_lower_bound(problem, 0.0, upper, time_limit=limit)
+        assert res.bound is None and res.tried == 0 and not res.complete
+    monkeypatch.setattr(reach, "SETUP_SECONDS_PER_ELEMENT", 1.0)  # 150 ops: an estimate of minutes
+    res = reach_lower_bound(problem, 0.0, upper, time_limit=3.0)
+    assert res.bound is None and res.tried == 0 and not res.complete
+
+
+def test_a_set_up_that_ends_past_the_deadline_tests_no_threshold(monkeypatch):
+    import time
+
+    import mtpp.bounds.reach as reach
+
+    problem = Problem(mtpp.layered_graph(150, seed=2354), 8)
+    upper = partition(problem, orderer="kahn").bottleneck
+    tested = []
+
+    class Slow(_Sweeps):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            time.sleep(0.3)  # the set-up outlasts the 0.1 s the bound has
+
+        def refutes(self, threshold, k):
+            tested.append(threshold)
+            return super().refutes(threshold, k)
+
+    monkeypatch.setattr(reach, "_Sweeps", Slow)
+    res = reach_lower_bound(problem, 0.0, upper, time_limit=0.1)
+    assert res.bound is None and res.tried == 0 and not res.complete and tested == []
