@@ -138,7 +138,7 @@ def equal_work_fallback(problem: Problem, value: float, order: np.ndarray) -> tu
     torchgpipe's rule and fewer pieces where input/output makes them cheaper), re-checked by
     the evaluator, where it costs less than ``value`` (the partition found, sliced from
     ``order``); else ``None``.  ``O((n + m) log k)``: a partition never does worse than
-    this split, whatever the search and the deadline did (issue 76).  Nothing to do where
+    this split, whatever the search and the deadline did (torchgpipe's rule).  Nothing to do where
     ``order`` is that order: its slicing is capped by the split already."""
     topo = np.asarray(problem.graph.topological_order, dtype=np.int64)
     if np.array_equal(np.asarray(order, dtype=np.int64), topo):

@@ -102,7 +102,7 @@ class Pigeonhole(Method):
                 run.records.append(skipped("pigeonhole", "the budget is spent"))
                 continue
             late = solver_lateness(problem, "bottleneck")  # its one-block model is smaller than this MIP's
-            if call.budgeted and late > limit:  # building the model alone would overrun its share (issue 76)
+            if call.budgeted and late > limit:  # building the model alone would overrun its share
                 run.records.append(
                     skipped(
                         "pigeonhole",
