@@ -4,6 +4,7 @@
     python -m benchmarks.scale                              # n = 1k 2k 5k 10k 20k, budget 20 s (~40 min)
     python -m benchmarks.scale --sizes 1000 5000 --budget 10
     python -m benchmarks.scale --sizes 20000 --chains 100000 1000000 --budget 20   # issue 76's sizes
+    python -m benchmarks.scale --sizes 20000 50000 --chains 100000 1000000 --budget 10 --in-call
     python -m benchmarks.scale --sizes --chains 1000000 --only "solve -k 8"       # one command, one graph
     python -m benchmarks.scale --gpt2-layers 48             # also an op-level GPT-2 (needs torch, transformers)
     python -m benchmarks.scale --sizes 10000 --budget 10 --learned --only learned   # the learned methods, CP-SAT place
@@ -19,11 +20,20 @@ the budget, ``over`` = wall / max(budget + 2 s, 1.1 budget) (the promise is ``ov
 1``: a budget is honoured within max(2 s, 10%); a batch's ``--time-limit`` caps each task,
 and the batch here runs one, the bottleneck bound), peak memory and the exit status.
 Process start and imports (about 1-2 s) count: they are part of what a user waits for.
+``in-call``: the seconds the call itself reports (the result's ``wall_time``; a batch: its
+task's, from dispatch, which its ``--time-limit`` caps), the rest being process start,
+reading the graph file and writing the result; printed for the batch always, for the other
+commands with ``--in-call`` (they then print their result as JSON, which the wall includes).
+Layered graphs of 10^5 ops are possible (``--sizes 100000``: 6.6 million edges, 15 s to
+generate, a 97 MB file) but every command then spends most of its budget reading the file;
+issue 76 measured 20,000 and 50,000 (2.3 million edges, 35 MB).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
 import re
 import subprocess
@@ -81,21 +91,49 @@ def chain_graph(n: int, out: str) -> None:
         json.dump(doc, f)
 
 
-def measure(args: list[str], timeout: float | None = None) -> tuple[float, float, int]:
+def measure(args: list[str], timeout: float | None = None, stdout: str | None = None) -> tuple[float, float, int]:
     """Wall seconds, peak resident GB and exit status of ``mtpp ARGS`` in its own process
-    (killed after ``timeout`` seconds: exit status ``timeout``'s 124)."""
+    (killed after ``timeout`` seconds: exit status ``timeout``'s 124); its standard
+    output goes to the file ``stdout`` (default: nowhere)."""
     limit = [] if timeout is None else ["timeout", f"{timeout:g}"]
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as rep:
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as rep, open(stdout or os.devnull, "w") as out:
         t0 = time.perf_counter()
         code = subprocess.call(
             ["/usr/bin/time", "-v", "-o", rep.name, *limit, *MTPP, "-q", *args],
-            stdout=subprocess.DEVNULL,
+            stdout=out,
             stderr=subprocess.DEVNULL,
             cwd=ROOT,
         )
         wall = time.perf_counter() - t0
         found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", rep.read())
     return wall, (int(found.group(1)) / 1e6 if found else float("nan")), code
+
+
+def reported_seconds(out: str) -> float:
+    """The largest ``wall_time`` of the result JSON in the file ``out`` (one document, a list,
+    or certify's document of ``certificates``)."""
+    import json
+
+    try:
+        with open(out) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return float("nan")
+    docs = data if isinstance(data, list) else data.get("certificates", [data]) if isinstance(data, dict) else []
+    times = [float(d["wall_time"]) for d in docs if isinstance(d, dict) and "wall_time" in d]
+    return max(times) if times else float("nan")
+
+
+def task_seconds(store: str) -> float:
+    """The longest task's ``wall_time`` (from its dispatch) in the batch store ``store``."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(store)) as db:
+            row = db.execute("SELECT max(wall_time) FROM results").fetchone()
+    except sqlite3.Error:
+        return float("nan")
+    return float("nan") if row is None or row[0] is None else float(row[0])
 
 
 def gpt2_graph(layers: int, out: str) -> bool:
@@ -133,6 +171,9 @@ def main() -> None:
         "--only", nargs="+", default=None, help="commands to run (names as printed; 'learned': those of --learned)"
     )
     ap.add_argument("--learned", action="store_true", help="also the learned methods and CP-SAT placement")
+    ap.add_argument(
+        "--in-call", action="store_true", help="also the seconds each call reports (its result printed as JSON)"
+    )
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mtpp-scale-"))
     graphs = []
@@ -154,7 +195,7 @@ def main() -> None:
     cap = max(args.budget + 2.0, 1.1 * args.budget)
     print(f"mtpp scale benchmark at commit {git_commit()}; {os.cpu_count()} cores")
     print(f"budget {args.budget:g} s; 'over' = wall / {cap:g} s (<= 1 keeps the promise)")
-    print(f"{'graph':<15} {'command':<20} {'wall s':>8} {'over':>6} {'peak GB':>8} {'exit':>5}")
+    print(f"{'graph':<15} {'command':<20} {'wall s':>8} {'over':>6} {'in-call':>8} {'peak GB':>8} {'exit':>5}")
     worst = 0.0
     for name, path in graphs:
         rows = commands(path, args.budget, str(work / f"{name}.db"))
@@ -162,9 +203,22 @@ def main() -> None:
         for label, cmd in {**rows, **extra}.items():
             if args.only and label not in args.only and not ("learned" in args.only and label in extra):
                 continue
-            wall, peak, code = measure(cmd, timeout=args.kill_after * cap)
+            out = str(work / "out.json")
+            batch = cmd[0] == "batch"
+            if batch:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(cmd[cmd.index("--store") + 1])  # a task already stored would not run
+            json_out = args.in_call and not batch
+            wall, peak, code = measure(
+                [*cmd, "--json"] if json_out else cmd, timeout=args.kill_after * cap, stdout=out if json_out else None
+            )
+            inside = task_seconds(cmd[cmd.index("--store") + 1]) if batch else math.nan
+            if json_out:
+                inside = reported_seconds(out)
+                os.unlink(out)
             worst = max(worst, wall / cap)
-            print(f"{name:<15} {label:<20} {wall:8.1f} {wall / cap:6.2f} {peak:8.2f} {code:>5}", flush=True)
+            shown = f"{inside:8.1f}" if math.isfinite(inside) else f"{'-':>8}"
+            print(f"{name:<15} {label:<20} {wall:8.1f} {wall / cap:6.2f} {shown} {peak:8.2f} {code:>5}", flush=True)
     print(f"worst over: {worst:.2f}")
 
 
