@@ -53,6 +53,18 @@ AUTO_WIDE_SHARE = 0.25  # this share of the time left
 AUTO_BRKGA_SHARE = 0.2  # then BRKGA (seeded with the best order), before the exact search
 AUTO_BRKGA_GENERATIONS = 2000
 SEARCH_MEMORY_MB = 512  # state arrays of one best-first search (one part at a time)
+RANDOM_SHARE = 0.1  # of the time left, for the random orders (fewer than RANDOM_ORDERS where they would not fit)
+RANDOM_SECONDS_PER_ELEMENT = 2e-8
+"""Seconds per op and edge of one random order (8-18 ns on layered graphs of 20,000 and 50,000
+ops: 100 orders took 1.7 s at 50,000)."""
+CUT_LIVE_SETUP_PER_ELEMENT = 1.5e-6
+"""Seconds per op and edge before the min-cut live bound looks at its deadline (3.7 s on a
+layered graph of 50,000 ops and 2.3 million edges): not started with less time left."""
+SEARCH_SETUP_PER_ELEMENT = 3e-6
+"""Seconds per op and edge that the exact search spends before its deadline can stop it
+(splitting the graph, the parts' live bounds, the search's own set-up: 7-8 s on a layered
+graph of 50,000 ops, issue 76: ``schedule --time-limit 10`` took 16.5 s there): not started
+with less time left."""
 CPSAT_BUILD_PER_ELEMENT = 2e-6
 """Seconds per op and edge to build CP-SAT's schedule model (0.75 s on a layered graph of
 20,000 ops and 578,000 edges, loaded 2-core machine)."""
@@ -314,21 +326,44 @@ def _within_tolerance(settled: Settled) -> bool:
     return Fraction(ub) <= Fraction(lb) * (1 + Fraction(REL_TOL))
 
 
-def _run_fixed(search: _Search, method: str, seed: int) -> None:
+def _run_fixed(search: _Search, method: str, seed: int, time_limit: float | None = None) -> None:
+    """A traversal order, or the best of :data:`RANDOM_ORDERS` random ones (as many as
+    ``time_limit`` holds at :data:`RANDOM_SECONDS_PER_ELEMENT`, at least one)."""
     from heuristics.peak_memory.orders import random_orders, traversal_order
 
     t = time.perf_counter()
-    res = (
-        random_orders(search.graph, RANDOM_ORDERS, seed)
-        if method == "random"
-        else traversal_order(search.graph, method)
-    )
-    search.offer(method, res.order, 0.0, time.perf_counter() - t, "feasible")
+    detail = ""
+    if method == "random":
+        count = RANDOM_ORDERS
+        if time_limit is not None:
+            each = RANDOM_SECONDS_PER_ELEMENT * (search.graph.n + search.graph.m)
+            count = int(min(RANDOM_ORDERS, max(1, time_limit // max(each, 1e-12))))
+        res = random_orders(search.graph, count, seed)
+        detail = f"orders={count}" if count < RANDOM_ORDERS else ""
+    else:
+        res = traversal_order(search.graph, method)
+    search.offer(method, res.order, 0.0, time.perf_counter() - t, "feasible", detail)
+
+
+def _too_costly(search: _Search, method: str, per_element: float, time_limit: float | None, what: str) -> bool:
+    """Record ``method`` as skipped where its set-up (``per_element`` seconds per op and
+    edge, before it can look at a deadline) exceeds ``time_limit``; whether it did."""
+    cost = per_element * (search.graph.n + search.graph.m)
+    if time_limit is None or cost <= time_limit:
+        return False
+    detail = f"not started: {what} takes about {cost:.2g} s, more than the {max(time_limit, 0.0):.2g} s it has"
+    search.offer(method, None, 0.0, 0.0, "skipped", detail)
+    return True
 
 
 def _run_beam(search: _Search, method: str, width: int | None, seed: int, time_limit: float | None) -> None:
-    from heuristics.peak_memory.state_dp import state_dp
+    from heuristics.peak_memory.state_dp import FINISH_SECONDS_PER_LEVEL, state_dp
 
+    if time_limit is not None and FINISH_SECONDS_PER_LEVEL * search.graph.n > time_limit:
+        cost = FINISH_SECONDS_PER_LEVEL * search.graph.n
+        detail = f"not started: its {search.graph.n:,} levels take at least {cost:.2g} s, more than the "
+        search.offer(method, None, 0.0, 0.0, "skipped", detail + f"{max(time_limit, 0.0):.2g} s it has")
+        return
     res = state_dp(search.graph, beam_width=width, upper_order=search.order, time_limit=time_limit, seed=seed)
     status = "optimal" if res.exact else "feasible"
     detail = f"states={res.states} widest={res.max_level}"
@@ -492,12 +527,14 @@ def _cpsat_lower(graph: Graph, model: ScheduleModel, bound: float) -> float:
 def _run_brkga(search: _Search, seed: int, time_limit: float | None, generations: int = 200) -> None:
     from heuristics.brkga import BrkgaParams
     from heuristics.peak_memory.orders import brkga_order
-    from heuristics.peak_memory.state_dp import state_dp
+    from heuristics.peak_memory.state_dp import finish_seconds, state_dp
 
-    greedy = state_dp(search.graph, beam_width=1).order
-    seeds = [greedy] + ([search.order] if search.order is not None else [])
     t = time.perf_counter()
-    res = brkga_order(search.graph, BrkgaParams(population=50, generations=generations), seed, seeds, time_limit)
+    seeds = [search.order] if search.order is not None else []
+    if time_limit is None or 2 * finish_seconds(search.graph) <= time_limit:  # the greedy order, n levels
+        seeds.insert(0, state_dp(search.graph, beam_width=1).order)
+    left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t))
+    res = brkga_order(search.graph, BrkgaParams(population=50, generations=generations), seed, seeds, left)
     search.offer("brkga", res.order, 0.0, time.perf_counter() - t, "feasible", f"evaluations={res.evaluations}")
 
 
@@ -592,13 +629,16 @@ def _pipeline(search: _Search, o: _Options) -> None:
     method, seed, width = o.method, o.seed, o.width
     for quick in ("dfs", "bfs", "random"):
         if quick == "dfs" or not search.proven:  # a chain's one order is proven at once
-            search.attempt(quick, _run_fixed, search, quick, seed)
+            left = search.left()
+            share = None if left is None or quick != "random" else RANDOM_SHARE * left
+            search.attempt(quick, _run_fixed, search, quick, seed, share)
     if o.incumbent in RULES:  # a learned order as a first incumbent
         search.attempt(o.incumbent, _run_rule, search, o.incumbent, o.weights, None, seed)
     elif o.incumbent is not None:
         search.attempt(o.incumbent, _run_learned, search, o.incumbent, o.weights, None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
-        search.attempt("cut-live", search.add_cut_bound)
+        if not _too_costly(search, "cut-live", CUT_LIVE_SETUP_PER_ELEMENT, search.left(), "its set-up"):
+            search.attempt("cut-live", search.add_cut_bound)
     if method in ("auto", "exact-dp") and not search.proven:
         left = search.left()
         search.attempt("beam", _run_beam, search, "beam", width, seed, None if left is None else AUTO_BEAM_SHARE * left)
@@ -614,7 +654,8 @@ def _pipeline(search: _Search, o: _Options) -> None:
     if method == "exact-dp" and not search.proven:
         search.attempt("exact-dp", _run_beam, search, "exact-dp", None, seed, search.left())
     if method in ("auto", "search") and not search.proven:
-        search.attempt("search", _run_search, search, seed)
+        if not _too_costly(search, "search", SEARCH_SETUP_PER_ELEMENT, search.left(), "its set-up"):
+            search.attempt("search", _run_search, search, seed)
     if method in ("auto", "cpsat") and not search.proven:
         left = search.left()
         if left is None or left > 0:

@@ -81,6 +81,18 @@ TIMEOUT_WORDS = 1 << 22  # ... at most: width x levels left x bitset words stays
 # fits in the time left: children per state grow from level to level, and a level took up
 # to 2.75 times the last one's pace.
 LEVEL_MARGIN = 3.0
+FINISH_SECONDS_PER_LEVEL = 8e-5
+"""What a level of the narrow finish costs at least (a few kernel calls from Python: 56 and 71
+microseconds on layered graphs of 20,000 and 50,000 ops, loaded 2-core machine): with a
+time limit, the finish starts while the levels left fit in the time left at this pace, and a
+call whose limit cannot hold all ``n`` levels overruns it (issue 76: a 0.7 s beam took 2.8 s
+at 50,000 ops); :func:`finish_seconds` is what callers check first."""
+
+
+def finish_seconds(graph: Graph) -> float:
+    """The least time :func:`state_dp` takes on ``graph`` whatever its limit: one narrow
+    level per op (:data:`FINISH_SECONDS_PER_LEVEL`)."""
+    return FINISH_SECONDS_PER_LEVEL * graph.n
 
 
 @njit(cache=True)
@@ -371,7 +383,9 @@ def state_dp(
         start = time.perf_counter()
         kept = None  # the states of this level expanded, when a stop keeps only the best of them
         late = time_limit is not None and (
-            start - t0 >= time_limit or start - t0 + LEVEL_MARGIN * per_state * sched.shape[0] > time_limit
+            start - t0 >= time_limit
+            or start - t0 + LEVEL_MARGIN * per_state * sched.shape[0] + FINISH_SECONDS_PER_LEVEL * (n - level)
+            > time_limit
         )
         if not stopped and (states >= MAX_TOTAL_STATES or late):
             stopped = True

@@ -165,3 +165,23 @@ def test_place_steps_report_their_wall_time(monkeypatch: pytest.MonkeyPatch) -> 
     timed = {st.method: st.wall_time for st in p.steps}
     assert timed["heft"] > 0.0 and timed["brkga"] > 0.0
     assert sum(p.times.values()) <= p.wall_time
+
+
+def test_schedule_does_not_start_a_stage_whose_set_up_outlasts_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layered graph of 50,000 ops: ``schedule --time-limit 10`` took 16.5 s, the beam's narrow
+    finish (one level per op), the exact search's set-up and CP-SAT's model running past their
+    shares.  With set-up costs that no time left can hold, those stages are skipped with a record
+    and the order is still a checked one."""
+    import heuristics.peak_memory.state_dp as dp
+    import mtpp.scheduling as sched
+
+    monkeypatch.setattr(dp, "FINISH_SECONDS_PER_LEVEL", 1e3)
+    monkeypatch.setattr(sched, "SEARCH_SETUP_PER_ELEMENT", 1e3)
+    monkeypatch.setattr(sched, "CUT_LIVE_SETUP_PER_ELEMENT", 1e3)
+    monkeypatch.setattr(sched, "CPSAT_OVERRUN_PER_ELEMENT", 1e3)
+    g = layered_graph(120, seed=11)
+    s = mtpp.schedule(g, time_limit=30.0)
+    status = {st.method: st.status for st in s.stages}
+    assert status["beam"] == status["search"] == status["cut-live"] == status["cpsat"] == "skipped", status
+    assert "brkga" in status and s.peak >= s.lower_bound > 0
+    assert s.peak >= mtpp.peak_memory(g, s.index_order)  # the re-evaluated peak, rounded upwards
