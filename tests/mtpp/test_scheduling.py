@@ -50,7 +50,9 @@ def test_sink_lives_only_during_its_step_and_params_only_while_running():
 
 
 def test_check_order_names_the_problem():
-    g = Graph.from_nodes([{"id": "x"}, {"id": "y"}, {"id": "z"}], [("x", "y"), ("y", "z")])
+    g = Graph.from_nodes(
+        [{"id": "x", "work": 1}, {"id": "y", "work": 1}, {"id": "z", "work": 1}], [("x", "y"), ("y", "z")]
+    )
     np.testing.assert_array_equal(check_order(g, [0, 1, 2]), [0, 1, 2])
     with pytest.raises(InvalidParameterError, match="2 entries for 3 nodes"):
         check_order(g, [0, 1])

@@ -104,10 +104,10 @@ def test_chains_of_zero_cost_sources_and_sinks_collapse_onto_their_anchor() -> N
     # c0 -> c1 -> x -> s0 -> ... : only x costs anything
     g = Graph.from_nodes(
         [
-            {"id": "c0", "size_out": 5},
-            {"id": "c1", "size_out": 7},
+            {"id": "c0", "work": 0, "size_out": 5},
+            {"id": "c1", "work": 0, "size_out": 7},
             {"id": "x", "work": 3, "size_out": 2},
-            {"id": "s0"},
+            {"id": "s0", "work": 0},
             {"id": "y", "work": 1},
         ],
         [("c0", "c1"), ("c1", "x"), ("x", "s0"), ("x", "y")],
