@@ -4,11 +4,14 @@ fresh random small instances of every family of :mod:`tests.soundness.instances`
 parameter, zero-cost leaves and zero-work chains; B != 1, finite memory and reserve, ids
 not in index order):
 
-* every backend x every bound method: 2,000 instances on HiGHS, Gurobi and CP-SAT, 1,000 on
+* every backend x every bound method: 1,200 instances on HiGHS, Gurobi and CP-SAT, 600 on
   SCIP (0.25 s an instance, four times HiGHS's), ``n <= 8`` (the MIPs at n = 12 and k = 8
   cost seconds on SCIP; ``benchmarks/soundness.py`` goes to 12);
 * the methods that need no solver (simple and cut bounds, the ideal DP, ``certify``
-  without MIPs): 2,400 instances.
+  without MIPs): 1,800 instances.
+
+These are the suite's time-boxed slice (about 12 minutes of one core idle); the long sweeps,
+thousands of instances per backend, are ``python -m benchmarks.soundness``.
 
 Both run in chunks, so pytest-xdist spreads them, half of them on each path of the
 kernels (:mod:`tests.kernel_paths`: tiny instances run in Python, each call checked
@@ -29,10 +32,10 @@ from tests.soundness.instances import NOT_TIGHT, Case, cases, check, check_combi
 
 BACKENDS = ("highs", "gurobi", "scip", "cpsat")
 CHUNKS = {"highs": 4, "gurobi": 4, "scip": 2, "cpsat": 4}
-PER_CHUNK = 500
+PER_CHUNK = 300
 MIP_MAX_N = 8
 COMBINATORIAL_CHUNKS = 6
-COMBINATORIAL_PER_CHUNK = 400  # 2,400 instances for the backend-free methods (15-40 s a chunk)
+COMBINATORIAL_PER_CHUNK = 300  # 1,800 instances for the backend-free methods (10-30 s a chunk)
 
 
 def _assert_sound(found: list[str]) -> None:
