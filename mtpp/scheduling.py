@@ -63,14 +63,14 @@ layered graph of 50,000 ops and 2.3 million edges): not started with less time l
 SEARCH_SETUP_PER_ELEMENT = 3e-6
 """Seconds per op and edge that the exact search spends before its deadline can stop it
 (splitting the graph, the parts' live bounds, the search's own set-up: 7-8 s on a layered
-graph of 50,000 ops, issue 76: ``schedule --time-limit 10`` took 16.5 s there): not started
+graph of 50,000 ops: ``schedule --time-limit 10`` took 16.5 s there): not started
 with less time left."""
 CPSAT_BUILD_PER_ELEMENT = 2e-6
 """Seconds per op and edge to build CP-SAT's schedule model (0.75 s on a layered graph of
 20,000 ops and 578,000 edges, loaded 2-core machine)."""
 CPSAT_OVERRUN_PER_ELEMENT = 8e-6
 """Seconds per op and edge that CP-SAT runs past its own time limit (loading and presolving
-the model are not interrupted): given 0.5 s it took 4.7 s on that graph (issue 76: ``schedule
+the model are not interrupted): given 0.5 s it took 4.7 s on that graph (``schedule
 --time-limit 10`` took 14.2 s there).  With a time limit, ``cpsat`` gets the time left less
 this, and does not start where less than :data:`CPSAT_MIN_SECONDS` would remain."""
 CPSAT_MIN_SECONDS = 0.5

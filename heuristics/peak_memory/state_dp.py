@@ -85,7 +85,7 @@ FINISH_SECONDS_PER_LEVEL = 8e-5
 """What a level of the narrow finish costs at least (a few kernel calls from Python: 56 and 71
 microseconds on layered graphs of 20,000 and 50,000 ops, loaded 2-core machine): with a
 time limit, the finish starts while the levels left fit in the time left at this pace, and a
-call whose limit cannot hold all ``n`` levels overruns it (issue 76: a 0.7 s beam took 2.8 s
+call whose limit cannot hold all ``n`` levels overruns it (a 0.7 s beam took 2.8 s
 at 50,000 ops); :func:`finish_seconds` is what callers check first."""
 
 

@@ -110,7 +110,7 @@ SETUP_SECONDS_PER_ELEMENT = 2e-6
 """What building the sweeps' data (:class:`_Sweeps`: the minimum-cut network of
 :class:`mtpp.bounds.hull_cuts.HullCuts`) costs per op and edge, before any deadline can be
 looked at: 0.5 s on a layered graph of 20,000 ops (598,000 ops and edges), 2.2-5 s on a
-chain of 10^6 ops on a loaded 2-core machine (issue 76: the bound ran 12.7 s where its share
+chain of 10^6 ops on a loaded 2-core machine (the bound ran 12.7 s where its share
 was a few).  :func:`reach_lower_bound` does not start where this estimate exceeds its time."""
 MEMO_BITS = 8 * 2**27
 """The sweeps' remembered steps (:meth:`_Sweeps._level`) are forgotten when their keys

@@ -299,7 +299,7 @@ def coarse_brkga(
     from heuristics.placement.coarsen import coarsen, refine_moves
 
     clock = Budget(time_limit)
-    # coarsening stops with the rounds it has made by half the limit (issue 76: 49 rounds took
+    # coarsening stops with the rounds it has made by half the limit (49 rounds took
     # 24.7 s on a layered graph of 20,000 ops); BRKGA gets half of what is left, refining the rest
     co = coarsen(ctx.graph, target, deadline=None if time_limit is None else clock.start + time_limit / 2)
     cctx = PlacementContext(co.graph, ctx.devices, co.times(ctx.times))
@@ -389,7 +389,7 @@ def place(
     search_seconds = None if time_limit is None else time_limit * share
     coarsening = COARSEN_SECONDS_PER_EDGE * graph.m
     if use_coarse and search_seconds is not None and coarsening > search_seconds:
-        # coarsening would stop (at its deadline) far from its target: not worth the share (issue 76)
+        # coarsening would stop (at its deadline) far from its target: not worth the share
         failures["coarse-brkga"] = (
             f"not run: coarsening {graph.m:,} edges takes about {coarsening:.2g} s, more than its "
             f"{search_seconds:.2g} s share of the time limit"
